@@ -1,0 +1,3 @@
+module github.com/docketq/docket
+
+go 1.26

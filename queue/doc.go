@@ -1,0 +1,33 @@
+// Package queue is Docket's job engine: durable, fenced, fair across tenants.
+//
+// It is a library usable on its own. It knows nothing about documents; it
+// stores jobs through a [Driver] (PostgreSQL in package postgres, SQLite in
+// package sqlite) and runs them with a [Worker].
+//
+// # Job states
+//
+//	         enqueue (run_at > now)          enqueue
+//	              │                             │
+//	              ▼           run_at reached    ▼
+//	         scheduled ───────────────────▶ pending ◀──────────────┐
+//	              ▲                             │ claim (attempt+1,  │ lease expired and
+//	retry backoff │                             │ new lease token)   │ attempts left (rescue),
+//	or snooze     │                             ▼                    │ or shutdown release
+//	              └─────────────────────── running ─────────────────┘
+//	                                            │
+//	               ┌────────────────────────────┼───────────────────┐
+//	               ▼                            ▼                   ▼
+//	          completed                      failed             cancelled
+//
+// Every claim starts a new attempt and hands the worker a [Lease]. Every write
+// a worker makes about a running job (heartbeat, progress, completion,
+// failure, snooze) names that lease; a write with a lost lease changes nothing
+// and returns [ErrLeaseLost].
+//
+// # Tenants
+//
+// Every job has a tenant. Within a tenant and queue, jobs start in priority
+// then enqueue order. At most a tenant's limit of jobs run at once per queue
+// (default 1), enforced by the database across all worker processes, and free
+// capacity goes round-robin across tenants that have work.
+package queue

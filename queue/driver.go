@@ -1,0 +1,314 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Driver is a storage backend for the engine. Implementations live in their
+// own packages (postgres, sqlite) and all pass the conformance suite in
+// package storetest.
+type Driver interface {
+	// Executor runs statements on the driver's pool, each in its own
+	// transaction.
+	Executor() Executor
+
+	// UnwrapTx returns an executor bound to the caller's own transaction,
+	// whose native type is the driver's (pgx.Tx, *sql.Tx). It returns an
+	// error wrapping ErrInvalid for any other type.
+	UnwrapTx(tx any) (Executor, error)
+
+	// Notifier returns the cross-process notifier, or nil when the driver
+	// has none (the engine then notifies in process only).
+	Notifier() Notifier
+
+	// Capabilities says what the driver can do.
+	Capabilities() Capabilities
+
+	// Migrate brings the schema up to date. It is safe to call from many
+	// processes at once.
+	Migrate(ctx context.Context) error
+
+	// Close releases the driver's resources.
+	Close() error
+}
+
+// Capabilities are the things a driver can or cannot do. The conformance
+// suite skips, with the reason, the tests of what a driver lacks.
+type Capabilities struct {
+	// MultiProcess: several processes may share one store.
+	MultiProcess bool
+	// Notify: the driver delivers notifications across processes.
+	Notify bool
+	// SQLEnqueue: the store offers a SQL function that enqueues a job.
+	SQLEnqueue bool
+}
+
+// Executor is the set of operations the engine needs from a store. Each
+// method is atomic: it runs in its own transaction, or in the caller's when
+// the executor came from Driver.UnwrapTx or ExecutorTx.
+type Executor interface {
+	// Begin starts a transaction.
+	Begin(ctx context.Context) (ExecutorTx, error)
+
+	// JobInsertMany inserts jobs. A job whose (tenant, unique key) already
+	// exists is not inserted; its result names the existing job and has
+	// Duplicate set (also under concurrent inserts of the same key). Results
+	// are in the order of params. A job with RunAt after the store's now is
+	// scheduled, else pending. Inserting a pending job makes its tenant
+	// claimable in its queue and notifies TopicInsert with the queue name
+	// (at most once per queue per transaction).
+	JobInsertMany(ctx context.Context, params []*JobInsertParams) ([]InsertResult, error)
+
+	// JobGet returns one job, or ErrNotFound.
+	JobGet(ctx context.Context, id int64) (*Job, error)
+
+	// JobList returns jobs matching params, newest first.
+	JobList(ctx context.Context, params *JobListParams) ([]*Job, error)
+
+	// JobClaim claims up to params.Max pending jobs of one queue and starts
+	// a new attempt of each: state running, Attempt+1, a fresh random
+	// non-zero LeaseToken, LeaseExpiresAt = store clock + LeaseDuration,
+	// WorkerID, StartedAt = now, Stage "", Progress 0, ProgressMessage "".
+	//
+	// Rules, all enforced by the store under concurrent claimers in many
+	// processes: per tenant and queue, never more than the tenant's limit
+	// running; within a tenant, priority (higher first) then id order;
+	// across tenants, least recently served first (round-robin), each
+	// tenant getting at most ceil(Max / tenants served) jobs per claim;
+	// cost independent of the number of pending jobs and of idle tenants.
+	JobClaim(ctx context.Context, params *JobClaimParams) ([]*Job, error)
+
+	// JobHeartbeat extends the leases still held (LeaseExpiresAt = store
+	// clock + LeaseDuration) and returns them; the others are lost.
+	JobHeartbeat(ctx context.Context, params *JobHeartbeatParams) ([]Lease, error)
+
+	// JobProgress stores a running job's stage, percent and message, or
+	// returns ErrLeaseLost. It notifies TopicChange.
+	JobProgress(ctx context.Context, params *JobProgressParams) error
+
+	// JobFinish ends attempts, each only while its lease is held. For each
+	// param it returns nil or ErrLeaseLost, in order. By outcome:
+	//   - completed: state completed, CompletedAt now, Result, Progress 100;
+	//   - retry: ErrorMessage = Error; scheduled at now+RetryIn, or pending
+	//     when RetryIn <= 0;
+	//   - failed: state failed, CompletedAt now, ErrorMessage = Error;
+	//   - snoozed: scheduled at now+RetryIn and Attempt-1 (no attempt spent);
+	//   - released: pending and Attempt-1 (shutdown; no attempt spent).
+	// Each clears the lease, frees the tenant's slot, records an Attempt
+	// (with the outcome and Error) and notifies TopicChange.
+	JobFinish(ctx context.Context, params []*JobFinishParams) ([]error, error)
+
+	// JobCancel cancels a scheduled, pending or running job and returns it:
+	// state cancelled (failed with ErrorMessage = Reason, or "discarded",
+	// when Discard), CompletedAt now. A running job loses its lease, frees
+	// its slot and gets an Attempt with outcome cancelled. A finished job
+	// gives ErrConflict.
+	JobCancel(ctx context.Context, params *JobCancelParams) (*Job, error)
+
+	// JobRetry inserts a new pending job that retries a failed or cancelled
+	// one (RetryOf set); the original is kept as it is. Otherwise ErrConflict.
+	JobRetry(ctx context.Context, params *JobRetryParams) (*Job, error)
+
+	// JobPosition tells where a scheduled or pending job stands in its
+	// tenant's queue: Ahead counts the pending jobs of the same queue and
+	// tenant that start before it (all of them for a scheduled job). Any
+	// other state gives ErrConflict.
+	JobPosition(ctx context.Context, id int64) (*Position, error)
+
+	// JobAttempts lists the finished attempts of a job, oldest first.
+	JobAttempts(ctx context.Context, id int64) ([]*Attempt, error)
+
+	// JobRescue ends up to Limit attempts whose lease expired by the
+	// store's clock: back to pending (keeping its id, so its place in the
+	// tenant's queue) when Attempt < MaxAttempts and not FailOnTimeout,
+	// else failed with ErrorMessage "Processing timed out". Each frees its
+	// slot and records an Attempt with outcome timed_out. It returns the
+	// jobs as they are after the change.
+	JobRescue(ctx context.Context, params *JobRescueParams) ([]*Job, error)
+
+	// JobSchedule makes scheduled jobs whose time has come pending and
+	// returns how many it moved.
+	JobSchedule(ctx context.Context, params *JobScheduleParams) (int, error)
+
+	// JobDeleteFinished deletes finished jobs older than the given ages
+	// and returns how many it deleted.
+	JobDeleteFinished(ctx context.Context, params *JobDeleteFinishedParams) (int, error)
+
+	// TenantLimitSet sets a tenant's concurrency limit in a queue (all
+	// queues when Queue is empty). MaxRunning 0 removes the override.
+	TenantLimitSet(ctx context.Context, params *TenantLimitParams) error
+
+	// QueueConfigSet sets a queue's default tenant limit.
+	QueueConfigSet(ctx context.Context, params *QueueConfigParams) error
+
+	// LeaderAttempt elects or re-elects a leader for a name; it returns
+	// whether params.LeaderID leads until its TTL.
+	LeaderAttempt(ctx context.Context, params *LeaderParams) (bool, error)
+
+	// LeaderResign gives up leadership if held.
+	LeaderResign(ctx context.Context, params *LeaderParams) error
+
+	// QueueStats reports counts per state and store health.
+	QueueStats(ctx context.Context, queue string) (*QueueStats, error)
+}
+
+// ExecutorTx is an Executor inside a transaction.
+type ExecutorTx interface {
+	Executor
+	Commit(ctx context.Context) error
+	Rollback(ctx context.Context) error
+}
+
+// Notifier delivers notifications across processes. Notifications are hints:
+// the engine polls as well, so a lost one costs latency, never a job.
+type Notifier interface {
+	// Listen delivers every notification on topic to fn until ctx ends,
+	// reconnecting by itself. fn must not block. Payloads are queue names.
+	Listen(ctx context.Context, topics []string, fn func(topic, payload string)) error
+}
+
+// Notification topics.
+const (
+	TopicInsert = "docket_insert" // payload: queue name; a job became pending
+	TopicChange = "docket_change" // payload: queue name; a job changed
+)
+
+// JobInsertParams describes a job to insert.
+type JobInsertParams struct {
+	Queue         string
+	Kind          string
+	TenantID      string
+	Args          json.RawMessage
+	Priority      int
+	MaxAttempts   int
+	RunAt         time.Time // zero: now (the store's clock)
+	UniqueKey     string
+	RetryOf       int64
+	FailOnTimeout bool
+}
+
+// InsertResult is the result of inserting one job.
+type InsertResult struct {
+	Job       *Job
+	Duplicate bool // an existing job with the same unique key was returned
+}
+
+// JobListParams filters a job listing.
+type JobListParams struct {
+	TenantID string  // empty: all tenants
+	Queue    string  // empty: all queues
+	Kind     string  // empty: all kinds
+	States   []State // empty: all states
+	BeforeID int64   // cursor: only jobs with smaller ids; 0 for none
+	Limit    int     // 0: 100
+}
+
+// JobClaimParams asks for jobs to run.
+type JobClaimParams struct {
+	Queue         string
+	WorkerID      string
+	Max           int
+	LeaseDuration time.Duration
+}
+
+// JobHeartbeatParams extends leases.
+type JobHeartbeatParams struct {
+	Leases        []Lease
+	LeaseDuration time.Duration
+}
+
+// JobProgressParams reports progress of a running job.
+type JobProgressParams struct {
+	Lease   Lease
+	Stage   string
+	Percent int
+	Message string
+}
+
+// JobFinishParams ends one attempt.
+type JobFinishParams struct {
+	Lease    Lease
+	Outcome  Outcome // completed, retry, failed, snoozed or released
+	Error    string
+	Result   json.RawMessage
+	RetryIn  time.Duration // for retry and snoozed: delay from the store's now
+	WorkerID string
+}
+
+// JobCancelParams cancels a job.
+type JobCancelParams struct {
+	ID       int64
+	TenantID string // when set, a job of another tenant is ErrNotFound
+	// Discard fails the job ("discarded") instead of cancelling it.
+	Discard bool
+	Reason  string
+}
+
+// JobRetryParams retries a failed job as a new one.
+type JobRetryParams struct {
+	ID       int64
+	TenantID string // when set, a job of another tenant is ErrNotFound
+}
+
+// Position is where a pending job stands.
+type Position struct {
+	Ahead   int // pending jobs of the same tenant and queue that start before it
+	Running int // jobs of the tenant running in the queue now
+	Limit   int // the tenant's concurrency limit in the queue
+	// AvgDuration is the mean run time of recent completed jobs of the
+	// queue; zero when unknown.
+	AvgDuration time.Duration
+}
+
+// JobRescueParams bounds one rescue sweep.
+type JobRescueParams struct {
+	Limit int
+}
+
+// JobScheduleParams bounds one scheduling sweep.
+type JobScheduleParams struct {
+	Limit int
+}
+
+// JobDeleteFinishedParams says how long finished jobs are kept.
+type JobDeleteFinishedParams struct {
+	CompletedAge time.Duration
+	FailedAge    time.Duration
+	CancelledAge time.Duration
+	Limit        int
+}
+
+// TenantLimitParams sets a tenant's concurrency limit.
+type TenantLimitParams struct {
+	TenantID   string
+	Queue      string // empty: every queue
+	MaxRunning int    // 0 removes the override
+}
+
+// QueueConfigParams configures a queue.
+type QueueConfigParams struct {
+	Queue              string
+	DefaultTenantLimit int
+}
+
+// LeaderParams names a leadership and a candidate.
+type LeaderParams struct {
+	Name     string
+	LeaderID string
+	TTL      time.Duration
+}
+
+// QueueStats are counts and health figures for a queue.
+type QueueStats struct {
+	Queue  string
+	Counts map[State]int
+	// OldestPendingAge is how long the oldest pending job has waited.
+	OldestPendingAge time.Duration
+	// DeadTuples is the number of dead rows in the jobs table (PostgreSQL).
+	DeadTuples int64
+	// OldestXactAge is the age of the oldest open transaction, which holds
+	// back vacuum (PostgreSQL).
+	OldestXactAge time.Duration
+}

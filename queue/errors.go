@@ -1,0 +1,35 @@
+package queue
+
+import "errors"
+
+// Sentinel errors. Drivers translate their own errors into these.
+var (
+	// ErrNotFound means the job (or other object) does not exist.
+	ErrNotFound = errors.New("not found")
+
+	// ErrLeaseLost means the lease named by a write is no longer held: the
+	// job was rescued, cancelled or finished by someone else. The write
+	// changed nothing.
+	ErrLeaseLost = errors.New("lease lost")
+
+	// ErrConflict means the job is not in a state that allows the operation
+	// (retrying a job that has not failed, cancelling a finished one).
+	ErrConflict = errors.New("conflict with the job's state")
+
+	// ErrInvalid means the caller passed an invalid argument.
+	ErrInvalid = errors.New("invalid argument")
+)
+
+// PermanentError wraps a handler error that must not be retried.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent marks err as permanent: the job fails at once, without retries.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &PermanentError{Err: err}
+}

@@ -1,0 +1,108 @@
+package queue
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// State is where a job is in its life. See the package documentation for
+// the state machine.
+type State string
+
+// Job states.
+const (
+	StateScheduled State = "scheduled" // waiting for RunAt (delayed, retry backoff or snooze)
+	StatePending   State = "pending"   // ready to be claimed
+	StateRunning   State = "running"   // claimed; a worker holds its lease
+	StateCompleted State = "completed" // finished successfully
+	StateFailed    State = "failed"    // finished unsuccessfully; attempts exhausted, permanent error or discarded
+	StateCancelled State = "cancelled" // cancelled before finishing
+)
+
+// Finished reports whether s is a terminal state.
+func (s State) Finished() bool {
+	return s == StateCompleted || s == StateFailed || s == StateCancelled
+}
+
+// Valid reports whether s is one of the known states.
+func (s State) Valid() bool {
+	switch s {
+	case StateScheduled, StatePending, StateRunning, StateCompleted, StateFailed, StateCancelled:
+		return true
+	}
+	return false
+}
+
+// Job is one unit of work as it is stored.
+type Job struct {
+	ID          int64
+	Queue       string
+	Kind        string
+	TenantID    string
+	Args        json.RawMessage
+	State       State
+	Priority    int // higher runs first within a tenant
+	Attempt     int // number of attempts started so far
+	MaxAttempts int
+	RunAt       time.Time
+	UniqueKey   string // idempotency key, unique per tenant; empty for none
+	RetryOf     int64  // the failed job this one retries; 0 for none
+
+	// FailOnTimeout makes a lease expiry fail the job instead of retrying it.
+	FailOnTimeout bool
+
+	Stage           string
+	Progress        int // percent, 0-100
+	ProgressMessage string
+	ErrorMessage    string
+	Result          json.RawMessage
+
+	// Lease of the current attempt, set while the job is running.
+	LeaseToken     int64
+	LeaseExpiresAt time.Time
+	WorkerID       string
+
+	CreatedAt   time.Time
+	StartedAt   time.Time // start of the current or last attempt; zero if never started
+	CompletedAt time.Time // zero until finished
+	UpdatedAt   time.Time
+}
+
+// Lease names one attempt of a running job. Every write a worker makes about
+// a running job carries its lease; the store applies it only while the lease
+// is still held.
+type Lease struct {
+	JobID   int64
+	Attempt int
+	Token   int64
+}
+
+// Lease returns the lease of the job's current attempt.
+func (j *Job) Lease() Lease {
+	return Lease{JobID: j.ID, Attempt: j.Attempt, Token: j.LeaseToken}
+}
+
+// Attempt is the record of one finished attempt of a job.
+type Attempt struct {
+	JobID      int64
+	Attempt    int
+	WorkerID   string
+	StartedAt  time.Time
+	FinishedAt time.Time
+	Outcome    Outcome
+	Error      string
+}
+
+// Outcome is how an attempt ended.
+type Outcome string
+
+// Attempt outcomes.
+const (
+	OutcomeCompleted Outcome = "completed" // handler succeeded
+	OutcomeRetry     Outcome = "retry"     // handler failed; job scheduled again after a backoff
+	OutcomeFailed    Outcome = "failed"    // handler failed; job failed for good
+	OutcomeSnoozed   Outcome = "snoozed"   // handler asked to run again later; no attempt spent
+	OutcomeReleased  Outcome = "released"  // worker shut down; job back to pending, no attempt spent
+	OutcomeTimedOut  Outcome = "timed_out" // lease expired; rescued by the sweep
+	OutcomeCancelled Outcome = "cancelled" // cancelled while running
+)
