@@ -1,0 +1,202 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+)
+
+// Defaults used when a field is left zero.
+const (
+	DefaultQueue       = "default"
+	DefaultMaxAttempts = 3
+	// MaxArgsBytes caps the encoded size of a job's arguments.
+	MaxArgsBytes = 1 << 20
+)
+
+// queueNameRE allows names that fit a notification payload with room to
+// spare (PostgreSQL caps payloads at 8000 bytes; identifiers at 63).
+var queueNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
+
+// ValidateQueueName returns an error wrapping ErrInvalid for a name that is
+// not 1 to 63 characters of lowercase letters, digits, '_', '.' and '-'.
+func ValidateQueueName(name string) error {
+	if !queueNameRE.MatchString(name) {
+		return fmt.Errorf("%w: queue name %q: want 1-63 of [a-z0-9_.-], starting with a letter or digit", ErrInvalid, name)
+	}
+	return nil
+}
+
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	// Logger receives the client's logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Client enqueues and inspects jobs. It is safe for concurrent use. A Worker
+// built on a Client shares its event bus, so events of jobs worked in this
+// process reach the client's subscribers.
+type Client struct {
+	driver Driver
+	exec   Executor
+	bus    *Bus
+	logger *slog.Logger
+}
+
+// NewClient returns a client that stores jobs through driver.
+func NewClient(driver Driver, cfg ClientConfig) *Client {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Client{driver: driver, exec: driver.Executor(), bus: NewBus(), logger: logger}
+}
+
+// Driver returns the client's driver.
+func (c *Client) Driver() Driver { return c.driver }
+
+// Bus returns the in-process event bus.
+func (c *Client) Bus() *Bus { return c.bus }
+
+// EnqueueParams describes a job to enqueue.
+type EnqueueParams struct {
+	Queue    string // empty: DefaultQueue
+	Kind     string // required; selects the handler
+	TenantID string // required; the partition key
+	// Args are the handler's input: a json.RawMessage is stored as is,
+	// anything else is encoded with encoding/json.
+	Args        any
+	Priority    int       // higher starts first within the tenant; -1000..1000
+	MaxAttempts int       // 0: DefaultMaxAttempts
+	RunAt       time.Time // zero: now
+	// UniqueKey makes the enqueue idempotent per tenant: a second enqueue
+	// with the same key returns the first job.
+	UniqueKey string
+	// FailOnTimeout fails the job when its lease expires instead of
+	// retrying it.
+	FailOnTimeout bool
+}
+
+// Enqueue stores a job and returns it. Duplicate is set when UniqueKey
+// matched an existing job, which is returned instead.
+func (c *Client) Enqueue(ctx context.Context, p *EnqueueParams) (*InsertResult, error) {
+	res, err := c.insert(ctx, c.exec, []*EnqueueParams{p})
+	if err != nil {
+		return nil, err
+	}
+	return &res[0], nil
+}
+
+// EnqueueTx stores a job inside the caller's transaction (pgx.Tx for
+// PostgreSQL, *sql.Tx for SQLite): the job exists if and only if the
+// transaction commits.
+func (c *Client) EnqueueTx(ctx context.Context, tx any, p *EnqueueParams) (*InsertResult, error) {
+	exec, err := c.driver.UnwrapTx(tx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.insert(ctx, exec, []*EnqueueParams{p})
+	if err != nil {
+		return nil, err
+	}
+	return &res[0], nil
+}
+
+// EnqueueMany stores several jobs in one transaction.
+func (c *Client) EnqueueMany(ctx context.Context, ps []*EnqueueParams) ([]InsertResult, error) {
+	return c.insert(ctx, c.exec, ps)
+}
+
+// EnqueueManyTx stores several jobs inside the caller's transaction.
+func (c *Client) EnqueueManyTx(ctx context.Context, tx any, ps []*EnqueueParams) ([]InsertResult, error) {
+	exec, err := c.driver.UnwrapTx(tx)
+	if err != nil {
+		return nil, err
+	}
+	return c.insert(ctx, exec, ps)
+}
+
+func (c *Client) insert(ctx context.Context, exec Executor, ps []*EnqueueParams) ([]InsertResult, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	params := make([]*JobInsertParams, len(ps))
+	for i, p := range ps {
+		ip, err := p.toInsert()
+		if err != nil {
+			return nil, err
+		}
+		params[i] = ip
+	}
+	res, err := exec.JobInsertMany(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	for _, r := range res {
+		if !r.Duplicate {
+			c.bus.Publish(Event{Type: EventInserted, Job: r.Job})
+		}
+	}
+	return res, nil
+}
+
+func (p *EnqueueParams) toInsert() (*JobInsertParams, error) {
+	queue := p.Queue
+	if queue == "" {
+		queue = DefaultQueue
+	}
+	if err := ValidateQueueName(queue); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.Kind == "" || len(p.Kind) > 200:
+		return nil, fmt.Errorf("%w: kind must be 1-200 bytes", ErrInvalid)
+	case p.TenantID == "" || len(p.TenantID) > 200:
+		return nil, fmt.Errorf("%w: tenant id must be 1-200 bytes", ErrInvalid)
+	case p.Priority < -1000 || p.Priority > 1000:
+		return nil, fmt.Errorf("%w: priority %d outside -1000..1000", ErrInvalid, p.Priority)
+	case p.MaxAttempts < 0 || p.MaxAttempts > 1000:
+		return nil, fmt.Errorf("%w: max attempts %d outside 0..1000", ErrInvalid, p.MaxAttempts)
+	case len(p.UniqueKey) > 255:
+		return nil, fmt.Errorf("%w: unique key longer than 255 bytes", ErrInvalid)
+	}
+	args, err := encodeArgs(p.Args)
+	if err != nil {
+		return nil, err
+	}
+	maxAttempts := p.MaxAttempts
+	if maxAttempts == 0 {
+		maxAttempts = DefaultMaxAttempts
+	}
+	return &JobInsertParams{
+		Queue: queue, Kind: p.Kind, TenantID: p.TenantID, Args: args,
+		Priority: p.Priority, MaxAttempts: maxAttempts, RunAt: p.RunAt,
+		UniqueKey: p.UniqueKey, FailOnTimeout: p.FailOnTimeout,
+	}, nil
+}
+
+func encodeArgs(v any) (json.RawMessage, error) {
+	var raw json.RawMessage
+	switch a := v.(type) {
+	case nil:
+		raw = json.RawMessage("{}")
+	case json.RawMessage:
+		if !json.Valid(a) {
+			return nil, fmt.Errorf("%w: args are not valid JSON", ErrInvalid)
+		}
+		raw = a
+	default:
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("%w: encode args: %v", ErrInvalid, err) //nolint:errorlint // the cause is not part of the API
+		}
+		raw = b
+	}
+	if len(raw) > MaxArgsBytes {
+		return nil, fmt.Errorf("%w: args are %d bytes, over the %d limit", ErrInvalid, len(raw), MaxArgsBytes)
+	}
+	return raw, nil
+}

@@ -1,0 +1,123 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Get returns a job, or ErrNotFound.
+func (c *Client) Get(ctx context.Context, id int64) (*Job, error) {
+	return c.exec.JobGet(ctx, id)
+}
+
+// List returns jobs matching params, newest first.
+func (c *Client) List(ctx context.Context, params *JobListParams) ([]*Job, error) {
+	jobs, err := c.exec.JobList(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+// Attempts returns the finished attempts of a job, oldest first.
+func (c *Client) Attempts(ctx context.Context, id int64) ([]*Attempt, error) {
+	return c.exec.JobAttempts(ctx, id)
+}
+
+// Cancel cancels a job. A pending job never runs; a running one loses its
+// lease and its handler's context is cancelled at the worker's next
+// heartbeat. tenantID, when not empty, scopes the lookup.
+func (c *Client) Cancel(ctx context.Context, id int64, tenantID string) (*Job, error) {
+	job, err := c.exec.JobCancel(ctx, &JobCancelParams{ID: id, TenantID: tenantID})
+	if err != nil {
+		return nil, err
+	}
+	c.bus.Publish(Event{Type: EventCancelled, Job: job})
+	return job, nil
+}
+
+// Discard fails a scheduled, pending or running job at once (an admin's
+// tool to unblock a tenant from a poisoned job).
+func (c *Client) Discard(ctx context.Context, id int64, reason string) (*Job, error) {
+	if reason == "" {
+		reason = "discarded"
+	}
+	job, err := c.exec.JobCancel(ctx, &JobCancelParams{ID: id, Discard: true, Reason: reason})
+	if err != nil {
+		return nil, err
+	}
+	c.bus.Publish(Event{Type: EventFailed, Job: job})
+	return job, nil
+}
+
+// Retry enqueues a new job that retries a failed or cancelled one. The
+// original stays as it was; the new job's RetryOf names it.
+func (c *Client) Retry(ctx context.Context, id int64, tenantID string) (*Job, error) {
+	job, err := c.exec.JobRetry(ctx, &JobRetryParams{ID: id, TenantID: tenantID})
+	if err != nil {
+		return nil, err
+	}
+	c.bus.Publish(Event{Type: EventInserted, Job: job})
+	return job, nil
+}
+
+// QueuePosition is where a waiting job stands.
+type QueuePosition struct {
+	// Ahead is the number of jobs of the same tenant and queue that will
+	// start before this one.
+	Ahead int
+	// EstimatedStart is when the job should start, from recent throughput;
+	// zero when unknown.
+	EstimatedStart time.Time
+}
+
+// Position tells where a scheduled or pending job stands in its tenant's
+// queue. A job in any other state gives ErrConflict.
+func (c *Client) Position(ctx context.Context, id int64) (*QueuePosition, error) {
+	p, err := c.exec.JobPosition(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &QueuePosition{Ahead: p.Ahead, EstimatedStart: estimateStart(p, time.Now())}, nil
+}
+
+// estimateStart assumes the tenant's slots turn over once per average job
+// duration: the job starts after the rounds needed to clear those ahead,
+// plus one round when every slot is busy now.
+func estimateStart(p *Position, now time.Time) time.Time {
+	if p.AvgDuration <= 0 || p.Limit <= 0 {
+		return time.Time{}
+	}
+	rounds := p.Ahead / p.Limit
+	if p.Running >= p.Limit || p.Ahead%p.Limit > 0 {
+		rounds++
+	}
+	return now.Add(time.Duration(rounds) * p.AvgDuration)
+}
+
+// SetTenantLimit sets how many jobs of a tenant may run at once in a queue
+// (every queue when queue is empty); 0 restores the queue's default.
+func (c *Client) SetTenantLimit(ctx context.Context, tenantID, queue string, limit int) error {
+	if limit < 0 {
+		return fmt.Errorf("%w: tenant limit %d is negative", ErrInvalid, limit)
+	}
+	return c.exec.TenantLimitSet(ctx, &TenantLimitParams{TenantID: tenantID, Queue: queue, MaxRunning: limit})
+}
+
+// SetQueueDefaultLimit sets the tenant limit of a queue for tenants without
+// an override.
+func (c *Client) SetQueueDefaultLimit(ctx context.Context, queue string, limit int) error {
+	if err := ValidateQueueName(queue); err != nil {
+		return err
+	}
+	if limit < 1 {
+		return fmt.Errorf("%w: default tenant limit %d must be at least 1", ErrInvalid, limit)
+	}
+	return c.exec.QueueConfigSet(ctx, &QueueConfigParams{Queue: queue, DefaultTenantLimit: limit})
+}
+
+// Stats reports counts per state and store health for a queue.
+func (c *Client) Stats(ctx context.Context, queue string) (*QueueStats, error) {
+	return c.exec.QueueStats(ctx, queue)
+}

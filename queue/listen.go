@@ -1,0 +1,49 @@
+package queue
+
+import (
+	"context"
+	"sync"
+)
+
+// listenInProcess wakes producers on jobs inserted in this process and
+// stops handlers of jobs cancelled in this process. It returns a function that stops listening.
+func (w *Worker) listenInProcess() func() {
+	ch, unsubscribe := w.client.bus.Subscribe(256, func(e Event) bool {
+		switch e.Type {
+		case EventInserted, EventReleased, EventCancelled, EventFailed:
+			return true
+		}
+		return false
+	})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for e := range ch {
+			switch e.Type {
+			case EventCancelled, EventFailed:
+				// Cancelled or discarded by a client of this process: stop
+				// the handler now rather than at the next heartbeat.
+				if e.Job.State.Finished() {
+					w.active.loseID(e.Job.ID)
+				}
+			default:
+				w.wakeQueue(e.Job.Queue)
+			}
+		}
+	})
+	return func() { unsubscribe(); wg.Wait() }
+}
+
+// listenNotifier wakes producers on jobs inserted by other processes, when
+// the driver can tell. Polling backs it up.
+func (w *Worker) listenNotifier(ctx context.Context, wg *sync.WaitGroup) {
+	n := w.client.driver.Notifier()
+	if n == nil {
+		return
+	}
+	wg.Go(func() {
+		err := n.Listen(ctx, []string{TopicInsert}, func(_, queue string) { w.wakeQueue(queue) })
+		if err != nil && ctx.Err() == nil {
+			w.logger.Error("notifier stopped; polling only", "error", err)
+		}
+	})
+}

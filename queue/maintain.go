@@ -1,0 +1,149 @@
+package queue
+
+import (
+	"context"
+	"time"
+)
+
+// MaintenanceConfig configures the sweeps that one elected worker runs for
+// all: rescuing expired leases, promoting scheduled jobs and deleting old
+// finished jobs.
+type MaintenanceConfig struct {
+	// Disabled turns maintenance off in this worker.
+	Disabled bool
+	// LeaderTTL is how long a leader holds without renewing. Default 15s.
+	LeaderTTL time.Duration
+	// ElectInterval is how often leadership is sought or renewed.
+	// Default LeaderTTL/3.
+	ElectInterval time.Duration
+	// RescueInterval is how often expired leases are rescued. Default
+	// LeaseDuration/6, at least 100ms, at most 10s.
+	RescueInterval time.Duration
+	// ScheduleInterval is how often scheduled jobs are made pending.
+	// Default 500ms.
+	ScheduleInterval time.Duration
+	// CleanInterval is how often finished jobs are deleted. Default 1m.
+	CleanInterval time.Duration
+	// Retention of finished jobs. Defaults: completed 24h, failed 7 days,
+	// cancelled 24h.
+	CompletedRetention time.Duration
+	FailedRetention    time.Duration
+	CancelledRetention time.Duration
+}
+
+const maintenanceBatch = 1000
+
+func (c *MaintenanceConfig) setDefaults(lease time.Duration) {
+	setDuration(&c.LeaderTTL, 15*time.Second)
+	setDuration(&c.ElectInterval, c.LeaderTTL/3)
+	setDuration(&c.RescueInterval, min(max(lease/6, 100*time.Millisecond), 10*time.Second))
+	setDuration(&c.ScheduleInterval, 500*time.Millisecond)
+	setDuration(&c.CleanInterval, time.Minute)
+	setDuration(&c.CompletedRetention, 24*time.Hour)
+	setDuration(&c.FailedRetention, 7*24*time.Hour)
+	setDuration(&c.CancelledRetention, 24*time.Hour)
+}
+
+const leaderName = "maintenance"
+
+// maintain seeks leadership and, while leading, runs the sweeps. It
+// resigns when ctx ends.
+func (w *Worker) maintain(ctx context.Context) {
+	cfg := w.cfg.Maintenance
+	leader := &LeaderParams{Name: leaderName, LeaderID: w.id, TTL: cfg.LeaderTTL}
+	elect := time.NewTicker(cfg.ElectInterval)
+	defer elect.Stop()
+	rescue := time.NewTicker(cfg.RescueInterval)
+	defer rescue.Stop()
+	schedule := time.NewTicker(cfg.ScheduleInterval)
+	defer schedule.Stop()
+	clean := time.NewTicker(cfg.CleanInterval)
+	defer clean.Stop()
+
+	leading := w.elect(ctx, leader, false)
+	for {
+		select {
+		case <-ctx.Done():
+			if leading {
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+				_ = w.exec.LeaderResign(rctx, leader) // best effort; the TTL ends it anyway
+				cancel()
+			}
+			return
+		case <-elect.C:
+			leading = w.elect(ctx, leader, leading)
+		case <-rescue.C:
+			if leading {
+				w.rescue(ctx)
+			}
+		case <-schedule.C:
+			if leading {
+				w.sweep(ctx, "schedule", func() (int, error) {
+					return w.exec.JobSchedule(ctx, &JobScheduleParams{Limit: maintenanceBatch})
+				})
+			}
+		case <-clean.C:
+			if leading {
+				w.sweep(ctx, "clean", func() (int, error) {
+					return w.exec.JobDeleteFinished(ctx, &JobDeleteFinishedParams{
+						CompletedAge: cfg.CompletedRetention, FailedAge: cfg.FailedRetention,
+						CancelledAge: cfg.CancelledRetention, Limit: maintenanceBatch * 10,
+					})
+				})
+			}
+		}
+	}
+}
+
+func (w *Worker) elect(ctx context.Context, p *LeaderParams, was bool) bool {
+	ok, err := w.exec.LeaderAttempt(ctx, p)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.logger.Warn("leader election failed", "error", err)
+		}
+		return false
+	}
+	if ok != was {
+		w.logger.Info("maintenance leadership changed", "leading", ok)
+	}
+	return ok
+}
+
+func (w *Worker) rescue(ctx context.Context) {
+	jobs, err := w.exec.JobRescue(ctx, &JobRescueParams{Limit: maintenanceBatch})
+	if err != nil {
+		if ctx.Err() == nil {
+			w.logger.Warn("rescue failed", "error", err)
+		}
+		return
+	}
+	for _, j := range jobs {
+		w.logger.Warn("rescued job with expired lease", "job_id", j.ID, "attempt", j.Attempt, "state", j.State)
+		w.publish(EventRescued, j)
+		if j.State == StatePending {
+			w.wakeQueue(j.Queue)
+		}
+	}
+	if w.cfg.Hooks.Maintained != nil {
+		w.cfg.Hooks.Maintained("rescue", len(jobs))
+	}
+}
+
+func (w *Worker) sweep(ctx context.Context, name string, fn func() (int, error)) {
+	n, err := fn()
+	if err != nil {
+		if ctx.Err() == nil {
+			w.logger.Warn("maintenance failed", "task", name, "error", err)
+		}
+		return
+	}
+	if n > 0 {
+		w.logger.Debug("maintenance", "task", name, "jobs", n)
+		for q := range w.cfg.Queues {
+			w.wakeQueue(q)
+		}
+	}
+	if w.cfg.Hooks.Maintained != nil {
+		w.cfg.Hooks.Maintained(name, n)
+	}
+}

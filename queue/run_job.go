@@ -1,0 +1,150 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// start runs a claimed job on its own goroutine.
+func (w *Worker) start(job *Job) {
+	t := &Task{Job: job, w: w, lease: job.Lease()}
+	ctx, cancel := context.WithCancelCause(w.workCtx)
+	w.active.add(t, cancel)
+	w.publish(EventStarted, t.snapshot())
+	stopWatch := context.AfterFunc(ctx, func() {
+		time.AfterFunc(w.cfg.StuckThreshold, func() { w.checkStuck(t) })
+	})
+	w.jobs.Go(func() {
+		defer cancel(nil)
+		err := w.runHandler(ctx, t)
+		stopWatch()
+		w.active.handlerDone(t)
+		w.wakeQueue(job.Queue)
+		w.finish(ctx, t, err)
+	})
+}
+
+// checkStuck gives up on a handler that has not returned long after its
+// context was cancelled: its slot goes to another job and its lease is left
+// to expire.
+func (w *Worker) checkStuck(t *Task) {
+	if !w.active.abandon(t) {
+		return
+	}
+	w.logger.Error("handler stuck after cancellation; abandoning its lease", "job_id", t.lease.JobID,
+		"kind", t.Job.Kind, "threshold", w.cfg.StuckThreshold)
+	if w.cfg.Hooks.Stuck != nil {
+		w.cfg.Hooks.Stuck(t.snapshot())
+	}
+	w.wakeQueue(t.Job.Queue)
+}
+
+func (w *Worker) runHandler(ctx context.Context, t *Task) (err error) {
+	h, ok := w.cfg.Handlers[t.Job.Kind]
+	if !ok {
+		return Permanent(fmt.Errorf("no handler registered for kind %q", t.Job.Kind))
+	}
+	if h.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, h.Timeout, ErrJobTimeout)
+		defer cancel()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	err = h.Handler.Work(ctx, t)
+	if err == nil && ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrJobTimeout) {
+		err = ErrJobTimeout
+	}
+	return err
+}
+
+// finish decides the outcome of an attempt and hands it to the completer.
+func (w *Worker) finish(ctx context.Context, t *Task, err error) {
+	cause := context.Cause(ctx)
+	if t.completedInTxDone() && err == nil {
+		w.active.remove(t)
+		w.finished(t, OutcomeCompleted, nil, "")
+		return
+	}
+	if errors.Is(cause, ErrLeaseLost) {
+		w.logger.Warn("lease lost; result dropped", "job_id", t.lease.JobID, "attempt", t.lease.Attempt)
+		w.active.remove(t)
+		w.finished(t, "", ErrLeaseLost, "")
+		return
+	}
+	p := &JobFinishParams{Lease: t.lease, WorkerID: w.id}
+	var snooze *SnoozeError
+	var permanent *PermanentError
+	switch {
+	case err == nil:
+		p.Outcome = OutcomeCompleted
+	case errors.Is(cause, errShutdown):
+		p.Outcome = OutcomeReleased
+	case errors.As(err, &snooze):
+		p.Outcome, p.RetryIn = OutcomeSnoozed, snooze.Delay
+	case errors.As(err, &permanent), t.Job.Attempt >= t.Job.MaxAttempts:
+		p.Outcome, p.Error = OutcomeFailed, errorText(err, cause)
+	default:
+		p.Outcome, p.Error, p.RetryIn = OutcomeRetry, errorText(err, cause), w.backoff(t.Job)(t.Job.Attempt)
+	}
+	if pending := t.stopProgress(); pending != nil && p.Outcome != OutcomeCompleted {
+		if perr := t.writeProgress(ctx, pending); perr != nil && !isLeaseLost(perr) {
+			w.logger.Warn("final progress write failed", "job_id", t.lease.JobID, "error", perr)
+		}
+	}
+	w.completer.submit(t, p, err)
+}
+
+func errorText(err, cause error) string {
+	if errors.Is(cause, ErrJobTimeout) && !errors.Is(err, ErrJobTimeout) {
+		return fmt.Sprintf("%s: %v", ErrJobTimeout, err)
+	}
+	return err.Error()
+}
+
+func (w *Worker) backoff(job *Job) Backoff {
+	if h, ok := w.cfg.Handlers[job.Kind]; ok && h.Backoff != nil {
+		return h.Backoff
+	}
+	return w.cfg.Backoff
+}
+
+// finished reports an attempt's end to hooks and subscribers.
+func (w *Worker) finished(t *Task, outcome Outcome, err error, message string) {
+	job := t.snapshot()
+	job.ErrorMessage = message
+	if w.cfg.Hooks.Finished != nil {
+		w.cfg.Hooks.Finished(job, outcome, err)
+	}
+	switch outcome {
+	case OutcomeCompleted:
+		job.State, job.Progress = StateCompleted, 100
+		w.publish(EventCompleted, job)
+	case OutcomeRetry:
+		job.State = StateScheduled
+		w.publish(EventRetrying, job)
+	case OutcomeFailed:
+		job.State = StateFailed
+		w.publish(EventFailed, job)
+	case OutcomeSnoozed:
+		job.State = StateScheduled
+		w.publish(EventSnoozed, job)
+	case OutcomeReleased:
+		job.State = StatePending
+		w.publish(EventReleased, job)
+	default:
+		w.publish(EventLeaseLost, job)
+	}
+}
+
+func (t *Task) completedInTxDone() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.completedInTx
+}

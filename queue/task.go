@@ -1,0 +1,144 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// progressInterval is the least time between two progress writes of one
+// job; writes in between are coalesced into the last.
+const progressInterval = 250 * time.Millisecond
+
+// Task is a handler's view of the job it runs: the job as claimed and the
+// lease of this attempt.
+type Task struct {
+	Job *Job
+
+	w     *Worker
+	lease Lease
+
+	mu            sync.Mutex
+	lost          bool
+	completedInTx bool
+	lastWrite     time.Time
+	pending       *JobProgressParams // coalesced progress not yet written
+	timer         *time.Timer
+}
+
+// Lease returns the lease of this attempt.
+func (t *Task) Lease() Lease { return t.lease }
+
+// Progress records the job's stage, percent (0-100) and a message. Writes
+// are coalesced to a few per second; a new stage is written at once. It
+// returns ErrLeaseLost once the lease is known lost.
+func (t *Task) Progress(ctx context.Context, stage string, percent int, message string) error {
+	percent = min(max(percent, 0), 100)
+	p := &JobProgressParams{Lease: t.lease, Stage: stage, Percent: percent, Message: message}
+	t.mu.Lock()
+	if t.lost {
+		t.mu.Unlock()
+		return ErrLeaseLost
+	}
+	stageChanged := stage != t.Job.Stage
+	t.Job.Stage, t.Job.Progress, t.Job.ProgressMessage = stage, percent, message
+	if !stageChanged && time.Since(t.lastWrite) < progressInterval {
+		t.pending = p
+		if t.timer == nil {
+			t.timer = time.AfterFunc(progressInterval-time.Since(t.lastWrite), t.flushProgress)
+		}
+		t.mu.Unlock()
+		return nil
+	}
+	t.pending = nil
+	t.lastWrite = time.Now()
+	t.mu.Unlock()
+	return t.writeProgress(ctx, p)
+}
+
+func (t *Task) flushProgress() {
+	t.mu.Lock()
+	p := t.pending
+	t.pending, t.timer = nil, nil
+	if p == nil || t.lost {
+		t.mu.Unlock()
+		return
+	}
+	t.lastWrite = time.Now()
+	t.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := t.writeProgress(ctx, p); err != nil {
+		t.w.logger.Warn("progress write failed", "job_id", t.lease.JobID, "error", err)
+	}
+}
+
+func (t *Task) writeProgress(ctx context.Context, p *JobProgressParams) error {
+	err := t.w.exec.JobProgress(ctx, p)
+	switch {
+	case err == nil:
+		t.w.publish(EventProgress, t.snapshot())
+		return nil
+	case isLeaseLost(err):
+		t.markLost()
+		return ErrLeaseLost
+	default:
+		return fmt.Errorf("progress: %w", err)
+	}
+}
+
+// stopProgress cancels a pending coalesced write and returns it, so the
+// caller can write it before finishing the job.
+func (t *Task) stopProgress() *JobProgressParams {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+	p := t.pending
+	t.pending = nil
+	return p
+}
+
+// CompleteTx completes the job inside the caller's transaction (pgx.Tx for
+// PostgreSQL, *sql.Tx for SQLite), so the handler's own writes and the
+// completion commit together or not at all. It returns ErrLeaseLost when
+// the lease is gone; the caller must then roll back. After CompleteTx the
+// handler must commit and return nil; if the commit fails, return the error
+// and the job is retried.
+func (t *Task) CompleteTx(ctx context.Context, tx any) error {
+	exec, err := t.w.client.driver.UnwrapTx(tx)
+	if err != nil {
+		return err
+	}
+	errs, err := exec.JobFinish(ctx, []*JobFinishParams{{
+		Lease: t.lease, Outcome: OutcomeCompleted, WorkerID: t.w.id,
+	}})
+	if err != nil {
+		return fmt.Errorf("complete in transaction: %w", err)
+	}
+	if errs[0] != nil {
+		t.markLost()
+		return errs[0]
+	}
+	t.mu.Lock()
+	t.completedInTx = true
+	t.mu.Unlock()
+	return nil
+}
+
+func (t *Task) markLost() {
+	t.mu.Lock()
+	t.lost = true
+	t.mu.Unlock()
+}
+
+// snapshot copies the job for an event.
+func (t *Task) snapshot() *Job {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	j := *t.Job
+	return &j
+}

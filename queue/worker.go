@@ -1,0 +1,236 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"time"
+)
+
+// WorkerConfig configures a Worker. Zero fields take the defaults named.
+type WorkerConfig struct {
+	// ID names this worker in leases and attempt records. Default:
+	// hostname-pid-random.
+	ID string
+	// Queues to work, each with its number of concurrent jobs in this
+	// process. Default: {"default": {MaxWorkers: 10}}.
+	Queues map[string]QueueConfig
+	// Handlers by job kind. A claimed job of an unknown kind fails
+	// permanently.
+	Handlers map[string]HandlerConfig
+
+	// LeaseDuration is how long a claim holds without a heartbeat.
+	// Default 30s.
+	LeaseDuration time.Duration
+	// HeartbeatInterval is how often leases are renewed. Default
+	// LeaseDuration/3.
+	HeartbeatInterval time.Duration
+	// PollInterval is how often an idle queue is polled; notifications
+	// usually wake it sooner. Default 1s.
+	PollInterval time.Duration
+	// FetchCooldown is the least time between two claims of a queue.
+	// Default 2ms.
+	FetchCooldown time.Duration
+	// ShutdownGrace is how long running jobs may finish after Run's
+	// context ends before they are cancelled and returned to pending.
+	// Default 30s.
+	ShutdownGrace time.Duration
+	// StuckThreshold is how long a handler may take to return after its
+	// context is cancelled (timeout, lost lease, shutdown). Past it the
+	// handler is counted stuck, its local slot is given to another job and
+	// its lease is no longer renewed, so another worker can take the job
+	// over once the lease expires. Default 5s.
+	StuckThreshold time.Duration
+	// Backoff is the retry delay policy. Default ExponentialBackoff(2s, 1h).
+	Backoff Backoff
+
+	// Maintenance configures the leader-elected sweeps. Disabled when
+	// Maintenance.Disabled is set.
+	Maintenance MaintenanceConfig
+
+	// Logger receives the worker's logs. Default: the client's logger.
+	Logger *slog.Logger
+	// Hooks observe the runtime, for tests and metrics. Optional.
+	Hooks Hooks
+}
+
+// QueueConfig configures one queue of a worker.
+type QueueConfig struct {
+	// MaxWorkers is how many jobs of the queue this process runs at once.
+	MaxWorkers int
+}
+
+// Hooks are called by the worker runtime. Each may be nil. They run on the
+// worker's goroutines and must not block.
+type Hooks struct {
+	Claimed    func(jobs []*Job)
+	Finished   func(job *Job, outcome Outcome, err error)
+	LeaseLost  func(lease Lease)
+	Heartbeat  func(held int)
+	Stuck      func(job *Job)
+	Maintained func(task string, n int)
+}
+
+// Worker claims and runs jobs. Build it with NewWorker and call Run.
+type Worker struct {
+	client *Client
+	exec   Executor
+	cfg    WorkerConfig
+	id     string
+	logger *slog.Logger
+
+	active     *activeSet
+	wake       map[string]chan struct{} // per queue; buffered 1
+	completer  *completer
+	workCtx    context.Context // cancelled when running jobs must stop
+	cancelWork context.CancelCauseFunc
+	jobs       sync.WaitGroup
+}
+
+// NewWorker validates cfg and returns a worker that shares client's driver
+// and event bus.
+func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = client.logger
+	}
+	w := &Worker{
+		client: client, exec: client.exec, cfg: cfg, id: cfg.ID,
+		logger: logger.With("worker_id", cfg.ID),
+		active: newActiveSet(), wake: make(map[string]chan struct{}),
+	}
+	for q := range cfg.Queues {
+		w.wake[q] = make(chan struct{}, 1)
+	}
+	w.completer = newCompleter(w)
+	return w, nil
+}
+
+func (c *WorkerConfig) setDefaults() error {
+	if c.ID == "" {
+		host, _ := os.Hostname()
+		c.ID = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32N(1<<16))
+	}
+	if len(c.Queues) == 0 {
+		c.Queues = map[string]QueueConfig{DefaultQueue: {MaxWorkers: 10}}
+	}
+	for name, q := range c.Queues {
+		if err := ValidateQueueName(name); err != nil {
+			return err
+		}
+		if q.MaxWorkers < 1 || q.MaxWorkers > 10000 {
+			return fmt.Errorf("%w: queue %s: max workers %d outside 1..10000", ErrInvalid, name, q.MaxWorkers)
+		}
+	}
+	for kind, h := range c.Handlers {
+		if h.Handler == nil {
+			return fmt.Errorf("%w: kind %q has no handler", ErrInvalid, kind)
+		}
+	}
+	setDuration(&c.LeaseDuration, 30*time.Second)
+	setDuration(&c.HeartbeatInterval, c.LeaseDuration/3)
+	setDuration(&c.PollInterval, time.Second)
+	setDuration(&c.FetchCooldown, 2*time.Millisecond)
+	setDuration(&c.ShutdownGrace, 30*time.Second)
+	setDuration(&c.StuckThreshold, 5*time.Second)
+	if c.HeartbeatInterval >= c.LeaseDuration {
+		return fmt.Errorf("%w: heartbeat interval %s must be shorter than the lease %s", ErrInvalid, c.HeartbeatInterval, c.LeaseDuration)
+	}
+	if c.Backoff == nil {
+		c.Backoff = ExponentialBackoff(2*time.Second, time.Hour)
+	}
+	c.Maintenance.setDefaults(c.LeaseDuration)
+	return nil
+}
+
+func setDuration(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
+}
+
+// ID returns the worker's id.
+func (w *Worker) ID() string { return w.id }
+
+// Run claims and runs jobs until ctx ends, then shuts down gracefully: it
+// stops claiming, lets running jobs finish within ShutdownGrace, cancels the
+// rest and returns them to pending without spending an attempt. It returns
+// nil after a clean shutdown.
+func (w *Worker) Run(ctx context.Context) error {
+	// Stores outlive ctx so the shutdown can still write.
+	storeCtx, stopStore := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopStore()
+	w.workCtx, w.cancelWork = context.WithCancelCause(storeCtx)
+
+	var bg sync.WaitGroup
+	bg.Go(func() { w.completer.run(storeCtx) })
+	bg.Go(func() { w.heartbeat(storeCtx) })
+	unsubscribe := w.listenInProcess()
+	fetchCtx, stopFetch := context.WithCancel(ctx)
+	defer stopFetch()
+	var producers sync.WaitGroup
+	w.listenNotifier(fetchCtx, &producers)
+	if !w.cfg.Maintenance.Disabled {
+		producers.Go(func() { w.maintain(fetchCtx) })
+	}
+	for q := range w.cfg.Queues {
+		producers.Go(func() { w.produce(fetchCtx, q) })
+	}
+	w.logger.Info("worker started", "queues", len(w.cfg.Queues))
+
+	<-ctx.Done()
+	stopFetch()
+	producers.Wait()
+	unsubscribe()
+	w.drain()
+	w.completer.stop()
+	stopStore()
+	bg.Wait()
+	w.logger.Info("worker stopped")
+	return nil
+}
+
+// drain waits for running jobs for the grace period, then cancels them. A
+// cancelled job's handler returns and the job is released.
+func (w *Worker) drain() {
+	done := make(chan struct{})
+	go func() { w.jobs.Wait(); close(done) }()
+	n := w.active.len()
+	if n > 0 {
+		w.logger.Info("waiting for running jobs", "running", n, "grace", w.cfg.ShutdownGrace)
+	}
+	select {
+	case <-done:
+		return
+	case <-time.After(w.cfg.ShutdownGrace):
+	}
+	w.logger.Warn("grace period over; cancelling running jobs", "running", w.active.len())
+	w.cancelWork(errShutdown)
+	select {
+	case <-done:
+	case <-time.After(w.cfg.HeartbeatInterval):
+		// Handlers that ignore their context: release their jobs anyway;
+		// their late writes will be fenced.
+		w.releaseAbandoned()
+	}
+}
+
+func (w *Worker) releaseAbandoned() {
+	for _, e := range w.active.all() {
+		w.logger.Warn("handler ignored cancellation; releasing its job", "job_id", e.task.lease.JobID)
+		w.completer.submit(e.task, &JobFinishParams{Lease: e.task.lease, Outcome: OutcomeReleased, WorkerID: w.id}, nil)
+	}
+}
+
+func (w *Worker) publish(t EventType, job *Job) {
+	w.client.bus.Publish(Event{Type: t, Job: job})
+}
+
+func isLeaseLost(err error) bool { return errors.Is(err, ErrLeaseLost) }
