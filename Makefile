@@ -1,0 +1,52 @@
+# Docket's developer commands. `make` (or `make help`) lists them.
+# The real work lives in scripts/test.sh, which also pins the tool versions.
+
+GO      ?= go
+BIN     := $(CURDIR)/bin
+PKGS    ?= ./...
+BENCH   ?= .
+COUNT   ?= 1
+ARGS    ?=
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets
+	@echo "Usage: make <target>   (variables: PKGS=$(PKGS) BENCH=$(BENCH) COUNT=$(COUNT) ARGS=)"
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: test
+test: ## Everything CI runs: install what is missing, go vet, lint, go test -race (scripts/test.sh)
+	scripts/test.sh
+
+.PHONY: test-race
+test-race: ## Only go test -race (installs PostgreSQL if missing), for PKGS
+	scripts/test.sh --only setup,test $(PKGS)
+
+.PHONY: test-short
+test-short: ## go vet + go test -race -short, no lint, for PKGS
+	scripts/test.sh --skip lint,nested --short $(PKGS)
+
+.PHONY: lint
+lint: ## golangci-lint (pinned, built into ./bin on first use) over PKGS and nested modules
+	scripts/test.sh --only lint,nested $(PKGS)
+
+.PHONY: tools
+tools: ## Build the pinned golangci-lint into ./bin
+	scripts/test.sh --only tools
+
+.PHONY: setup
+setup: ## Install PostgreSQL 15 and the postgres user if missing (as root)
+	scripts/test.sh --only setup
+
+.PHONY: bench
+bench: setup ## Go benchmarks over the module (BENCH=regexp COUNT=n PKGS=...)
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) $(PKGS)
+
+.PHONY: build
+build: ## Build bin/docket
+	$(GO) build -o $(BIN)/docket ./cmd/docket
+
+.PHONY: run
+run: ## Run `docket serve` on embedded defaults (ARGS="--listen :9090" to add flags)
+	$(GO) run ./cmd/docket serve $(ARGS)
