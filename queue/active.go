@@ -14,8 +14,8 @@ type activeSet struct {
 }
 
 type activeJob struct {
-	task    *Task
-	cancel  context.CancelCauseFunc
+	task      *Task
+	cancel    context.CancelCauseFunc
 	running   bool // handler still running (holds a local slot)
 	abandoned bool // handler stuck; lease no longer renewed
 }

@@ -18,7 +18,8 @@ type completer struct {
 	queue   []finishItem
 	stopped bool
 	kick    chan struct{} // buffered 1
-	done    chan struct{}
+	done    chan struct{} // closed by stop
+	flushed chan struct{} // closed by run after the last flush
 }
 
 type finishItem struct {
@@ -28,7 +29,7 @@ type finishItem struct {
 }
 
 func newCompleter(w *Worker) *completer {
-	return &completer{w: w, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	return &completer{w: w, kick: make(chan struct{}, 1), done: make(chan struct{}), flushed: make(chan struct{})}
 }
 
 // submit queues a finish. After stop it drops the finish: the lease will
@@ -48,21 +49,29 @@ func (c *completer) submit(t *Task, p *JobFinishParams, err error) {
 	}
 }
 
-// stop flushes what is queued and ends run.
+// finalFlushTimeout bounds the last flush at shutdown, when the store may
+// be unreachable; finishes it cannot store are rescued later.
+const finalFlushTimeout = 10 * time.Second
+
+// stop flushes what is queued, ends run and waits for it.
 func (c *completer) stop() {
 	c.mu.Lock()
 	c.stopped = true
 	c.mu.Unlock()
 	close(c.done)
+	<-c.flushed
 }
 
 func (c *completer) run(ctx context.Context) {
+	defer close(c.flushed)
 	for {
 		select {
 		case <-c.kick:
 			c.flushAll(ctx)
 		case <-c.done:
-			c.flushAll(ctx)
+			fctx, cancel := context.WithTimeout(ctx, finalFlushTimeout)
+			c.flushAll(fctx)
+			cancel()
 			return
 		case <-ctx.Done():
 			return

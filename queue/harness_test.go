@@ -72,12 +72,12 @@ func (l *ledger) total() (jobs, runs int) {
 // fastConfig is a worker configuration with compressed timings.
 func fastConfig(handlers map[string]queue.HandlerConfig, workers int) queue.WorkerConfig {
 	return queue.WorkerConfig{
-		Queues:            map[string]queue.QueueConfig{queue.DefaultQueue: {MaxWorkers: workers}},
-		Handlers:          handlers,
-		LeaseDuration:     2 * time.Second,
-		PollInterval:      50 * time.Millisecond,
-		ShutdownGrace:     5 * time.Second,
-		Backoff:           queue.ExponentialBackoff(20*time.Millisecond, 200*time.Millisecond),
+		Queues:        map[string]queue.QueueConfig{queue.DefaultQueue: {MaxWorkers: workers}},
+		Handlers:      handlers,
+		LeaseDuration: 2 * time.Second,
+		PollInterval:  50 * time.Millisecond,
+		ShutdownGrace: 5 * time.Second,
+		Backoff:       queue.ExponentialBackoff(20*time.Millisecond, 200*time.Millisecond),
 		Maintenance: queue.MaintenanceConfig{
 			LeaderTTL: time.Second, ElectInterval: 100 * time.Millisecond,
 			RescueInterval: 50 * time.Millisecond, ScheduleInterval: 20 * time.Millisecond,

@@ -14,16 +14,21 @@ func (w *Worker) start(job *Job) {
 	ctx, cancel := context.WithCancelCause(w.workCtx)
 	w.active.add(t, cancel)
 	w.publish(EventStarted, t.snapshot())
-	stopWatch := context.AfterFunc(ctx, func() {
+	runCtx, stopTimeout := ctx, context.CancelFunc(func() {})
+	if h, ok := w.cfg.Handlers[job.Kind]; ok && h.Timeout > 0 {
+		runCtx, stopTimeout = context.WithTimeoutCause(ctx, h.Timeout, ErrJobTimeout)
+	}
+	stopWatch := context.AfterFunc(runCtx, func() {
 		time.AfterFunc(w.cfg.StuckThreshold, func() { w.checkStuck(t) })
 	})
 	w.jobs.Go(func() {
 		defer cancel(nil)
-		err := w.runHandler(ctx, t)
+		err := w.runHandler(runCtx, t)
 		stopWatch()
+		stopTimeout()
 		w.active.handlerDone(t)
 		w.wakeQueue(job.Queue)
-		w.finish(ctx, t, err)
+		w.finish(runCtx, t, err)
 	})
 }
 
@@ -46,11 +51,6 @@ func (w *Worker) runHandler(ctx context.Context, t *Task) (err error) {
 	h, ok := w.cfg.Handlers[t.Job.Kind]
 	if !ok {
 		return Permanent(fmt.Errorf("no handler registered for kind %q", t.Job.Kind))
-	}
-	if h.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, h.Timeout, ErrJobTimeout)
-		defer cancel()
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -134,14 +134,19 @@ func TestWorker_GracefulShutdown(t *testing.T) {
 				})
 				cfg := fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 8)
 				cfg.ShutdownGrace = tc.grace
-				_, stop := startWorker(t, c, cfg)
-				var first []*queue.Job
-				for i := range 108 {
-					j := enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: fmt.Sprintf("t%d", i%8)})
-					if i < 8 {
-						first = append(first, j)
-					}
+				params := make([]*queue.EnqueueParams, 108)
+				for i := range params {
+					params[i] = &queue.EnqueueParams{Kind: "work", TenantID: fmt.Sprintf("t%d", i%8)}
 				}
+				res, err := c.EnqueueMany(ctx, params)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var first []*queue.Job
+				for _, r := range res[:8] {
+					first = append(first, r.Job)
+				}
+				_, stop := startWorker(t, c, cfg)
 				waitFor(t, 10*time.Second, "8 jobs running", func() bool { return started.Load() == 8 })
 				begin := time.Now()
 				stop()

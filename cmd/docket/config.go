@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/sqlite"
+)
+
+// storeFlags are the flags every command that opens the store shares; each
+// has an environment variable.
+type storeFlags struct {
+	databaseURL string
+	dataDir     string
+	logLevel    string
+}
+
+func (f *storeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&f.databaseURL, "database-url", getenv("DATABASE_URL"),
+		"PostgreSQL URL (postgres://...); empty uses embedded SQLite in the data dir [DATABASE_URL]")
+	fs.StringVar(&f.dataDir, "data-dir", envOr(getenv, "DOCKET_DATA_DIR", "./docket-data"),
+		"directory for the embedded database and local blobs [DOCKET_DATA_DIR]")
+	fs.StringVar(&f.logLevel, "log-level", envOr(getenv, "DOCKET_LOG_LEVEL", "info"),
+		"debug, info, warn or error [DOCKET_LOG_LEVEL]")
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func (f *storeFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", f.logLevel)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
+}
+
+// open opens and migrates the store the flags name.
+func (f *storeFlags) open(ctx context.Context) (queue.Driver, error) {
+	var (
+		d   queue.Driver
+		err error
+	)
+	switch u := f.databaseURL; {
+	case u == "":
+		if err := os.MkdirAll(f.dataDir, 0o750); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+		d, err = sqlite.Open(ctx, filepath.Join(f.dataDir, "docket.db"))
+	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
+		d, err = postgres.Open(ctx, u)
+	case strings.HasPrefix(u, "sqlite://"):
+		d, err = sqlite.Open(ctx, strings.TrimPrefix(u, "sqlite://"))
+	default:
+		return nil, fmt.Errorf("--database-url: want postgres://..., postgresql://... or sqlite://PATH, got %q", redact(u))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := d.Migrate(ctx); err != nil {
+		_ = d.Close()
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return d, nil
+}
+
+// redact hides a password in a URL for error messages.
+func redact(u string) string {
+	if i := strings.Index(u, "@"); i >= 0 {
+		if j := strings.Index(u, "://"); j >= 0 && j < i {
+			return u[:j+3] + "…" + u[i:]
+		}
+	}
+	return u
+}

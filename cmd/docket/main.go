@@ -1,0 +1,68 @@
+// Command docket runs Docket: durable, fair background processing of
+// documents on PostgreSQL or an embedded SQLite store.
+//
+//	docket serve     API, dashboard and workers in one process
+//	docket worker    workers only
+//	docket migrate   bring the schema up to date
+//	docket bench     measure the engine
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "docket:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New("usage")
+
+const usage = `usage: docket <command> [flags]
+
+commands:
+  serve     run the API, dashboard and workers in one process
+  worker    run workers only
+  migrate   bring the database schema up to date
+  bench     measure the queue engine (see docket bench -h)
+
+Run "docket <command> -h" for a command's flags.
+`
+
+// run is main without the process: arguments, environment and output are
+// passed in, so tests can run the whole program.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return runServe(ctx, rest, getenv, stdout, stderr)
+	case "worker":
+		return runWorker(ctx, rest, getenv, stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "bench":
+		return runBench(ctx, rest, getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprintf(stderr, "docket: unknown command %q\n\n%s", cmd, usage)
+		return errUsage
+	}
+}
