@@ -90,11 +90,13 @@ type Executor interface {
 
 	// JobFinish ends attempts, each only while its lease is held. For each
 	// param it returns nil or ErrLeaseLost, in order. By outcome:
-	//   - completed: state completed, CompletedAt now, Result, Progress 100;
+	//   - completed: state completed, CompletedAt now, Result, Progress 100,
+	//     ErrorMessage cleared;
 	//   - retry: ErrorMessage = Error; scheduled at now+RetryIn, or pending
 	//     when RetryIn <= 0;
 	//   - failed: state failed, CompletedAt now, ErrorMessage = Error;
-	//   - snoozed: scheduled at now+RetryIn and Attempt-1 (no attempt spent);
+	//   - snoozed: Attempt-1 (no attempt spent); scheduled at now+RetryIn, or
+	//     pending when RetryIn <= 0;
 	//   - released: pending and Attempt-1 (shutdown; no attempt spent).
 	// Each clears the lease, frees the tenant's slot, records an Attempt
 	// (with the outcome and Error) and notifies TopicChange.
@@ -132,8 +134,9 @@ type Executor interface {
 	// returns how many it moved.
 	JobSchedule(ctx context.Context, params *JobScheduleParams) (int, error)
 
-	// JobDeleteFinished deletes finished jobs older than the given ages
-	// and returns how many it deleted.
+	// JobDeleteFinished deletes up to Limit finished jobs (and their
+	// attempts) whose CompletedAt is older than the age for their state (a
+	// zero age deletes all of that state) and returns how many it deleted.
 	JobDeleteFinished(ctx context.Context, params *JobDeleteFinishedParams) (int, error)
 
 	// TenantLimitSet sets a tenant's concurrency limit in a queue (all
@@ -306,7 +309,8 @@ type QueueStats struct {
 	Counts map[State]int
 	// OldestPendingAge is how long the oldest pending job has waited.
 	OldestPendingAge time.Duration
-	// DeadTuples is the number of dead rows in the jobs table (PostgreSQL).
+	// DeadTuples is the number of dead rows in the jobs table (PostgreSQL)
+	// or of free pages in the database file (SQLite).
 	DeadTuples int64
 	// OldestXactAge is the age of the oldest open transaction, which holds
 	// back vacuum (PostgreSQL).

@@ -60,7 +60,8 @@ type Job struct {
 	// Lease of the current attempt, set while the job is running.
 	LeaseToken     int64
 	LeaseExpiresAt time.Time
-	WorkerID       string
+	// WorkerID names the worker of the current or last attempt.
+	WorkerID string
 
 	CreatedAt   time.Time
 	StartedAt   time.Time // start of the current or last attempt; zero if never started

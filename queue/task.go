@@ -108,6 +108,9 @@ func (t *Task) stopProgress() *JobProgressParams {
 // the lease is gone; the caller must then roll back. After CompleteTx the
 // handler must commit and return nil; if the commit fails, return the error
 // and the job is retried.
+//
+// On SQLite the transaction holds the store's only writer: until it ends,
+// every other write waits, including this task's own Progress calls.
 func (t *Task) CompleteTx(ctx context.Context, tx any) error {
 	exec, err := t.w.client.driver.UnwrapTx(tx)
 	if err != nil {

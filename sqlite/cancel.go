@@ -1,0 +1,65 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/docketq/docket/queue"
+)
+
+const sqlCancelWaiting = `
+UPDATE docket_jobs SET state = ?2, completed_at = ?3, error_message = COALESCE(?4, error_message), updated_at = ?3
+WHERE id = ?1
+RETURNING ` + jobColumns
+
+// JobCancel cancels (or, with Discard, fails) a job that has not finished.
+// A running job's attempt ends with outcome cancelled and frees its slot.
+func (e *executor) JobCancel(ctx context.Context, p *queue.JobCancelParams) (*queue.Job, error) {
+	state, msg := queue.StateCancelled, p.Reason
+	if p.Discard {
+		state = queue.StateFailed
+		if msg == "" {
+			msg = "discarded"
+		}
+	}
+	var job *queue.Job
+	err := e.write(ctx, func(t *txn) error {
+		j, err := getJob(ctx, t.tx, p.ID, p.TenantID)
+		if err != nil {
+			return err
+		}
+		switch j.State {
+		case queue.StateCompleted, queue.StateFailed, queue.StateCancelled:
+			return fmt.Errorf("%w: job %d is already %s", queue.ErrConflict, p.ID, j.State)
+		case queue.StateRunning:
+			job, err = t.cancelRunning(ctx, j, state, msg)
+			return err
+		}
+		job, err = scanJob(t.queryRow(ctx, sqlCancelWaiting, p.ID, string(state), t.now, nullString(msg)))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cancel job %d: %w", p.ID, err)
+	}
+	return job, nil
+}
+
+func (t *txn) cancelRunning(ctx context.Context, j *queue.Job, state queue.State, msg string) (*queue.Job, error) {
+	a := &attemptEnd{
+		lease: j.Lease(), outcome: queue.OutcomeCancelled, errText: msg,
+		state: state, completed: true,
+	}
+	if msg != "" {
+		a.errMsg = &msg
+	}
+	if a.errText == "" {
+		a.errText = "cancelled"
+	}
+	ended, err := t.endAttempt(ctx, a, true)
+	if err != nil {
+		return nil, err
+	}
+	freed := make(slotDelta)
+	freed.add(ended)
+	return ended, t.freeSlots(ctx, freed)
+}

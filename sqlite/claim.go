@@ -1,0 +1,121 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/docketq/docket/queue"
+)
+
+// sqlReadyTenants lists the tenants of a queue that have work and a free
+// slot, least recently served first. It reads the partial index of exactly
+// those tenants: idle and saturated ones cost nothing.
+const sqlReadyTenants = `
+SELECT tenant_id, max_running - running FROM docket_tenant_queues
+WHERE queue = ? AND has_work = 1 AND running < max_running
+ORDER BY served_at, tenant_id
+LIMIT ?`
+
+// sqlClaimTenantJobs starts the next attempts of a tenant's first pending
+// jobs, read from the fetch index (cost: the jobs taken). random() | 1 is a
+// random, odd, so non-zero, 64-bit token per job.
+const sqlClaimTenantJobs = `
+UPDATE docket_jobs SET
+	state = 'running', attempt = attempt + 1, lease_token = (random() | 1),
+	lease_expires_at = ?1, worker_id = ?2, started_at = ?3, updated_at = ?3,
+	stage = '', progress = 0, progress_message = ''
+WHERE id IN (
+	SELECT id FROM docket_jobs
+	WHERE queue = ?4 AND tenant_id = ?5 AND state = 'pending'
+	ORDER BY priority DESC, id
+	LIMIT ?6)
+RETURNING ` + jobColumns
+
+const (
+	sqlServeTenant = `
+UPDATE docket_tenant_queues SET running = running + ?1, served_at = ?2, has_work = ?3
+WHERE queue = ?4 AND tenant_id = ?5`
+	sqlNoWork = `UPDATE docket_tenant_queues SET has_work = 0 WHERE queue = ? AND tenant_id = ?`
+)
+
+type readyTenant struct {
+	id   string
+	free int
+}
+
+// JobClaim claims up to p.Max pending jobs of one queue. The whole claim is
+// one write transaction, and SQLite runs one at a time, so the running
+// counts it checks cannot change under it: no tenant exceeds its limit.
+func (e *executor) JobClaim(ctx context.Context, p *queue.JobClaimParams) ([]*queue.Job, error) {
+	if p.Max <= 0 {
+		return nil, nil
+	}
+	if p.LeaseDuration <= 0 {
+		return nil, fmt.Errorf("claim jobs: %w: lease duration %v", queue.ErrInvalid, p.LeaseDuration)
+	}
+	var jobs []*queue.Job
+	err := e.write(ctx, func(t *txn) error {
+		tenants, err := t.readyTenants(ctx, p.Queue, p.Max)
+		if err != nil || len(tenants) == 0 {
+			return err
+		}
+		share := (p.Max + len(tenants) - 1) / len(tenants)
+		expires := t.now + p.LeaseDuration.Microseconds()
+		for _, tn := range tenants {
+			want := min(tn.free, share, p.Max-len(jobs))
+			if want <= 0 {
+				break
+			}
+			got, err := t.claimTenant(ctx, p, tn.id, want, expires)
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, got...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+func (t *txn) readyTenants(ctx context.Context, queueName string, limit int) ([]readyTenant, error) {
+	rows, err := t.query(ctx, sqlReadyTenants, queueName, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []readyTenant
+	for rows.Next() {
+		var r readyTenant
+		if err := rows.Scan(&r.id, &r.free); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// claimTenant claims up to want jobs of one tenant and updates its slot
+// row: running, served_at, and has_work (cleared once the fetch index ran
+// short, which means no pending job is left).
+func (t *txn) claimTenant(ctx context.Context, p *queue.JobClaimParams, tenant string, want int, expires int64) ([]*queue.Job, error) {
+	jobs, err := scanJobs(t.query(ctx, sqlClaimTenantJobs, expires, p.WorkerID, t.now, p.Queue, tenant, want))
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s: %w", tenant, err)
+	}
+	if len(jobs) == 0 {
+		_, err = t.exec(ctx, sqlNoWork, p.Queue, tenant)
+		return nil, err
+	}
+	// RETURNING follows no order: restore the tenant's start order.
+	slices.SortFunc(jobs, func(a, b *queue.Job) int {
+		return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.ID, b.ID))
+	})
+	hasWork := len(jobs) == want
+	_, err = t.exec(ctx, sqlServeTenant, len(jobs), t.now, hasWork, p.Queue, tenant)
+	return jobs, err
+}

@@ -1,0 +1,68 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/docketq/docket/queue"
+)
+
+// JobFinish ends attempts in one transaction: the batch costs one commit.
+func (e *executor) JobFinish(ctx context.Context, params []*queue.JobFinishParams) ([]error, error) {
+	results := make([]error, len(params))
+	if len(params) == 0 {
+		return results, nil
+	}
+	err := e.write(ctx, func(t *txn) error {
+		freed := make(slotDelta)
+		for i, p := range params {
+			a, err := finishEnd(p)
+			if err != nil {
+				return err
+			}
+			j, err := t.endAttempt(ctx, a, false)
+			switch {
+			case errors.Is(err, queue.ErrLeaseLost):
+				results[i] = err
+				continue
+			case err != nil:
+				return err
+			}
+			freed.add(j)
+		}
+		return t.freeSlots(ctx, freed)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("finish jobs: %w", err)
+	}
+	return results, nil
+}
+
+// finishEnd turns a worker's outcome into an attempt end.
+func finishEnd(p *queue.JobFinishParams) (*attemptEnd, error) {
+	a := &attemptEnd{lease: p.Lease, outcome: p.Outcome, errText: p.Error, workerID: p.WorkerID}
+	switch p.Outcome {
+	case queue.OutcomeCompleted:
+		noError := ""
+		a.state, a.completed, a.result, a.errMsg = queue.StateCompleted, true, p.Result, &noError
+	case queue.OutcomeFailed:
+		a.state, a.completed, a.errMsg = queue.StateFailed, true, &p.Error
+	case queue.OutcomeRetry, queue.OutcomeSnoozed:
+		// Scheduled after the delay, or pending at once without one.
+		a.state, a.runAgain, a.runIn = queue.StatePending, true, p.RetryIn
+		if p.RetryIn > 0 {
+			a.state = queue.StateScheduled
+		}
+		if p.Outcome == queue.OutcomeRetry {
+			a.errMsg = &p.Error
+		} else {
+			a.uncount = true
+		}
+	case queue.OutcomeReleased:
+		a.state, a.uncount = queue.StatePending, true
+	default:
+		return nil, fmt.Errorf("%w: finish job %d with outcome %q", queue.ErrInvalid, p.Lease.JobID, p.Outcome)
+	}
+	return a, nil
+}

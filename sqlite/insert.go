@@ -1,0 +1,138 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/docketq/docket/queue"
+)
+
+// JobInsertMany inserts jobs in one transaction. SQLite has one writer, so
+// the lookup of an existing unique key cannot race with another insert.
+func (e *executor) JobInsertMany(ctx context.Context, params []*queue.JobInsertParams) ([]queue.InsertResult, error) {
+	if len(params) == 0 {
+		return []queue.InsertResult{}, nil
+	}
+	results := make([]queue.InsertResult, len(params))
+	err := e.write(ctx, func(t *txn) error {
+		work := make(map[slot]bool)
+		for i, p := range params {
+			res, err := t.insertJob(ctx, p)
+			if err != nil {
+				return fmt.Errorf("job %d of %d: %w", i+1, len(params), err)
+			}
+			results[i] = res
+			if !res.Duplicate && res.Job.State == queue.StatePending {
+				work[slot{res.Job.Queue, res.Job.TenantID}] = true
+			}
+		}
+		return t.markWork(ctx, work)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	return results, nil
+}
+
+const sqlInsertJob = `
+INSERT INTO docket_jobs (queue, kind, tenant_id, args, state, priority, max_attempts, run_at,
+	unique_key, retry_of, fail_on_timeout, created_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)
+ON CONFLICT DO NOTHING
+RETURNING ` + jobColumns
+
+const sqlGetUnique = `SELECT ` + jobColumns + ` FROM docket_jobs WHERE tenant_id = ? AND unique_key = ?`
+
+func (t *txn) insertJob(ctx context.Context, p *queue.JobInsertParams) (queue.InsertResult, error) {
+	if err := queue.ValidateQueueName(p.Queue); err != nil {
+		return queue.InsertResult{}, err
+	}
+	if p.Kind == "" || p.TenantID == "" {
+		return queue.InsertResult{}, fmt.Errorf("%w: kind and tenant are required", queue.ErrInvalid)
+	}
+	runAt, state := t.now, queue.StatePending
+	if !p.RunAt.IsZero() {
+		runAt = toMicros(p.RunAt)
+		if runAt > t.now {
+			state = queue.StateScheduled
+		}
+	}
+	args := p.Args
+	if args == nil {
+		args = []byte("{}")
+	}
+	maxAttempts := p.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = queue.DefaultMaxAttempts
+	}
+	j, err := scanJob(t.queryRow(ctx, sqlInsertJob, p.Queue, p.Kind, p.TenantID, string(args), state,
+		p.Priority, maxAttempts, runAt, nullString(p.UniqueKey), nullInt(p.RetryOf), p.FailOnTimeout, t.now))
+	if errors.Is(err, sql.ErrNoRows) && p.UniqueKey != "" {
+		// The only conflict an insert can meet: the tenant's unique key.
+		j, err = scanJob(t.queryRow(ctx, sqlGetUnique, p.TenantID, p.UniqueKey))
+		return queue.InsertResult{Job: j, Duplicate: true}, err
+	}
+	return queue.InsertResult{Job: j}, err
+}
+
+// slot names a tenant in a queue: the unit of concurrency limits.
+type slot struct {
+	queue, tenant string
+}
+
+// limitSQL is a tenant's limit in a queue: its override for the queue, its
+// override for every queue, the queue's default, or 1.
+func limitSQL(tenant, queue string) string {
+	return `COALESCE(
+	(SELECT l.max_running FROM docket_tenant_limits l WHERE l.tenant_id = ` + tenant + ` AND l.queue = ` + queue + `),
+	(SELECT l.max_running FROM docket_tenant_limits l WHERE l.tenant_id = ` + tenant + ` AND l.queue = ''),
+	(SELECT q.default_tenant_limit FROM docket_queues q WHERE q.queue = ` + queue + `),
+	1)`
+}
+
+var sqlMarkWork = `
+INSERT INTO docket_tenant_queues (queue, tenant_id, max_running, has_work)
+VALUES (?1, ?2, ` + limitSQL("?2", "?1") + `, 1)
+ON CONFLICT (queue, tenant_id) DO UPDATE SET has_work = 1 WHERE has_work = 0`
+
+// markWork makes tenants claimable in their queue: they have pending jobs.
+func (t *txn) markWork(ctx context.Context, slots map[slot]bool) error {
+	for s := range slots {
+		if _, err := t.exec(ctx, sqlMarkWork, s.queue, s.tenant); err != nil {
+			return fmt.Errorf("mark tenant %s claimable: %w", s.tenant, err)
+		}
+	}
+	return nil
+}
+
+const sqlRetryJob = `
+INSERT INTO docket_jobs (queue, kind, tenant_id, args, state, priority, max_attempts, run_at,
+	retry_of, fail_on_timeout, created_at, updated_at)
+SELECT queue, kind, tenant_id, args, 'pending', priority, max_attempts, ?2,
+	id, fail_on_timeout, ?2, ?2
+FROM docket_jobs WHERE id = ?1
+RETURNING ` + jobColumns
+
+// JobRetry inserts a pending copy of a failed or cancelled job.
+func (e *executor) JobRetry(ctx context.Context, p *queue.JobRetryParams) (*queue.Job, error) {
+	var job *queue.Job
+	err := e.write(ctx, func(t *txn) error {
+		orig, err := getJob(ctx, t.tx, p.ID, p.TenantID)
+		if err != nil {
+			return err
+		}
+		if orig.State != queue.StateFailed && orig.State != queue.StateCancelled {
+			return fmt.Errorf("%w: job %d is %s, not failed or cancelled", queue.ErrConflict, p.ID, orig.State)
+		}
+		if job, err = scanJob(t.queryRow(ctx, sqlRetryJob, p.ID, t.now)); err != nil {
+			return err
+		}
+		return t.markWork(ctx, map[slot]bool{{job.Queue, job.TenantID}: true})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retry job %d: %w", p.ID, err)
+	}
+	return job, nil
+}

@@ -1,0 +1,70 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/docketq/docket/queue"
+)
+
+// The lease check every write about a running job makes: this attempt,
+// this token, still running.
+const leaseHeld = `id = ?1 AND attempt = ?2 AND lease_token = ?3 AND state = 'running'`
+
+const sqlHeartbeat = `UPDATE docket_jobs SET lease_expires_at = ?4 WHERE ` + leaseHeld
+
+// JobHeartbeat extends the leases still held, in one transaction.
+func (e *executor) JobHeartbeat(ctx context.Context, p *queue.JobHeartbeatParams) ([]queue.Lease, error) {
+	if len(p.Leases) == 0 {
+		return []queue.Lease{}, nil
+	}
+	var held []queue.Lease
+	err := e.write(ctx, func(t *txn) error {
+		held = held[:0]
+		expires := t.now + p.LeaseDuration.Microseconds()
+		for _, l := range p.Leases {
+			res, err := t.exec(ctx, sqlHeartbeat, l.JobID, l.Attempt, l.Token, expires)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n > 0 {
+				held = append(held, l)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("heartbeat: %w", err)
+	}
+	return held, nil
+}
+
+const sqlProgress = `
+UPDATE docket_jobs SET stage = ?4, progress = ?5, progress_message = ?6, updated_at = ?7
+WHERE ` + leaseHeld
+
+// JobProgress stores a running job's progress while its lease is held.
+func (e *executor) JobProgress(ctx context.Context, p *queue.JobProgressParams) error {
+	if p.Percent < 0 || p.Percent > 100 {
+		return fmt.Errorf("progress: %w: percent %d outside 0..100", queue.ErrInvalid, p.Percent)
+	}
+	l := p.Lease
+	err := e.write(ctx, func(t *txn) error {
+		res, err := t.exec(ctx, sqlProgress, l.JobID, l.Attempt, l.Token, p.Stage, p.Percent, p.Message, t.now)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return leaseLost(l)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("progress: %w", err)
+	}
+	return nil
+}

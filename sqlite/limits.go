@@ -1,0 +1,75 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/docketq/docket/queue"
+)
+
+const (
+	sqlSetTenantLimit = `
+INSERT INTO docket_tenant_limits (tenant_id, queue, max_running) VALUES (?, ?, ?)
+ON CONFLICT (tenant_id, queue) DO UPDATE SET max_running = excluded.max_running`
+	sqlDeleteTenantLimit = `DELETE FROM docket_tenant_limits WHERE tenant_id = ? AND queue = ?`
+	sqlSetQueueConfig    = `
+INSERT INTO docket_queues (queue, default_tenant_limit) VALUES (?, ?)
+ON CONFLICT (queue) DO UPDATE SET default_tenant_limit = excluded.default_tenant_limit`
+)
+
+// sqlRefreshLimits recomputes the limit cached in the slot rows; the
+// conditions are appended by the caller.
+var sqlRefreshLimits = `UPDATE docket_tenant_queues SET max_running = ` +
+	limitSQL("docket_tenant_queues.tenant_id", "docket_tenant_queues.queue") + ` WHERE `
+
+// TenantLimitSet sets or (with MaxRunning 0) removes a tenant's override,
+// and applies it to the tenant's slots at once.
+func (e *executor) TenantLimitSet(ctx context.Context, p *queue.TenantLimitParams) error {
+	switch {
+	case p.TenantID == "":
+		return fmt.Errorf("set tenant limit: %w: tenant is required", queue.ErrInvalid)
+	case p.MaxRunning < 0:
+		return fmt.Errorf("set tenant limit: %w: limit %d is negative", queue.ErrInvalid, p.MaxRunning)
+	}
+	err := e.write(ctx, func(t *txn) error {
+		var err error
+		if p.MaxRunning == 0 {
+			_, err = t.exec(ctx, sqlDeleteTenantLimit, p.TenantID, p.Queue)
+		} else {
+			_, err = t.exec(ctx, sqlSetTenantLimit, p.TenantID, p.Queue, p.MaxRunning)
+		}
+		if err != nil {
+			return err
+		}
+		if p.Queue == "" {
+			_, err = t.exec(ctx, sqlRefreshLimits+`tenant_id = ?`, p.TenantID)
+		} else {
+			_, err = t.exec(ctx, sqlRefreshLimits+`queue = ? AND tenant_id = ?`, p.Queue, p.TenantID)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set tenant %s limit: %w", p.TenantID, err)
+	}
+	return nil
+}
+
+// QueueConfigSet sets a queue's default tenant limit and applies it to the
+// queue's slots at once.
+func (e *executor) QueueConfigSet(ctx context.Context, p *queue.QueueConfigParams) error {
+	if p.Queue == "" || p.DefaultTenantLimit < 1 {
+		return fmt.Errorf("configure queue: %w: queue %q, default tenant limit %d (want at least 1)",
+			queue.ErrInvalid, p.Queue, p.DefaultTenantLimit)
+	}
+	err := e.write(ctx, func(t *txn) error {
+		if _, err := t.exec(ctx, sqlSetQueueConfig, p.Queue, p.DefaultTenantLimit); err != nil {
+			return err
+		}
+		_, err := t.exec(ctx, sqlRefreshLimits+`queue = ?`, p.Queue)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("configure queue %s: %w", p.Queue, err)
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/docketq/docket/queue"
+)
+
+const (
+	sqlStateCounts   = `SELECT state, count(*) FROM docket_jobs WHERE queue = ? GROUP BY state`
+	sqlOldestPending = `SELECT min(run_at) FROM docket_jobs WHERE queue = ? AND state = 'pending'`
+)
+
+// QueueStats reports counts per state and store health. SQLite has no dead
+// tuples or vacuum horizon: DeadTuples reports the database file's free
+// pages instead (PRAGMA freelist_count), space left by deleted rows that
+// only VACUUM returns; OldestXactAge is 0.
+func (e *executor) QueueStats(ctx context.Context, queueName string) (*queue.QueueStats, error) {
+	st := &queue.QueueStats{Queue: queueName, Counts: make(map[queue.State]int)}
+	err := e.read(ctx, func(q querier, now int64) error {
+		if err := stateCounts(ctx, q, queueName, st.Counts); err != nil {
+			return err
+		}
+		var oldest sql.NullInt64
+		if err := q.QueryRowContext(ctx, sqlOldestPending, queueName).Scan(&oldest); err != nil {
+			return err
+		}
+		if oldest.Valid && oldest.Int64 < now {
+			st.OldestPendingAge = time.Duration(now-oldest.Int64) * time.Microsecond
+		}
+		return q.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&st.DeadTuples)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue %s stats: %w", queueName, err)
+	}
+	return st, nil
+}
+
+func stateCounts(ctx context.Context, q querier, queueName string, counts map[queue.State]int) error {
+	rows, err := q.QueryContext(ctx, sqlStateCounts, queueName)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var state string
+		var n int
+		if err := rows.Scan(&state, &n); err != nil {
+			return err
+		}
+		counts[queue.State(state)] = n
+	}
+	return rows.Err()
+}
