@@ -1,0 +1,420 @@
+package storetest_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/docketq/docket/queue"
+)
+
+func (x *memExec) JobInsertMany(_ context.Context, ps []*queue.JobInsertParams) ([]queue.InsertResult, error) {
+	out := make([]queue.InsertResult, len(ps))
+	err := x.write(func(st *memState, notify func(string, string)) error {
+		now := time.Now()
+		for i, p := range ps {
+			if p.UniqueKey != "" {
+				if j := st.findUnique(p.TenantID, p.UniqueKey); j != nil {
+					out[i] = queue.InsertResult{Job: copyJob(j), Duplicate: true}
+					continue
+				}
+			}
+			st.nextID++
+			j := &queue.Job{
+				ID: st.nextID, Queue: p.Queue, Kind: p.Kind, TenantID: p.TenantID, Args: p.Args,
+				State: queue.StatePending, Priority: p.Priority, MaxAttempts: p.MaxAttempts, RunAt: p.RunAt,
+				UniqueKey: p.UniqueKey, RetryOf: p.RetryOf, FailOnTimeout: p.FailOnTimeout,
+				CreatedAt: now, UpdatedAt: now,
+			}
+			if j.RunAt.IsZero() {
+				j.RunAt = now
+			}
+			if j.RunAt.After(now) {
+				j.State = queue.StateScheduled
+			} else {
+				notify(queue.TopicInsert, j.Queue)
+			}
+			st.jobs[j.ID] = j
+			out[i] = queue.InsertResult{Job: copyJob(j)}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *memState) findUnique(tenant, key string) *queue.Job {
+	for _, j := range s.jobs {
+		if j.TenantID == tenant && j.UniqueKey == key {
+			return j
+		}
+	}
+	return nil
+}
+
+func (x *memExec) JobGet(_ context.Context, id int64) (*queue.Job, error) {
+	var out *queue.Job
+	err := x.read(func(st *memState) error {
+		j := st.jobs[id]
+		if j == nil {
+			return fmt.Errorf("job %d: %w", id, queue.ErrNotFound)
+		}
+		out = copyJob(j)
+		return nil
+	})
+	return out, err
+}
+
+func (x *memExec) JobList(_ context.Context, p *queue.JobListParams) ([]*queue.Job, error) {
+	var out []*queue.Job
+	err := x.read(func(st *memState) error {
+		for _, j := range st.jobs {
+			if (p.TenantID == "" || j.TenantID == p.TenantID) && (p.Queue == "" || j.Queue == p.Queue) &&
+				(p.Kind == "" || j.Kind == p.Kind) && (len(p.States) == 0 || slices.Contains(p.States, j.State)) &&
+				(p.BeforeID == 0 || j.ID < p.BeforeID) {
+				out = append(out, copyJob(j))
+			}
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b *queue.Job) int { return cmp.Compare(b.ID, a.ID) })
+	limit := p.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	return out[:min(limit, len(out))], err
+}
+
+func (x *memExec) JobClaim(_ context.Context, p *queue.JobClaimParams) ([]*queue.Job, error) {
+	var out []*queue.Job
+	err := x.write(func(st *memState, _ func(string, string)) error {
+		now := time.Now()
+		pending := make(map[string][]*queue.Job)
+		for _, j := range st.jobs {
+			if j.Queue == p.Queue && j.State == queue.StatePending {
+				pending[j.TenantID] = append(pending[j.TenantID], j)
+			}
+		}
+		var tenants []string
+		room := make(map[string]int)
+		for tenant, jobs := range pending {
+			if r := st.limit(tenant, p.Queue) - st.running(tenant, p.Queue); r > 0 {
+				tenants = append(tenants, tenant)
+				room[tenant] = min(r, len(jobs))
+				slices.SortFunc(jobs, func(a, b *queue.Job) int {
+					return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.ID, b.ID))
+				})
+			}
+		}
+		slices.SortFunc(tenants, func(a, b string) int {
+			return cmp.Or(cmp.Compare(st.served[tenantQueue{a, p.Queue}], st.served[tenantQueue{b, p.Queue}]),
+				cmp.Compare(pending[a][0].ID, pending[b][0].ID))
+		})
+		if len(tenants) > p.Max {
+			tenants = tenants[:p.Max]
+		}
+		if len(tenants) == 0 {
+			return nil
+		}
+		per := (p.Max + len(tenants) - 1) / len(tenants)
+		for _, tenant := range tenants {
+			for _, j := range pending[tenant][:min(per, room[tenant], p.Max-len(out))] {
+				j.State, j.Attempt, j.LeaseToken = queue.StateRunning, j.Attempt+1, newToken()
+				j.LeaseExpiresAt, j.WorkerID, j.StartedAt, j.UpdatedAt = now.Add(p.LeaseDuration), p.WorkerID, now, now
+				j.Stage, j.Progress, j.ProgressMessage = "", 0, ""
+				out = append(out, copyJob(j))
+			}
+			st.serveSeq++
+			st.served[tenantQueue{tenant, p.Queue}] = st.serveSeq
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (x *memExec) JobHeartbeat(_ context.Context, p *queue.JobHeartbeatParams) ([]queue.Lease, error) {
+	var out []queue.Lease
+	err := x.write(func(st *memState, _ func(string, string)) error {
+		for _, l := range p.Leases {
+			if j := st.held(l); j != nil {
+				j.LeaseExpiresAt = time.Now().Add(p.LeaseDuration)
+				out = append(out, l)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (x *memExec) JobProgress(_ context.Context, p *queue.JobProgressParams) error {
+	return x.write(func(st *memState, notify func(string, string)) error {
+		j := st.held(p.Lease)
+		if j == nil {
+			return queue.ErrLeaseLost
+		}
+		j.Stage, j.Progress, j.ProgressMessage, j.UpdatedAt = p.Stage, p.Percent, p.Message, time.Now()
+		notify(queue.TopicChange, j.Queue)
+		return nil
+	})
+}
+
+func (x *memExec) JobFinish(_ context.Context, ps []*queue.JobFinishParams) ([]error, error) {
+	out := make([]error, len(ps))
+	err := x.write(func(st *memState, notify func(string, string)) error {
+		now := time.Now()
+		for i, p := range ps {
+			j := st.held(p.Lease)
+			if j == nil {
+				out[i] = queue.ErrLeaseLost
+				continue
+			}
+			st.endAttempt(j, p.Outcome, p.Error, p.WorkerID, now)
+			switch p.Outcome {
+			case queue.OutcomeCompleted:
+				j.State, j.CompletedAt, j.Result, j.Progress = queue.StateCompleted, now, p.Result, 100
+			case queue.OutcomeRetry:
+				j.ErrorMessage, j.State, j.RunAt = p.Error, queue.StatePending, now
+				if p.RetryIn > 0 {
+					j.State, j.RunAt = queue.StateScheduled, now.Add(p.RetryIn)
+				}
+			case queue.OutcomeFailed:
+				j.State, j.CompletedAt, j.ErrorMessage = queue.StateFailed, now, p.Error
+			case queue.OutcomeSnoozed:
+				j.State, j.RunAt, j.Attempt = queue.StateScheduled, now.Add(p.RetryIn), j.Attempt-1
+			case queue.OutcomeReleased:
+				j.State, j.Attempt = queue.StatePending, j.Attempt-1
+			default:
+				return fmt.Errorf("%w: outcome %q", queue.ErrInvalid, p.Outcome)
+			}
+			notify(queue.TopicChange, j.Queue)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (x *memExec) JobCancel(_ context.Context, p *queue.JobCancelParams) (*queue.Job, error) {
+	var out *queue.Job
+	err := x.write(func(st *memState, notify func(string, string)) error {
+		j := st.jobs[p.ID]
+		if j == nil || (p.TenantID != "" && j.TenantID != p.TenantID) {
+			return queue.ErrNotFound
+		}
+		if j.State.Finished() {
+			return queue.ErrConflict
+		}
+		now := time.Now()
+		if j.State == queue.StateRunning {
+			st.endAttempt(j, queue.OutcomeCancelled, p.Reason, "", now)
+		}
+		j.State, j.CompletedAt, j.UpdatedAt = queue.StateCancelled, now, now
+		if p.Discard {
+			j.State, j.ErrorMessage = queue.StateFailed, cmp.Or(p.Reason, "discarded")
+		}
+		notify(queue.TopicChange, j.Queue)
+		out = copyJob(j)
+		return nil
+	})
+	return out, err
+}
+
+func (x *memExec) JobRetry(_ context.Context, p *queue.JobRetryParams) (*queue.Job, error) {
+	var out *queue.Job
+	err := x.write(func(st *memState, notify func(string, string)) error {
+		j := st.jobs[p.ID]
+		if j == nil || (p.TenantID != "" && j.TenantID != p.TenantID) {
+			return queue.ErrNotFound
+		}
+		if j.State != queue.StateFailed && j.State != queue.StateCancelled {
+			return queue.ErrConflict
+		}
+		now := time.Now()
+		st.nextID++
+		out = &queue.Job{
+			ID: st.nextID, Queue: j.Queue, Kind: j.Kind, TenantID: j.TenantID, Args: j.Args,
+			State: queue.StatePending, Priority: j.Priority, MaxAttempts: j.MaxAttempts, RunAt: now,
+			RetryOf: j.ID, FailOnTimeout: j.FailOnTimeout, CreatedAt: now, UpdatedAt: now,
+		}
+		st.jobs[out.ID] = copyJob(out)
+		notify(queue.TopicInsert, j.Queue)
+		return nil
+	})
+	return out, err
+}
+
+func (x *memExec) JobPosition(_ context.Context, id int64) (*queue.Position, error) {
+	var out *queue.Position
+	err := x.read(func(st *memState) error {
+		j := st.jobs[id]
+		if j == nil {
+			return queue.ErrNotFound
+		}
+		if j.State != queue.StatePending && j.State != queue.StateScheduled {
+			return queue.ErrConflict
+		}
+		out = &queue.Position{Running: st.running(j.TenantID, j.Queue), Limit: st.limit(j.TenantID, j.Queue)}
+		var total time.Duration
+		n := 0
+		for _, o := range st.jobs {
+			if o.Queue == j.Queue && o.State == queue.StateCompleted {
+				total += o.CompletedAt.Sub(o.StartedAt)
+				n++
+			}
+			if o.Queue != j.Queue || o.TenantID != j.TenantID || o.State != queue.StatePending || o.ID == j.ID {
+				continue
+			}
+			if j.State == queue.StateScheduled || o.Priority > j.Priority || (o.Priority == j.Priority && o.ID < j.ID) {
+				out.Ahead++
+			}
+		}
+		if n > 0 {
+			out.AvgDuration = total / time.Duration(n)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (x *memExec) JobAttempts(_ context.Context, id int64) ([]*queue.Attempt, error) {
+	var out []*queue.Attempt
+	err := x.read(func(st *memState) error {
+		for _, a := range st.attempts[id] {
+			c := *a
+			out = append(out, &c)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (x *memExec) JobRescue(_ context.Context, p *queue.JobRescueParams) ([]*queue.Job, error) {
+	var out []*queue.Job
+	err := x.write(func(st *memState, notify func(string, string)) error {
+		now := time.Now()
+		for _, j := range st.sorted() {
+			if len(out) == p.Limit {
+				break
+			}
+			if j.State != queue.StateRunning || !j.LeaseExpiresAt.Before(now) {
+				continue
+			}
+			st.endAttempt(j, queue.OutcomeTimedOut, "Processing timed out", "", now)
+			if j.Attempt < j.MaxAttempts && !j.FailOnTimeout {
+				j.State = queue.StatePending
+				notify(queue.TopicInsert, j.Queue)
+			} else {
+				j.State, j.ErrorMessage, j.CompletedAt = queue.StateFailed, "Processing timed out", now
+			}
+			out = append(out, copyJob(j))
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *memState) sorted() []*queue.Job {
+	jobs := slices.Collect(func(yield func(*queue.Job) bool) {
+		for _, j := range s.jobs {
+			if !yield(j) {
+				return
+			}
+		}
+	})
+	slices.SortFunc(jobs, func(a, b *queue.Job) int { return cmp.Compare(a.ID, b.ID) })
+	return jobs
+}
+
+func (x *memExec) JobSchedule(_ context.Context, p *queue.JobScheduleParams) (int, error) {
+	n := 0
+	err := x.write(func(st *memState, notify func(string, string)) error {
+		now := time.Now()
+		for _, j := range st.sorted() {
+			if n < p.Limit && j.State == queue.StateScheduled && !j.RunAt.After(now) {
+				j.State, j.UpdatedAt = queue.StatePending, now
+				notify(queue.TopicInsert, j.Queue)
+				n++
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+func (x *memExec) JobDeleteFinished(_ context.Context, p *queue.JobDeleteFinishedParams) (int, error) {
+	n := 0
+	err := x.write(func(st *memState, _ func(string, string)) error {
+		now := time.Now()
+		ages := map[queue.State]time.Duration{
+			queue.StateCompleted: p.CompletedAge, queue.StateFailed: p.FailedAge, queue.StateCancelled: p.CancelledAge,
+		}
+		for _, j := range st.sorted() {
+			if age, ok := ages[j.State]; ok && n < p.Limit && now.Sub(j.CompletedAt) > age {
+				delete(st.jobs, j.ID)
+				delete(st.attempts, j.ID)
+				n++
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+func (x *memExec) TenantLimitSet(_ context.Context, p *queue.TenantLimitParams) error {
+	return x.write(func(st *memState, _ func(string, string)) error {
+		k := tenantQueue{p.TenantID, p.Queue}
+		if p.MaxRunning == 0 {
+			delete(st.tenantLimits, k)
+		} else {
+			st.tenantLimits[k] = p.MaxRunning
+		}
+		return nil
+	})
+}
+
+func (x *memExec) QueueConfigSet(_ context.Context, p *queue.QueueConfigParams) error {
+	return x.write(func(st *memState, _ func(string, string)) error {
+		st.queueLimits[p.Queue] = p.DefaultTenantLimit
+		return nil
+	})
+}
+
+func (x *memExec) LeaderAttempt(_ context.Context, p *queue.LeaderParams) (bool, error) {
+	ok := false
+	err := x.write(func(st *memState, _ func(string, string)) error {
+		now := time.Now()
+		if l, held := st.leaders[p.Name]; held && l.id != p.LeaderID && l.expires.After(now) {
+			return nil
+		}
+		st.leaders[p.Name], ok = memLeader{id: p.LeaderID, expires: now.Add(p.TTL)}, true
+		return nil
+	})
+	return ok, err
+}
+
+func (x *memExec) LeaderResign(_ context.Context, p *queue.LeaderParams) error {
+	return x.write(func(st *memState, _ func(string, string)) error {
+		if st.leaders[p.Name].id == p.LeaderID {
+			delete(st.leaders, p.Name)
+		}
+		return nil
+	})
+}
+
+func (x *memExec) QueueStats(_ context.Context, q string) (*queue.QueueStats, error) {
+	out := &queue.QueueStats{Queue: q, Counts: make(map[queue.State]int)}
+	err := x.read(func(st *memState) error {
+		now := time.Now()
+		for _, j := range st.jobs {
+			if j.Queue != q {
+				continue
+			}
+			out.Counts[j.State]++
+			if j.State == queue.StatePending {
+				out.OldestPendingAge = max(out.OldestPendingAge, now.Sub(j.RunAt))
+			}
+		}
+		return nil
+	})
+	return out, err
+}
