@@ -1,0 +1,192 @@
+// Command chaosworker is the worker process of Docket's chaos tests: a
+// queue.Worker on PostgreSQL whose handlers write the execution ledger that
+// the tests check (see package chaos).
+//
+// It registers three job kinds:
+//
+//   - ledger: records (job_id, attempt, worker_pid, started_at) in
+//     executions in its own autocommit statement, sleeps a random
+//     -ledger-min..-ledger-max (or args.sleep_ms), then inserts
+//     effects(job_id) and completes the job in one transaction
+//     (Task.CompleteTx).
+//   - exit: records the execution, then exits the process with status 3 (a
+//     poison pill).
+//   - sleep: records the execution, then sleeps args.sleep_ms (default
+//     -sleep) honouring its context; the engine completes it.
+//
+// The tables executions and effects must exist (the tests create them). The
+// process prints "ready pid=<pid> id=<id>" on stdout once the worker runs,
+// shuts down gracefully on SIGTERM or SIGINT (exit status 0 after a clean
+// Run), and with -exit-on-stdin-eof exits with status 4 when its standard
+// input closes, so that workers never outlive a killed test process.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaosworker:", err)
+		os.Exit(1)
+	}
+}
+
+// config is what the flags set.
+type config struct {
+	databaseURL    string
+	id             string
+	queue          string
+	concurrency    int
+	pool           int
+	lease          time.Duration
+	heartbeat      time.Duration
+	poll           time.Duration
+	grace          time.Duration
+	stuck          time.Duration
+	leaderTTL      time.Duration
+	elect          time.Duration
+	rescue         time.Duration
+	schedule       time.Duration
+	backoffMin     time.Duration
+	backoffMax     time.Duration
+	ledgerMin      time.Duration
+	ledgerMax      time.Duration
+	sleep          time.Duration
+	noMaintenance  bool
+	exitOnStdinEOF bool
+	logLevel       string
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("chaosworker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL connection string (URL or key=value)")
+	fs.StringVar(&c.id, "id", "", "worker id (default: chaos-<pid>)")
+	fs.StringVar(&c.queue, "queue", queue.DefaultQueue, "queue to work")
+	fs.IntVar(&c.concurrency, "concurrency", 8, "jobs run at once")
+	fs.IntVar(&c.pool, "pool", 0, "connection pool size (default concurrency+4)")
+	fs.DurationVar(&c.lease, "lease", 2*time.Second, "lease duration")
+	fs.DurationVar(&c.heartbeat, "heartbeat", 0, "heartbeat interval (default lease/3)")
+	fs.DurationVar(&c.poll, "poll", 200*time.Millisecond, "poll interval")
+	fs.DurationVar(&c.grace, "grace", 5*time.Second, "shutdown grace period")
+	fs.DurationVar(&c.stuck, "stuck", 0, "stuck-handler threshold (default the engine's)")
+	fs.DurationVar(&c.leaderTTL, "leader-ttl", time.Second, "maintenance leader TTL")
+	fs.DurationVar(&c.elect, "elect", 0, "leader election interval (default leader-ttl/3)")
+	fs.DurationVar(&c.rescue, "rescue", 250*time.Millisecond, "rescue sweep interval")
+	fs.DurationVar(&c.schedule, "schedule", 100*time.Millisecond, "scheduling sweep interval")
+	fs.DurationVar(&c.backoffMin, "backoff-min", 50*time.Millisecond, "retry backoff base")
+	fs.DurationVar(&c.backoffMax, "backoff-max", time.Second, "retry backoff cap")
+	fs.DurationVar(&c.ledgerMin, "ledger-min", time.Millisecond, "least sleep of a ledger job")
+	fs.DurationVar(&c.ledgerMax, "ledger-max", 20*time.Millisecond, "most sleep of a ledger job")
+	fs.DurationVar(&c.sleep, "sleep", 100*time.Millisecond, "sleep of a sleep job without args.sleep_ms")
+	fs.BoolVar(&c.noMaintenance, "no-maintenance", false, "never run the maintenance sweeps")
+	fs.BoolVar(&c.exitOnStdinEOF, "exit-on-stdin-eof", false, "exit (status 4) when standard input closes")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case c.databaseURL == "":
+		return nil, errors.New("-database-url is required")
+	case c.concurrency < 1:
+		return nil, errors.New("-concurrency must be at least 1")
+	case c.ledgerMin < 0 || c.ledgerMax < c.ledgerMin:
+		return nil, errors.New("want 0 <= -ledger-min <= -ledger-max")
+	}
+	if c.id == "" {
+		c.id = fmt.Sprintf("chaos-%d", os.Getpid())
+	}
+	if c.pool == 0 {
+		c.pool = c.concurrency + 4
+	}
+	return c, nil
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return fmt.Errorf("-log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).
+		With("pid", os.Getpid())
+	if c.exitOnStdinEOF {
+		go func() {
+			_, _ = io.Copy(io.Discard, stdin)
+			logger.Error("standard input closed; the test process is gone; exiting")
+			os.Exit(4)
+		}()
+	}
+
+	pcfg, err := pgxpool.ParseConfig(c.databaseURL)
+	if err != nil {
+		return fmt.Errorf("database url: %w", err)
+	}
+	pcfg.MaxConns = int32(c.pool) //nolint:gosec // bounded by the flag's use
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer pool.Close()
+	if err := pool.Ping(ctx); err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	driver := postgres.New(pool)
+	defer driver.Close()
+
+	client := queue.NewClient(driver, queue.ClientConfig{Logger: logger})
+	h := &handlers{pool: pool, pid: os.Getpid(), cfg: c, logger: logger}
+	worker, err := queue.NewWorker(client, queue.WorkerConfig{
+		ID:                c.id,
+		Queues:            map[string]queue.QueueConfig{c.queue: {MaxWorkers: c.concurrency}},
+		Handlers:          h.configs(),
+		LeaseDuration:     c.lease,
+		HeartbeatInterval: c.heartbeat,
+		PollInterval:      c.poll,
+		ShutdownGrace:     c.grace,
+		StuckThreshold:    c.stuck,
+		Backoff:           queue.ExponentialBackoff(c.backoffMin, c.backoffMax),
+		Maintenance: queue.MaintenanceConfig{
+			Disabled:         c.noMaintenance,
+			LeaderTTL:        c.leaderTTL,
+			ElectInterval:    c.elect,
+			RescueInterval:   c.rescue,
+			ScheduleInterval: c.schedule,
+		},
+		Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+
+	done := make(chan error, 1)
+	go func() { done <- worker.Run(ctx) }()
+	fmt.Fprintf(stdout, "ready pid=%d id=%s\n", os.Getpid(), c.id)
+	if err := <-done; err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	logger.Info("clean shutdown")
+	return nil
+}

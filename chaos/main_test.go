@@ -1,0 +1,120 @@
+package chaos
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/postgres"
+)
+
+var (
+	// cluster is the PostgreSQL cluster of this test process.
+	cluster *testpg.Cluster
+	// workerBin is the chaosworker binary built for this test process.
+	workerBin string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run() // every test skips itself
+	}
+	dir, err := os.MkdirTemp("", "docket-chaos-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if workerBin, err = buildWorker(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cluster, err = testpg.Start(testpg.Options{MaxConnections: 300, Template: migrate})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if err := cluster.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// buildWorker builds cmd/chaosworker (without -race, to keep the children
+// fast) into dir.
+func buildWorker(dir string) (string, error) {
+	// go test puts its own GOROOT/bin first on the test binary's PATH.
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("chaos: no go command to build the worker: %w", err)
+	}
+	bin := filepath.Join(dir, "chaosworker")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, "./cmd/chaosworker")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("chaos: build worker: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// ledgerSchema is the oracle's tables: executions (one row per handler
+// start, written before anything else), effects (one per completed ledger
+// job, written in the completing transaction) and enqueues (enqueue times
+// by the database clock).
+const ledgerSchema = `
+CREATE TABLE executions (
+	id         bigserial   PRIMARY KEY,
+	job_id     bigint      NOT NULL,
+	attempt    int         NOT NULL,
+	worker_pid int         NOT NULL,
+	worker_id  text        NOT NULL,
+	kind       text        NOT NULL,
+	started_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX executions_job ON executions (job_id);
+CREATE TABLE effects (
+	job_id     bigint      PRIMARY KEY,
+	attempt    int         NOT NULL,
+	worker_pid int         NOT NULL,
+	done_at    timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE TABLE enqueues (
+	job_id      bigint      PRIMARY KEY,
+	tenant_id   text        NOT NULL,
+	enqueued_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);`
+
+// migrate prepares the template database: the driver's schema and the
+// ledger tables.
+func migrate(connString string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d, err := postgres.Open(ctx, connString)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := d.Pool().Exec(ctx, ledgerSchema); err != nil {
+		return fmt.Errorf("ledger schema: %w", err)
+	}
+	return nil
+}
