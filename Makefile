@@ -27,6 +27,10 @@ test-race: ## Only go test -race (installs PostgreSQL if missing), for PKGS
 test-short: ## go vet + go test -race -short, no lint, for PKGS
 	scripts/test.sh --skip lint,nested --short $(PKGS)
 
+.PHONY: test-nightly
+test-nightly: setup ## The nightly tier: full-size chaos tests (kill -9 storm of 100k jobs, ...), about 5 minutes
+	$(GO) test -race -count=1 -tags chaos -timeout 45m ./chaos/...
+
 .PHONY: lint
 lint: ## golangci-lint (pinned, built into ./bin on first use) over PKGS and nested modules
 	scripts/test.sh --only lint,nested $(PKGS)
@@ -42,6 +46,14 @@ setup: ## Install PostgreSQL 15 and the postgres user if missing (as root)
 .PHONY: bench
 bench: setup ## Go benchmarks over the module (BENCH=regexp COUNT=n PKGS=...)
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) $(PKGS)
+
+.PHONY: bench-compare
+bench-compare: ## docket bench vs River's, 3 runs each on a throwaway durable PostgreSQL (RUNS= JOBS= DURATION= SCENARIOS=)
+	scripts/bench-compare.sh
+
+.PHONY: bench-docket
+bench-docket: ## docket bench, all scenarios, on a throwaway durable PostgreSQL (ARGS="--scenario drain --jobs 10000")
+	scripts/bench-compare.sh --docket-only $(ARGS)
 
 .PHONY: build
 build: ## Build bin/docket
