@@ -1,0 +1,110 @@
+// Package postgres is Docket's PostgreSQL storage driver, on pgx v5.
+//
+// It implements [queue.Driver]. The schema lives in migrations/ (embedded;
+// [Driver.Migrate] applies it under an advisory lock, so many processes may
+// migrate at once) and includes docket_enqueue, a SQL function that
+// enqueues a job from a trigger or any language.
+//
+// # Claiming
+//
+// Every (queue, tenant) pair has a row in docket_tenant_queues holding the
+// number of its running jobs, its limit, whether it may have pending jobs
+// (has_work) and when it was last served. A claim locks the least recently
+// served claimable rows (FOR NO KEY UPDATE SKIP LOCKED, from a partial index
+// that holds only tenants with work and a free slot), takes each tenant's
+// next jobs from the fetch index and bumps the counters, all in one
+// statement. The row lock serialises the claimers of a tenant and READ
+// COMMITTED re-checks running < max_running on the newest row version, so no
+// race exceeds a limit; the cost depends on neither the backlog nor the
+// number of idle tenants. Every write that frees a slot decrements running in
+// the same statement.
+//
+// # Fencing
+//
+// Every write about a running job names its lease and matches id, attempt
+// and lease_token; no match is [queue.ErrLeaseLost]. A CHECK constraint
+// makes lease_token non-zero exactly while state = 'running', so a match on
+// a non-zero token is a match on a running job. Lease times come from the
+// database clock (clock_timestamp()).
+//
+// # Notifications
+//
+// Statements that make jobs pending call pg_notify('docket_insert', queue);
+// claims, progress, finishes and cancels call pg_notify('docket_change',
+// queue). PostgreSQL delivers them at commit, once per payload per
+// transaction. [Driver.Notifier] listens on a dedicated connection and
+// reconnects by itself.
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketq/docket/queue"
+)
+
+var _ queue.Driver = (*Driver)(nil)
+
+// Driver is the PostgreSQL driver. It is safe for concurrent use.
+type Driver struct {
+	pool     *pgxpool.Pool
+	owned    bool // Close closes the pool
+	repair   *repairClock
+	notifier *Notifier
+}
+
+// New returns a driver on pool. Close does not close the pool.
+func New(pool *pgxpool.Pool) *Driver {
+	return &Driver{pool: pool, repair: &repairClock{}, notifier: &Notifier{config: pool.Config().ConnConfig}}
+}
+
+// Open connects a pool to connString and returns a driver that owns it.
+func Open(ctx context.Context, connString string) (*Driver, error) {
+	pool, err := pgxpool.New(ctx, connString)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	d := New(pool)
+	d.owned = true
+	return d, nil
+}
+
+// Pool returns the driver's pool.
+func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
+
+// Executor returns an executor on the pool: each method runs in its own
+// transaction.
+func (d *Driver) Executor() queue.Executor { return &Executor{db: d.pool, repair: d.repair} }
+
+// UnwrapTx returns an executor bound to a pgx.Tx.
+func (d *Driver) UnwrapTx(tx any) (queue.Executor, error) {
+	ptx, ok := tx.(pgx.Tx)
+	if !ok || ptx == nil {
+		return nil, fmt.Errorf("%w: postgres driver needs a pgx.Tx, got %T", queue.ErrInvalid, tx)
+	}
+	return &Executor{db: ptx, tx: ptx, repair: d.repair}, nil
+}
+
+// Notifier returns the LISTEN/NOTIFY notifier.
+func (d *Driver) Notifier() queue.Notifier { return d.notifier }
+
+// Capabilities reports everything: PostgreSQL is shared by processes,
+// notifies, and enqueues from SQL.
+func (d *Driver) Capabilities() queue.Capabilities {
+	return queue.Capabilities{MultiProcess: true, Notify: true, SQLEnqueue: true}
+}
+
+// Close closes the pool if Open created it.
+func (d *Driver) Close() error {
+	if d.owned {
+		d.pool.Close()
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/docketq/docket/queue"
+)
+
+// interpretError translates pgx and PostgreSQL errors into the queue's
+// sentinels, keeping the original in the chain. It is the only place that
+// does.
+func interpretError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%w: %w", queue.ErrNotFound, err)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23514", // check_violation
+			"23502", // not_null_violation
+			"22P02", // invalid_text_representation
+			"22023", // invalid_parameter_value
+			"22003", // numeric_value_out_of_range
+			"22001", // string_data_right_truncation
+			"2202E", // array_subscript_error
+			"22004": // null_value_not_allowed
+			return fmt.Errorf("%w: %w", queue.ErrInvalid, err)
+		case "23505": // unique_violation
+			return fmt.Errorf("%w: %w", queue.ErrConflict, err)
+		}
+	}
+	return err
+}

@@ -1,0 +1,77 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/docketq/docket/queue"
+)
+
+var (
+	_ queue.Executor   = (*Executor)(nil)
+	_ queue.ExecutorTx = (*ExecutorTx)(nil)
+)
+
+// dbtx is what both *pgxpool.Pool and pgx.Tx offer.
+type dbtx interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// Executor runs the engine's statements on a pool (each in its own
+// transaction) or inside a transaction.
+type Executor struct {
+	db     dbtx
+	tx     pgx.Tx // set when bound to a transaction
+	repair *repairClock
+}
+
+// ExecutorTx is an Executor inside a transaction.
+type ExecutorTx struct {
+	Executor
+}
+
+// Begin starts a transaction, or a savepoint inside one.
+func (e *Executor) Begin(ctx context.Context) (queue.ExecutorTx, error) {
+	tx, err := e.db.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", interpretError(err))
+	}
+	return &ExecutorTx{Executor{db: tx, tx: tx, repair: e.repair}}, nil
+}
+
+// Tx returns the transaction.
+func (e *ExecutorTx) Tx() pgx.Tx { return e.tx }
+
+// Commit commits the transaction (releases the savepoint).
+func (e *ExecutorTx) Commit(ctx context.Context) error {
+	if err := e.tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", interpretError(err))
+	}
+	return nil
+}
+
+// Rollback rolls the transaction back. After Commit it does nothing.
+func (e *ExecutorTx) Rollback(ctx context.Context) error {
+	if err := e.tx.Rollback(ctx); err != nil && err != pgx.ErrTxClosed { //nolint:errorlint // sentinel compared as pgx documents
+		return fmt.Errorf("rollback: %w", interpretError(err))
+	}
+	return nil
+}
+
+// inTx runs fn in one transaction: the executor's own when it has one,
+// else a new one committed when fn succeeds.
+func (e *Executor) inTx(ctx context.Context, fn func(x *Executor) error) error {
+	if e.tx != nil {
+		return fn(e)
+	}
+	return pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		return fn(&Executor{db: tx, tx: tx, repair: e.repair})
+	})
+}

@@ -1,0 +1,7 @@
+package postgres
+
+// SQL of the claim, for EXPLAIN tests.
+var ClaimSQL = claimSQL
+
+// SQL of the finish, for EXPLAIN tests.
+var FinishSQL = finishSQL

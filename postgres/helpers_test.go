@@ -1,0 +1,122 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue"
+)
+
+// fixture is a driver on a fresh database and the test's context.
+type fixture struct {
+	t   *testing.T
+	ctx context.Context
+	d   *postgres.Driver
+	x   queue.Executor
+}
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	d := newDriver(t)
+	return &fixture{t: t, ctx: t.Context(), d: d, x: d.Executor()}
+}
+
+// secondDriver returns another driver on f's database, with its own pool:
+// a second process, as far as PostgreSQL can tell.
+func (f *fixture) secondDriver() *postgres.Driver {
+	f.t.Helper()
+	pool, err := pgxpool.NewWithConfig(f.ctx, f.d.Pool().Config())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(pool.Close)
+	return postgres.New(pool)
+}
+
+func job(tenant string) *queue.JobInsertParams {
+	return &queue.JobInsertParams{Queue: "q", Kind: "k", TenantID: tenant, Args: json.RawMessage(`{}`), MaxAttempts: 3}
+}
+
+// enqueue inserts n jobs of each tenant, in batches.
+func (f *fixture) enqueue(n int, tenants ...string) {
+	f.t.Helper()
+	var ps []*queue.JobInsertParams
+	for range n {
+		for _, tenant := range tenants {
+			ps = append(ps, job(tenant))
+		}
+	}
+	for len(ps) > 0 {
+		batch := ps[:min(len(ps), 5000)]
+		ps = ps[len(batch):]
+		if _, err := f.x.JobInsertMany(f.ctx, batch); err != nil {
+			f.t.Fatalf("insert: %v", err)
+		}
+	}
+}
+
+func (f *fixture) claim(x queue.Executor, max int) []*queue.Job {
+	f.t.Helper()
+	jobs, err := x.JobClaim(f.ctx, &queue.JobClaimParams{Queue: "q", WorkerID: "w", Max: max, LeaseDuration: time.Hour})
+	if err != nil {
+		f.t.Fatalf("claim: %v", err)
+	}
+	return jobs
+}
+
+func (f *fixture) exec(sql string, args ...any) {
+	f.t.Helper()
+	if _, err := f.d.Pool().Exec(f.ctx, sql, args...); err != nil {
+		f.t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func (f *fixture) queryInt(sql string, args ...any) int64 {
+	f.t.Helper()
+	var n int64
+	if err := f.d.Pool().QueryRow(f.ctx, sql, args...).Scan(&n); err != nil {
+		f.t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// checkCounters fails t unless every tenant row's running count equals
+// its running jobs.
+func (f *fixture) checkCounters() {
+	f.t.Helper()
+	rows, err := f.d.Pool().Query(f.ctx, `
+SELECT t.queue, t.tenant_id, t.running, count(j.id)
+FROM docket_tenant_queues t
+LEFT JOIN docket_jobs j ON j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'running'
+GROUP BY t.queue, t.tenant_id, t.running
+HAVING t.running <> count(j.id)`)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var q, tenant string
+		var counter, actual int64
+		if err := rows.Scan(&q, &tenant, &counter, &actual); err != nil {
+			f.t.Fatal(err)
+		}
+		f.t.Errorf("tenant %s in %s: running counter %d, running jobs %d", tenant, q, counter, actual)
+	}
+	if err := rows.Err(); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func tenantNames(prefix string, n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s%03d", prefix, i)
+	}
+	return names
+}

@@ -1,0 +1,63 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/docketq/docket/queue"
+)
+
+// cancelSQL cancels (or, with $3, fails) a job that is not finished, in one
+// statement. $1 id, $2 tenant (” for any), $3 discard, $4 reason. It
+// returns the job, and whether it changed; no row means no such job. A running job frees its slot and gets an attempt
+// record.
+var cancelSQL = `
+WITH target AS (
+    SELECT id, state, attempt, worker_id, started_at, queue, tenant_id
+    FROM docket_jobs
+    WHERE id = $1 AND ($2 = '' OR tenant_id = $2)
+    FOR UPDATE
+), cancelled AS (
+    UPDATE docket_jobs j SET
+        state = CASE WHEN $3 THEN 'failed' ELSE 'cancelled' END,
+        error_message = CASE WHEN $4 <> '' THEN $4 WHEN $3 THEN 'discarded' ELSE j.error_message END,
+        completed_at = clock_timestamp(),
+        lease_token = 0,
+        lease_expires_at = NULL,
+        updated_at = clock_timestamp()
+    FROM target t
+    WHERE j.id = t.id AND t.state IN ('scheduled', 'pending', 'running')
+    RETURNING ` + jobCols("j.") + `
+), freed AS (
+    UPDATE docket_tenant_queues q SET running = greatest(q.running - 1, 0)
+    FROM target t
+    WHERE t.state = 'running' AND q.queue = t.queue AND q.tenant_id = t.tenant_id
+      AND EXISTS (SELECT FROM cancelled)
+), attempts AS (
+    INSERT INTO docket_job_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome, error)
+    SELECT t.id, t.attempt, t.worker_id, t.started_at, clock_timestamp(), 'cancelled',
+           CASE WHEN $4 <> '' THEN $4 WHEN $3 THEN 'discarded' ELSE 'cancelled' END
+    FROM target t
+    WHERE t.state = 'running' AND EXISTS (SELECT FROM cancelled)
+), notified AS (
+    SELECT pg_notify('docket_change', queue) FROM cancelled
+)
+SELECT true, ` + jobColumns + ` FROM cancelled WHERE (SELECT count(*) FROM notified) >= 0
+UNION ALL
+SELECT false, ` + jobCols("d.") + `
+FROM docket_jobs d JOIN target t ON d.id = t.id
+WHERE NOT EXISTS (SELECT FROM cancelled)`
+
+// JobCancel cancels a scheduled, pending or running job; see
+// queue.Executor.
+func (e *Executor) JobCancel(ctx context.Context, params *queue.JobCancelParams) (*queue.Job, error) {
+	var changed bool
+	j, err := scanJob(e.db.QueryRow(ctx, cancelSQL, params.ID, params.TenantID, params.Discard, params.Reason), &changed)
+	if err != nil {
+		return nil, fmt.Errorf("cancel job %d: %w", params.ID, interpretError(err))
+	}
+	if !changed {
+		return nil, fmt.Errorf("cancel job %d: %w: it is %s", params.ID, queue.ErrConflict, j.State)
+	}
+	return j, nil
+}

@@ -1,0 +1,143 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketq/docket/queue"
+)
+
+// claimSQL claims jobs in one statement. Parameters: $1 queue, $2 max,
+// $3 lease in microseconds, $4 worker id.
+//
+//   - tenants: the least recently served claimable tenants of the queue,
+//     locked. SKIP LOCKED lets concurrent claimers take other tenants; under
+//     READ COMMITTED a row changed since the statement's snapshot is
+//     re-checked on its newest version, so running < max_running holds for
+//     every row locked here, whatever the race.
+//   - picked: each tenant's next jobs from the fetch index, at most its free
+//     slots and at most ceil(max / tenants), locked. SKIP LOCKED again: a
+//     job pending in our snapshot may since have been claimed by a
+//     transaction that committed, and now be locked by its worker's finish,
+//     which waits for the tenant row we hold. The claim thus never waits for
+//     a lock, and a changed row is re-checked to be still pending.
+//   - chosen: round-robin over the tenants (first job of each, then second
+//     ...), at most max.
+//   - claimed: the jobs start a new attempt.
+//   - idle, served: running grows by what was claimed, served_at moves the
+//     tenant to the back, and a tenant that had fewer pending jobs than asked
+//     for is marked idle (has_work false), if no insert for it is in
+//     progress; see rewakeSQL. The rows are found by primary key (= ANY of
+//     the locked tenants), never by a scan of the table.
+var claimSQL = `
+WITH tenants AS (
+    SELECT tenant_id, served_at, max_running - running AS free
+    FROM docket_tenant_queues
+    WHERE queue = $1 AND has_work AND running < max_running
+    ORDER BY served_at, tenant_id
+    LIMIT $2
+    FOR NO KEY UPDATE SKIP LOCKED
+), shares AS (
+    SELECT tenant_id, served_at, least(free, ceil($2::numeric / count(*) OVER ())::int) AS wanted
+    FROM tenants
+), picked AS (
+    SELECT s.tenant_id, s.served_at, s.wanted, p.id, p.priority
+    FROM shares s
+    LEFT JOIN LATERAL (
+        SELECT j.id, j.priority
+        FROM docket_jobs j
+        WHERE j.queue = $1 AND j.tenant_id = s.tenant_id AND j.state = 'pending'
+        ORDER BY j.priority DESC, j.id
+        LIMIT s.wanted
+        FOR NO KEY UPDATE SKIP LOCKED
+    ) p ON true
+), chosen AS (
+    SELECT id
+    FROM (SELECT id, tenant_id, served_at,
+                 row_number() OVER (PARTITION BY tenant_id ORDER BY priority DESC, id) AS rn
+          FROM picked WHERE id IS NOT NULL) r
+    ORDER BY rn, served_at, tenant_id
+    LIMIT $2
+), claimed AS (
+    UPDATE docket_jobs j SET
+        state = 'running',
+        attempt = j.attempt + 1,
+        lease_token = 1 + floor(random() * 9.2e18)::bigint,
+        lease_expires_at = clock_timestamp() + $3::bigint * interval '1 microsecond',
+        started_at = clock_timestamp(),
+        worker_id = $4,
+        stage = '', progress = 0, progress_message = '',
+        updated_at = clock_timestamp()
+    FROM chosen c
+    WHERE j.id = c.id
+    RETURNING ` + jobCols("j.") + `
+), idle AS (
+    SELECT tenant_id,
+           CASE WHEN count(id) < wanted
+                THEN pg_try_advisory_xact_lock(1684763761, docket_tenant_lock_key($1, tenant_id))
+                ELSE false END AS idle
+    FROM picked GROUP BY tenant_id, wanted
+), served AS (
+    UPDATE docket_tenant_queues t SET
+        running = t.running + (SELECT count(*) FROM claimed c WHERE c.tenant_id = t.tenant_id),
+        served_at = clock_timestamp(),
+        has_work = NOT f.idle,
+        cleared_at = CASE WHEN f.idle THEN clock_timestamp() ELSE t.cleared_at END,
+        cleared_by = CASE WHEN f.idle THEN txid_current() ELSE t.cleared_by END
+    FROM idle f
+    WHERE t.queue = $1 AND t.tenant_id = ANY (ARRAY(SELECT tenant_id FROM tenants)) AND t.tenant_id = f.tenant_id
+), notified AS (
+    SELECT pg_notify('docket_change', q.queue) FROM (SELECT DISTINCT queue FROM claimed) q
+)
+SELECT ` + jobColumns + ` FROM claimed
+WHERE (SELECT count(*) FROM notified) >= 0
+ORDER BY id`
+
+// rewakeSQL runs right after claimSQL, in its transaction and with a new
+// snapshot, and marks claimable again the tenants the claim marked idle
+// that have a pending job after all.
+//
+// The race it closes, with the advisory lock of docket_insert_jobs: a
+// claim's snapshot predates a concurrent insert's commit, so the claim
+// finds the tenant empty and marks it idle; the insert, which skips
+// tenants already marked claimable (so that inserts for one tenant do not
+// serialise on its row), read has_work before the claim's change
+// committed. Inserters hold a shared advisory lock of the tenant from
+// before their snapshot to their commit, and a claim marks a tenant idle
+// only if it gets that lock exclusively, without waiting. So an insert is
+// either in progress at that moment (the tenant stays claimable), or
+// starts after it (it waits for the claim to commit and sees the tenant
+// idle), or committed before it, when this statement's snapshot sees its
+// job. Finishes, rescues and the schedule sweep update the tenant row,
+// which waits for the claim's row lock and re-reads the newest version.
+const rewakeSQL = `
+UPDATE docket_tenant_queues t SET has_work = true
+WHERE NOT t.has_work AND t.cleared_at >= now() AND t.cleared_by = txid_current_if_assigned()
+  AND t.queue = $1
+  AND EXISTS (SELECT FROM docket_jobs j WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending')`
+
+// JobClaim claims up to params.Max jobs in one round trip: claimSQL and
+// rewakeSQL in one transaction. See queue.Executor.
+func (e *Executor) JobClaim(ctx context.Context, params *queue.JobClaimParams) ([]*queue.Job, error) {
+	if err := queue.ValidateQueueName(params.Queue); err != nil {
+		return nil, err
+	}
+	if params.Max <= 0 || params.LeaseDuration <= 0 {
+		return nil, fmt.Errorf("%w: claim needs Max > 0 and LeaseDuration > 0", queue.ErrInvalid)
+	}
+	var jobs []*queue.Job
+	b := &pgx.Batch{}
+	b.Queue(claimSQL, params.Queue, params.Max, micros(params.LeaseDuration), params.WorkerID).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			jobs, err = scanJobs(rows)
+			return err
+		})
+	b.Queue(rewakeSQL, params.Queue)
+	if err := e.db.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("claim jobs: %w", interpretError(err))
+	}
+	return jobs, nil
+}

@@ -1,0 +1,116 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/docketq/docket/queue"
+)
+
+// finishSQL ends a batch of attempts in one statement. Each element of the
+// arrays is one param: $1 ids, $2 attempts, $3 tokens, $4 outcomes,
+// $5 errors, $6 results, $7 retry delays in microseconds, $8 worker ids.
+// It returns the ordinals (from 1) of the params whose lease was held; of
+// two params for one job, the first is applied and the second finds the
+// lease lost.
+//
+//   - done: the jobs whose lease matches move by outcome (see
+//     queue.Executor.JobFinish) and lose their lease. A held lease is
+//     (id, attempt, lease_token) with a non-zero token: the table's CHECK
+//     makes a token non-zero exactly while the job runs, and leaving
+//     state = 'running' out of the WHERE keeps the planner on the primary
+//     key (the partial index of running jobs would otherwise tempt it).
+//   - slots_*: per tenant, the slots freed (see tenant_lock.go); a tenant
+//     with a job back to pending is claimable again.
+//   - attempts: one record per ended attempt.
+var finishSQL = `
+WITH input AS (
+    SELECT DISTINCT ON (id, attempt, token) *
+    FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[], $5::text[],
+                $6::text[], $7::bigint[], $8::text[])
+        WITH ORDINALITY AS i(id, attempt, token, outcome, error, result, retry_us, worker_id, ord)
+    ORDER BY id, attempt, token, ord
+), done AS (
+    UPDATE docket_jobs j SET
+        state = CASE
+            WHEN i.outcome IN ('completed', 'failed') THEN i.outcome
+            WHEN i.outcome IN ('retry', 'snoozed') AND i.retry_us > 0 THEN 'scheduled'
+            ELSE 'pending' END,
+        attempt = CASE WHEN i.outcome IN ('snoozed', 'released') THEN j.attempt - 1 ELSE j.attempt END,
+        run_at = CASE WHEN i.outcome IN ('retry', 'snoozed')
+            THEN clock_timestamp() + greatest(i.retry_us, 0) * interval '1 microsecond'
+            ELSE j.run_at END,
+        error_message = CASE i.outcome
+            WHEN 'completed' THEN '' WHEN 'retry' THEN i.error WHEN 'failed' THEN i.error
+            ELSE j.error_message END,
+        result = CASE WHEN i.outcome = 'completed' THEN i.result::jsonb ELSE j.result END,
+        progress = CASE WHEN i.outcome = 'completed' THEN 100 ELSE j.progress END,
+        completed_at = CASE WHEN i.outcome IN ('completed', 'failed') THEN clock_timestamp() END,
+        lease_token = 0,
+        lease_expires_at = NULL,
+        updated_at = clock_timestamp()
+    FROM input i
+    WHERE j.id = i.id AND j.attempt = i.attempt AND j.lease_token = i.token AND i.token <> 0
+    RETURNING j.id, j.queue, j.tenant_id, j.state, j.started_at, j.worker_id,
+              i.ord, i.attempt AS lease_attempt, i.outcome, i.error, i.worker_id AS by_worker
+), ` + freeSlotsSQL("done") + `, attempts AS (
+    INSERT INTO docket_job_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome, error)
+    SELECT id, lease_attempt, coalesce(nullif(by_worker, ''), worker_id), started_at, clock_timestamp(),
+           outcome, coalesce(error, '')
+    FROM done
+), notified AS (
+    SELECT pg_notify('docket_change', q.queue) FROM (SELECT DISTINCT queue FROM done) q
+    UNION ALL
+    SELECT pg_notify('docket_insert', q.queue) FROM (SELECT DISTINCT queue FROM done WHERE state = 'pending') q
+)
+SELECT ord FROM done WHERE (SELECT count(*) FROM notified) >= 0`
+
+// JobFinish ends a batch of attempts in one statement; see finishSQL.
+func (e *Executor) JobFinish(ctx context.Context, params []*queue.JobFinishParams) ([]error, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	n := len(params)
+	var (
+		ids, tokens, retryUs       = make([]int64, n), make([]int64, n), make([]int64, n)
+		attempts                   = make([]int32, n)
+		outcomes, errMsgs, workers = make([]string, n), make([]string, n), make([]string, n)
+		results                    = make([]*string, n)
+	)
+	for i, p := range params {
+		switch p.Outcome {
+		case queue.OutcomeCompleted, queue.OutcomeRetry, queue.OutcomeFailed, queue.OutcomeSnoozed, queue.OutcomeReleased:
+		default:
+			return nil, fmt.Errorf("%w: finish job %d with outcome %q", queue.ErrInvalid, p.Lease.JobID, p.Outcome)
+		}
+		ids[i], attempts[i], tokens[i] = p.Lease.JobID, int32(p.Lease.Attempt), p.Lease.Token
+		outcomes[i], errMsgs[i], workers[i], retryUs[i] = string(p.Outcome), p.Error, p.WorkerID, micros(p.RetryIn)
+		if len(p.Result) > 0 {
+			s := string(p.Result)
+			results[i] = &s
+		}
+	}
+	rows, err := e.db.Query(ctx, finishSQL, ids, attempts, tokens, outcomes, errMsgs, results, retryUs, workers)
+	if err != nil {
+		return nil, fmt.Errorf("finish jobs: %w", interpretError(err))
+	}
+	defer rows.Close()
+	held := make([]bool, n)
+	for rows.Next() {
+		var ord int64
+		if err := rows.Scan(&ord); err != nil {
+			return nil, fmt.Errorf("finish jobs: %w", err)
+		}
+		held[ord-1] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("finish jobs: %w", interpretError(err))
+	}
+	errs := make([]error, n)
+	for i, ok := range held {
+		if !ok {
+			errs[i] = fmt.Errorf("finish job %d attempt %d: %w", ids[i], attempts[i], queue.ErrLeaseLost)
+		}
+	}
+	return errs, nil
+}

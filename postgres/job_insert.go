@@ -1,0 +1,155 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/docketq/docket/queue"
+)
+
+// insertJobsSQL calls docket_insert_jobs (migrations/002_enqueue.sql), the
+// one implementation of enqueueing, shared with docket_enqueue.
+var insertJobsSQL = `SELECT r.ord, r.duplicate, ` + jobCols("(r.job).") + `
+FROM docket_insert_jobs($1::text[], $2::text[], $3::text[], $4::text[]::jsonb[], $5::int[], $6::int[],
+                        $7::timestamptz[], $8::text[], $9::bigint[], $10::boolean[]) r
+WHERE (r.job).id IS NOT NULL`
+
+// existingByKeySQL reads, with a new snapshot, the jobs holding unique keys
+// whose insert lost a race to a transaction that committed after the
+// insert statement began.
+var existingByKeySQL = `SELECT ` + jobColumns + `
+FROM docket_jobs WHERE (tenant_id, unique_key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`
+
+// JobInsertMany inserts jobs in one statement; see queue.Executor.
+func (e *Executor) JobInsertMany(ctx context.Context, params []*queue.JobInsertParams) ([]queue.InsertResult, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	for _, p := range params {
+		if err := queue.ValidateQueueName(p.Queue); err != nil {
+			return nil, err
+		}
+	}
+	results := make([]queue.InsertResult, len(params))
+	if err := e.insertJobs(ctx, params, results); err != nil {
+		return nil, fmt.Errorf("insert jobs: %w", interpretError(err))
+	}
+	// A key taken by a transaction that committed while our insert ran
+	// is visible to a new statement. The winner cannot have been deleted
+	// since (it is not finished), so this loop ends at once in practice.
+	for range 3 {
+		missing := missingKeys(params, results)
+		if len(missing) == 0 {
+			return results, nil
+		}
+		if err := e.fillExisting(ctx, params, results, missing); err != nil {
+			return nil, fmt.Errorf("insert jobs: %w", interpretError(err))
+		}
+	}
+	return nil, fmt.Errorf("insert jobs: unique key of job #%d neither inserted nor found", missingKeys(params, results)[0])
+}
+
+func (e *Executor) insertJobs(ctx context.Context, params []*queue.JobInsertParams, results []queue.InsertResult) error {
+	n := len(params)
+	var (
+		queues, kinds, tenants, args, keys = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		prios, maxAttempts                 = make([]int32, n), make([]int32, n)
+		runAts                             = make([]*time.Time, n)
+		retryOf                            = make([]int64, n)
+		failOnTimeout                      = make([]bool, n)
+	)
+	for i, p := range params {
+		queues[i], kinds[i], tenants[i], keys[i] = p.Queue, p.Kind, p.TenantID, p.UniqueKey
+		args[i] = string(p.Args)
+		if len(p.Args) == 0 {
+			args[i] = "{}"
+		}
+		prios[i], maxAttempts[i] = int32(p.Priority), int32(p.MaxAttempts)
+		if p.MaxAttempts == 0 {
+			maxAttempts[i] = queue.DefaultMaxAttempts
+		}
+		if !p.RunAt.IsZero() {
+			runAts[i] = &p.RunAt
+		}
+		retryOf[i], failOnTimeout[i] = p.RetryOf, p.FailOnTimeout
+	}
+	rows, err := e.db.Query(ctx, insertJobsSQL, queues, kinds, tenants, args, prios, maxAttempts,
+		runAts, keys, retryOf, failOnTimeout)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ord int64
+		var dup bool
+		j, err := scanJob(rows, &ord, &dup)
+		if err != nil {
+			return err
+		}
+		results[ord-1] = queue.InsertResult{Job: j, Duplicate: dup}
+	}
+	return rows.Err()
+}
+
+// missingKeys returns the indexes of params without a result.
+func missingKeys(params []*queue.JobInsertParams, results []queue.InsertResult) []int {
+	var missing []int
+	for i := range params {
+		if results[i].Job == nil {
+			missing = append(missing, i)
+		}
+	}
+	return missing
+}
+
+func (e *Executor) fillExisting(ctx context.Context, params []*queue.JobInsertParams, results []queue.InsertResult, missing []int) error {
+	tenants, keys := make([]string, len(missing)), make([]string, len(missing))
+	for k, i := range missing {
+		tenants[k], keys[k] = params[i].TenantID, params[i].UniqueKey
+	}
+	rows, err := e.db.Query(ctx, existingByKeySQL, tenants, keys)
+	if err != nil {
+		return err
+	}
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		for _, i := range missing {
+			if params[i].TenantID == j.TenantID && params[i].UniqueKey == j.UniqueKey {
+				results[i] = queue.InsertResult{Job: j, Duplicate: true}
+			}
+		}
+	}
+	return nil
+}
+
+// JobRetry inserts a new pending job retrying a failed or cancelled one.
+func (e *Executor) JobRetry(ctx context.Context, params *queue.JobRetryParams) (*queue.Job, error) {
+	var job *queue.Job
+	err := e.inTx(ctx, func(x *Executor) error {
+		orig, err := x.jobGet(ctx, params.ID, params.TenantID)
+		if err != nil {
+			return err
+		}
+		if orig.State != queue.StateFailed && orig.State != queue.StateCancelled {
+			return fmt.Errorf("%w: job %d is %s, not failed or cancelled", queue.ErrConflict, orig.ID, orig.State)
+		}
+		res, err := x.JobInsertMany(ctx, []*queue.JobInsertParams{{
+			Queue: orig.Queue, Kind: orig.Kind, TenantID: orig.TenantID, Args: orig.Args,
+			Priority: orig.Priority, MaxAttempts: orig.MaxAttempts, RetryOf: orig.ID,
+			FailOnTimeout: orig.FailOnTimeout,
+		}})
+		if err != nil {
+			return err
+		}
+		job = res[0].Job
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retry job %d: %w", params.ID, interpretError(err))
+	}
+	return job, nil
+}

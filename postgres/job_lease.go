@@ -1,0 +1,82 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/docketq/docket/queue"
+)
+
+// heartbeatSQL extends, in one statement, the leases still held. A held
+// lease is (id, attempt, lease_token) with a non-zero token; see finishSQL.
+// $1 ids, $2 attempts, $3 tokens, $4 lease in microseconds.
+const heartbeatSQL = `
+UPDATE docket_jobs j
+SET lease_expires_at = clock_timestamp() + $4::bigint * interval '1 microsecond'
+FROM unnest($1::bigint[], $2::int[], $3::bigint[]) AS l(id, attempt, token)
+WHERE j.id = l.id AND j.attempt = l.attempt AND j.lease_token = l.token AND l.token <> 0
+RETURNING j.id, j.attempt, j.lease_token`
+
+// JobHeartbeat extends the held leases and returns them.
+func (e *Executor) JobHeartbeat(ctx context.Context, params *queue.JobHeartbeatParams) ([]queue.Lease, error) {
+	if len(params.Leases) == 0 {
+		return nil, nil
+	}
+	if params.LeaseDuration <= 0 {
+		return nil, fmt.Errorf("%w: heartbeat needs LeaseDuration > 0", queue.ErrInvalid)
+	}
+	ids, attempts, tokens := leaseArrays(params.Leases)
+	rows, err := e.db.Query(ctx, heartbeatSQL, ids, attempts, tokens, micros(params.LeaseDuration))
+	if err != nil {
+		return nil, fmt.Errorf("heartbeat: %w", interpretError(err))
+	}
+	defer rows.Close()
+	var held []queue.Lease
+	for rows.Next() {
+		var l queue.Lease
+		var attempt int32
+		if err := rows.Scan(&l.JobID, &attempt, &l.Token); err != nil {
+			return nil, fmt.Errorf("heartbeat: %w", err)
+		}
+		l.Attempt = int(attempt)
+		held = append(held, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("heartbeat: %w", interpretError(err))
+	}
+	return held, nil
+}
+
+func leaseArrays(leases []queue.Lease) (ids []int64, attempts []int32, tokens []int64) {
+	ids, attempts, tokens = make([]int64, len(leases)), make([]int32, len(leases)), make([]int64, len(leases))
+	for i, l := range leases {
+		ids[i], attempts[i], tokens[i] = l.JobID, int32(l.Attempt), l.Token
+	}
+	return ids, attempts, tokens
+}
+
+// progressSQL stores progress while the lease is held and notifies.
+const progressSQL = `
+WITH updated AS (
+    UPDATE docket_jobs
+    SET stage = $4, progress = $5, progress_message = $6, updated_at = clock_timestamp()
+    WHERE id = $1 AND attempt = $2 AND lease_token = $3 AND $3 <> 0
+    RETURNING queue
+)
+SELECT pg_notify('docket_change', queue) FROM updated`
+
+// JobProgress stores a running job's stage, percent and message.
+func (e *Executor) JobProgress(ctx context.Context, params *queue.JobProgressParams) error {
+	if params.Percent < 0 || params.Percent > 100 {
+		return fmt.Errorf("%w: progress %d outside 0..100", queue.ErrInvalid, params.Percent)
+	}
+	l := params.Lease
+	tag, err := e.db.Exec(ctx, progressSQL, l.JobID, int32(l.Attempt), l.Token, params.Stage, int16(params.Percent), params.Message)
+	if err != nil {
+		return fmt.Errorf("progress of job %d: %w", l.JobID, interpretError(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("progress of job %d attempt %d: %w", l.JobID, l.Attempt, queue.ErrLeaseLost)
+	}
+	return nil
+}

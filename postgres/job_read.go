@@ -1,0 +1,141 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docketq/docket/queue"
+)
+
+// JobGet returns one job, or queue.ErrNotFound.
+func (e *Executor) JobGet(ctx context.Context, id int64) (*queue.Job, error) {
+	j, err := e.jobGet(ctx, id, "")
+	if err != nil {
+		return nil, fmt.Errorf("get job %d: %w", id, interpretError(err))
+	}
+	return j, nil
+}
+
+var jobGetSQL = `SELECT ` + jobColumns + ` FROM docket_jobs WHERE id = $1 AND ($2 = '' OR tenant_id = $2)`
+
+// jobGet reads a job, of tenant when it is not empty.
+func (e *Executor) jobGet(ctx context.Context, id int64, tenant string) (*queue.Job, error) {
+	return scanJob(e.db.QueryRow(ctx, jobGetSQL, id, tenant))
+}
+
+// JobList returns jobs matching params, newest first.
+func (e *Executor) JobList(ctx context.Context, params *queue.JobListParams) ([]*queue.Job, error) {
+	var where []string
+	var args []any
+	add := func(cond string, arg any) {
+		args = append(args, arg)
+		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+	}
+	if params.TenantID != "" {
+		add("tenant_id = $?", params.TenantID)
+	}
+	if params.Queue != "" {
+		add("queue = $?", params.Queue)
+	}
+	if params.Kind != "" {
+		add("kind = $?", params.Kind)
+	}
+	if len(params.States) > 0 {
+		states := make([]string, len(params.States))
+		for i, s := range params.States {
+			states[i] = string(s)
+		}
+		add("state = ANY($?::text[])", states)
+	}
+	if params.BeforeID > 0 {
+		add("id < $?", params.BeforeID)
+	}
+	limit := params.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	sql := "SELECT " + jobColumns + " FROM docket_jobs"
+	if len(where) > 0 {
+		sql += " WHERE " + strings.Join(where, " AND ")
+	}
+	args = append(args, limit)
+	sql += " ORDER BY id DESC LIMIT $" + strconv.Itoa(len(args))
+	rows, err := e.db.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", interpretError(err))
+	}
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", interpretError(err))
+	}
+	return jobs, nil
+}
+
+// positionSQL counts the pending jobs of the job's tenant and queue that
+// start before it (all of them for a scheduled job), from the fetch index,
+// and the mean run time of the queue's last 100 completed jobs.
+const positionSQL = `
+SELECT j.state,
+    (SELECT count(*) FROM docket_jobs p
+     WHERE p.queue = j.queue AND p.tenant_id = j.tenant_id AND p.state = 'pending'
+       AND (j.state = 'scheduled' OR p.priority > j.priority OR (p.priority = j.priority AND p.id < j.id))),
+    coalesce(t.running, 0),
+    coalesce(t.max_running, docket_tenant_limit(j.queue, j.tenant_id)),
+    coalesce((SELECT extract(epoch FROM avg(c.completed_at - c.started_at))::float8
+              FROM (SELECT completed_at, started_at FROM docket_jobs
+                    WHERE state = 'completed' AND queue = j.queue AND started_at IS NOT NULL
+                    ORDER BY completed_at DESC LIMIT 100) c), 0)
+FROM docket_jobs j
+LEFT JOIN docket_tenant_queues t ON t.queue = j.queue AND t.tenant_id = j.tenant_id
+WHERE j.id = $1`
+
+// JobPosition tells where a scheduled or pending job stands.
+func (e *Executor) JobPosition(ctx context.Context, id int64) (*queue.Position, error) {
+	var state string
+	var ahead int64
+	var running, limit int32
+	var avgSecs float64
+	err := e.db.QueryRow(ctx, positionSQL, id).Scan(&state, &ahead, &running, &limit, &avgSecs)
+	if err != nil {
+		return nil, fmt.Errorf("position of job %d: %w", id, interpretError(err))
+	}
+	if s := queue.State(state); s != queue.StatePending && s != queue.StateScheduled {
+		return nil, fmt.Errorf("position of job %d: %w: it is %s", id, queue.ErrConflict, s)
+	}
+	return &queue.Position{
+		Ahead: int(ahead), Running: int(running), Limit: int(limit),
+		AvgDuration: time.Duration(avgSecs * float64(time.Second)),
+	}, nil
+}
+
+const attemptsSQL = `
+SELECT job_id, attempt, worker_id, started_at, finished_at, outcome, error
+FROM docket_job_attempts WHERE job_id = $1 ORDER BY id`
+
+// JobAttempts lists the finished attempts of a job, oldest first.
+func (e *Executor) JobAttempts(ctx context.Context, id int64) ([]*queue.Attempt, error) {
+	rows, err := e.db.Query(ctx, attemptsSQL, id)
+	if err != nil {
+		return nil, fmt.Errorf("attempts of job %d: %w", id, interpretError(err))
+	}
+	defer rows.Close()
+	var out []*queue.Attempt
+	for rows.Next() {
+		var a queue.Attempt
+		var attempt int32
+		var started *time.Time
+		var outcome string
+		if err := rows.Scan(&a.JobID, &attempt, &a.WorkerID, &started, &a.FinishedAt, &outcome, &a.Error); err != nil {
+			return nil, fmt.Errorf("attempts of job %d: %w", id, err)
+		}
+		a.Attempt, a.StartedAt, a.Outcome = int(attempt), deref(started), queue.Outcome(outcome)
+		out = append(out, &a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("attempts of job %d: %w", id, interpretError(err))
+	}
+	return out, nil
+}

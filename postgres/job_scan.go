@@ -1,0 +1,86 @@
+package postgres
+
+import (
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketq/docket/queue"
+)
+
+// jobColumnNames are the docket_jobs columns scanJob reads, in its order.
+var jobColumnNames = []string{
+	"id", "queue", "kind", "tenant_id", "args", "state", "priority", "attempt", "max_attempts",
+	"run_at", "unique_key", "retry_of", "fail_on_timeout", "stage", "progress", "progress_message",
+	"error_message", "result", "lease_token", "lease_expires_at", "worker_id", "created_at",
+	"started_at", "completed_at", "updated_at",
+}
+
+// jobColumns lists the columns scanJob reads, plainly.
+var jobColumns = jobCols("")
+
+// jobCols lists the columns scanJob reads, each prefixed (e.g. "j.").
+func jobCols(prefix string) string {
+	cols := make([]string, len(jobColumnNames))
+	for i, c := range jobColumnNames {
+		cols[i] = prefix + c
+	}
+	return strings.Join(cols, ", ")
+}
+
+// scanJob scans the columns of jobColumns, after any leading
+// destinations.
+func scanJob(row pgx.Row, lead ...any) (*queue.Job, error) {
+	var (
+		j                              queue.Job
+		state                          string
+		uniqueKey                      *string
+		retryOf                        *int64
+		args, result                   []byte
+		leaseExp, started, completed   *time.Time
+		priority, attempt, maxAttempts int32
+		progress                       int16
+	)
+	dest := append(lead,
+		&j.ID, &j.Queue, &j.Kind, &j.TenantID, &args, &state, &priority, &attempt, &maxAttempts,
+		&j.RunAt, &uniqueKey, &retryOf, &j.FailOnTimeout, &j.Stage, &progress, &j.ProgressMessage,
+		&j.ErrorMessage, &result, &j.LeaseToken, &leaseExp, &j.WorkerID, &j.CreatedAt,
+		&started, &completed, &j.UpdatedAt)
+	if err := row.Scan(dest...); err != nil {
+		return nil, err
+	}
+	j.State = queue.State(state)
+	j.Args, j.Result = args, result
+	j.Priority, j.Attempt, j.MaxAttempts, j.Progress = int(priority), int(attempt), int(maxAttempts), int(progress)
+	j.UniqueKey = deref(uniqueKey)
+	j.RetryOf = deref(retryOf)
+	j.LeaseExpiresAt, j.StartedAt, j.CompletedAt = deref(leaseExp), deref(started), deref(completed)
+	return &j, nil
+}
+
+// scanJobs collects rows of jobColumns.
+func scanJobs(rows pgx.Rows) ([]*queue.Job, error) {
+	defer rows.Close()
+	var jobs []*queue.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, rows.Err()
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// micros converts a duration to whole microseconds, PostgreSQL's interval
+// resolution: SQL multiplies it by interval '1 microsecond'.
+func micros(d time.Duration) int64 { return d.Microseconds() }

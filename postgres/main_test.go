@@ -1,0 +1,50 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/goleak"
+
+	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/postgres"
+)
+
+func TestMain(m *testing.M) {
+	testpg.Main(m, testpg.Options{Template: migrate})
+}
+
+// migrate runs the migrations once, into the template database.
+func migrate(connString string) error {
+	ctx := context.Background()
+	d, err := postgres.Open(ctx, connString)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Migrate(ctx)
+}
+
+// newDriver returns a driver on a fresh, migrated database.
+func newDriver(t testing.TB) *postgres.Driver {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(testpg.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 20
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return postgres.New(pool)
+}
+
+// verifyNoLeaks fails t if goroutines started during the test outlive it.
+func verifyNoLeaks(t *testing.T) {
+	t.Helper()
+	opts := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, opts) })
+}

@@ -1,0 +1,55 @@
+package postgres
+
+// Lock order. Statements that change both jobs and tenant rows lock the
+// jobs first, then the tenant rows in (queue, tenant_id) order, so two of
+// them never wait for each other in a cycle. A claim locks tenant rows
+// first, then jobs, but both with SKIP LOCKED: it never waits for a lock,
+// so it cannot close a cycle either.
+//
+// The helpers below write that second step as CTEs for a statement whose
+// CTE cte holds the changed jobs' queue, tenant_id and state. Each locks
+// in a SELECT whose LockRows sits above its Sort, so rows are locked in
+// sorted order whatever the join below, and then updates what it locked.
+// The joins go from the few changed tenants to the tenant table's primary
+// key, never the other way round, so their cost does not grow with the
+// number of tenants.
+
+// freeSlotsSQL returns the CTEs slots_locked and slots_freed: one slot
+// freed per row of cte, and the tenant made claimable when one of its jobs
+// went back to pending.
+func freeSlotsSQL(cte string) string {
+	return `slots_locked AS (
+    SELECT l.queue, l.tenant_id, s.n, s.wake
+    FROM (SELECT queue, tenant_id, count(*) AS n, bool_or(state = 'pending') AS wake
+          FROM ` + cte + ` GROUP BY queue, tenant_id) s
+    JOIN docket_tenant_queues l ON l.queue = s.queue AND l.tenant_id = s.tenant_id
+    ORDER BY l.queue, l.tenant_id
+    FOR NO KEY UPDATE OF l
+), slots_freed AS (
+    UPDATE docket_tenant_queues t SET
+        running = greatest(t.running - k.n, 0),
+        has_work = t.has_work OR k.wake
+    FROM slots_locked k
+    WHERE t.queue = k.queue AND t.tenant_id = k.tenant_id
+)`
+}
+
+// wakeTenantsSQL returns the CTEs wake_locked and woken, which mark
+// claimable the tenants of the rows of cte. It locks each row, waiting for
+// a claim that may be marking it idle, and updates it when its newest
+// version (which the lock returns) is not marked (see rewakeSQL). Inserts,
+// which must not serialise on a busy tenant's row, use an advisory lock
+// instead (docket_insert_jobs).
+func wakeTenantsSQL(cte string) string {
+	return `wake_locked AS (
+    SELECT l.queue, l.tenant_id, l.has_work
+    FROM (SELECT DISTINCT queue, tenant_id FROM ` + cte + `) s
+    JOIN docket_tenant_queues l ON l.queue = s.queue AND l.tenant_id = s.tenant_id
+    ORDER BY l.queue, l.tenant_id
+    FOR NO KEY UPDATE OF l
+), woken AS (
+    UPDATE docket_tenant_queues t SET has_work = true
+    FROM wake_locked k
+    WHERE t.queue = k.queue AND t.tenant_id = k.tenant_id AND NOT k.has_work
+)`
+}
