@@ -7,7 +7,8 @@
 #   setup  PostgreSQL 15 server binaries (initdb on PATH, else /usr/lib/postgresql/15/bin,
 #          else `apt-get install postgresql-15`); a C compiler for -race; as root, a
 #          `postgres` OS user (internal/testpg runs initdb through `runuser -u postgres`)
-#   tools  golangci-lint, pinned, built from source into ./bin (only if missing or stale)
+#   tools  golangci-lint, pinned, built from source into ./bin (only if missing or stale);
+#          versitygw likewise (the S3 server the blob tests start), also before the test step
 #   vet    go vet
 #   lint   golangci-lint run (implies tools)
 #   test   go test -race -count=1 -p 2 -timeout 20m
@@ -26,6 +27,7 @@
 #   DOCKET_TEST_P        go test -p (default 2)
 #   DOCKET_TEST_TIMEOUT  go test -timeout (default 20m)
 #   DOCKET_TEST_SKIP     steps to skip, same as --skip (space- or comma-separated)
+#   DOCKET_SKIP_S3=1     skip the tests against versitygw (and building it before the tests)
 #
 # It never runs `go mod tidy`, never commits, and changes the system only to install what is
 # missing (with apt-get as root, or through passwordless sudo).
@@ -267,6 +269,33 @@ tools() {
 	"$GOLANGCI_LINT" version
 }
 
+# --- versitygw: the S3-compatible server the blob tests start (blob/blobtest/versitygw.go) ---
+
+VERSITYGW_VERSION=v1.8.0
+VERSITYGW_PKG=github.com/versity/versitygw/cmd/versitygw
+VERSITYGW=$BIN_DIR/versitygw
+
+versitygw_current() { # whether ./bin/versitygw is the pinned version
+	[ -x "$VERSITYGW" ] || return 1
+	local info
+	info=$(go version -m "$VERSITYGW" 2>/dev/null) || return 1
+	printf '%s\n' "$info" | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/versity/versitygw[[:space:]]+$VERSITYGW_VERSION([[:space:]]|$)"
+}
+
+tools_versitygw() {
+	if versitygw_current; then
+		log "versitygw $VERSITYGW_VERSION already in $BIN_DIR"
+		return 0
+	fi
+	log "building versitygw $VERSITYGW_VERSION into $BIN_DIR (about 2 minutes the first time)"
+	mkdir -p "$BIN_DIR"
+	rm -f "$VERSITYGW" # go install will not overwrite a file it did not build
+	GOBIN=$BIN_DIR go install "$VERSITYGW_PKG@$VERSITYGW_VERSION"
+	versitygw_current || die "installed versitygw is not $VERSITYGW_VERSION"
+}
+
+# --- end versitygw ----------------------------------------------------------------------------
+
 # --- steps: vet, lint, test, nested -----------------------------------------------------------
 
 go_vet() { go vet "${PKGS[@]}"; }
@@ -309,6 +338,9 @@ log "Docket tests in $ROOT (steps:$(for s in $ALL_STEPS; do wanted "$s" && print
 wanted setup && step "setup: PostgreSQL $PG_MAJOR, C compiler, postgres user" setup
 if wanted tools || wanted lint; then
 	step "tools: golangci-lint $GOLANGCI_LINT_VERSION" tools
+fi
+if wanted tools || { wanted test && [ "${DOCKET_SKIP_S3:-}" != 1 ]; }; then # versitygw
+	step "tools: versitygw $VERSITYGW_VERSION" tools_versitygw
 fi
 wanted vet && step "go vet ${PKGS[*]}" go_vet
 wanted lint && step "golangci-lint run ${PKGS[*]}" golangci_lint_run "${PKGS[@]}"

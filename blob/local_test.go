@@ -1,0 +1,135 @@
+package blob_test
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/blob/blobtest"
+)
+
+// newLocal returns a Local store in a temporary directory.
+func newLocal(t testing.TB) *blob.Local {
+	t.Helper()
+	s, err := blob.NewLocal(filepath.Join(t.TempDir(), "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestLocal(t *testing.T) {
+	blobtest.Run(t, func(t *testing.T) blobtest.Backend {
+		s := newLocal(t)
+		return blobtest.Backend{Store: s, Leftovers: func(t *testing.T) []string { return tempFiles(t, s.Root()) }}
+	})
+}
+
+// tempFiles lists Put's temporary files under root.
+func tempFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".put-") {
+			found = append(found, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+func TestLocal_Permissions(t *testing.T) {
+	t.Parallel()
+	s := newLocal(t)
+	if _, err := s.Put(t.Context(), "t/d/f", bytes.NewReader([]byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]fs.FileMode{
+		"t": blob.DirPerm, "t/d": blob.DirPerm, "t/d/f": blob.FilePerm,
+	} {
+		fi, err := os.Stat(filepath.Join(s.Root(), path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %v, want %v", path, got, want)
+		}
+	}
+}
+
+func TestLocal_DeletePrunesEmptyDirectories(t *testing.T) {
+	t.Parallel()
+	s := newLocal(t)
+	ctx := t.Context()
+	for _, key := range []string{"t/a/1", "t/b/1"} {
+		if _, err := s.Put(ctx, key, bytes.NewReader([]byte("x"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Delete(ctx, "t/a/1"); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join(s.Root(), "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "b" {
+		t.Errorf("after deleting t/a/1, t holds %v, want only b", entries)
+	}
+	if _, err := os.Stat(s.Root()); err != nil {
+		t.Errorf("root removed: %v", err)
+	}
+}
+
+func TestLocal_OpenIsFile(t *testing.T) {
+	t.Parallel()
+	s := newLocal(t)
+	if _, err := s.Put(t.Context(), "k", bytes.NewReader([]byte("hello"))); err != nil {
+		t.Fatal(err)
+	}
+	rc, _, err := s.Open(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if _, ok := rc.(*os.File); !ok {
+		t.Fatalf("Open returned %T, want *os.File", rc)
+	}
+}
+
+// Deletes prune directories that concurrent Puts are about to use; the Puts must still work.
+func TestLocal_PutDeleteRace(t *testing.T) {
+	t.Parallel()
+	s := newLocal(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			key := fmt.Sprintf("t/d/%d", i)
+			for range 100 {
+				if _, err := s.Put(t.Context(), key, bytes.NewReader([]byte("x"))); err != nil {
+					errs <- err
+					return
+				}
+				if err := s.Delete(t.Context(), key); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
