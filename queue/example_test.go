@@ -56,7 +56,9 @@ func Example() {
 		fmt.Printf("job %d of %s: %s\n", e.Job.ID, e.Job.TenantID, e.Type)
 	}
 	stop()
-	<-done
+	if err := <-done; err != nil {
+		panic(err)
+	}
 	// Output:
 	// job 1 of acme: completed
 	// job 2 of acme: completed
