@@ -165,6 +165,9 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
+	if _, err := sf.logger(stderr); err != nil {
+		return err
+	}
 	d, err := sf.open(ctx)
 	if err != nil {
 		return err
