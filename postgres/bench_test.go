@@ -58,7 +58,7 @@ func benchDrain(b *testing.B, nTenants, workers, batch int) {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			for done.Load() < int64(b.N) {
+			for done.Load() < int64(b.N) && !b.Failed() {
 				jobs, err := x.JobClaim(ctx, &queue.JobClaimParams{Queue: "q", WorkerID: fmt.Sprint(w), Max: batch, LeaseDuration: time.Minute})
 				if err != nil {
 					b.Error(err)

@@ -12,12 +12,16 @@
 // (has_work) and when it was last served. A claim locks the least recently
 // served claimable rows (FOR NO KEY UPDATE SKIP LOCKED, from a partial index
 // that holds only tenants with work and a free slot), takes each tenant's
-// next jobs from the fetch index and bumps the counters, all in one
-// statement. The row lock serialises the claimers of a tenant and READ
+// next jobs from the fetch index and bumps the counters, in one statement
+// (one round trip with a small follow-up). The row lock serialises the claimers of a tenant and READ
 // COMMITTED re-checks running < max_running on the newest row version, so no
 // race exceeds a limit; the cost depends on neither the backlog nor the
 // number of idle tenants. Every write that frees a slot decrements running in
-// the same statement.
+// the same statement. A claim that finds a tenant empty marks it idle so
+// that later claims skip it; an advisory lock that inserters share and a
+// second look with a fresh snapshot keep a concurrent insert from being
+// missed (see rewakeSQL), without making inserts for one tenant wait for
+// each other. Locks are taken in one order everywhere (see tenant_lock.go).
 //
 // # Fencing
 //

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
 )
@@ -146,9 +148,10 @@ func TestJobClaim_FairBehindBacklog(t *testing.T) {
 	f.checkCounters()
 }
 
-// TestJobClaim_Explain checks the claim's plans, custom and generic (pgx
-// prepares statements), against a backlog and many idle tenants: no
-// sequential scan of the jobs or tenant tables, jobs from the fetch index.
+// TestJobClaim_Explain checks the plans of the claim and the finish,
+// custom and generic (pgx prepares statements), against a backlog and many
+// idle tenants: no sequential scan of the jobs or tenant tables; jobs
+// claimed from the fetch index.
 func TestJobClaim_Explain(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
@@ -156,48 +159,53 @@ func TestJobClaim_Explain(t *testing.T) {
 	f.exec(`INSERT INTO docket_tenant_queues (queue, tenant_id, has_work)
 SELECT 'q', 'idle' || g, false FROM generate_series(1, 100000) g`)
 	f.exec(`ANALYZE`)
+	j := f.claim(f.x, 1)[0]
+	finish := fmt.Sprintf(`fin('{%d}', '{%d}', '{%d}', '{completed}', '{""}', '{NULL}', '{0}', '{w}')`,
+		j.ID, j.Attempt, j.LeaseToken)
 	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 		t.Run(mode, func(t *testing.T) {
-			conn, err := f.d.Pool().Acquire(f.ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Release()
-			defer conn.Exec(f.ctx, "DEALLOCATE claim; RESET plan_cache_mode") //nolint:errcheck // cleanup
-			if _, err := conn.Exec(f.ctx, "SET plan_cache_mode = "+mode); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := conn.Exec(f.ctx, "PREPARE claim(text, int, bigint, text) AS "+postgres.ClaimSQL); err != nil {
-				t.Fatal(err)
-			}
-			rows, err := conn.Query(f.ctx, "EXPLAIN EXECUTE claim('q', 10, 1000000, 'w')")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var plan []string
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, line)
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
-			text := strings.Join(plan, "\n")
-			for _, bad := range []string{"Seq Scan on docket_jobs", "Seq Scan on docket_tenant_queues"} {
-				if strings.Contains(text, bad) {
-					t.Errorf("claim plan has %q:\n%s", bad, text)
-				}
-			}
+			claim := f.explain(mode, "claim(text, int, bigint, text)", postgres.ClaimSQL, "claim('q', 10, 1000000, 'w')")
 			for _, good := range []string{"docket_jobs_fetch", "docket_tenant_queues_claimable"} {
-				if !strings.Contains(text, good) {
-					t.Errorf("claim plan does not use %s:\n%s", good, text)
+				if !strings.Contains(claim, good) {
+					t.Errorf("claim plan does not use %s:\n%s", good, claim)
 				}
 			}
+			f.explain(mode, "fin(bigint[], int[], bigint[], text[], text[], text[], bigint[], text[])",
+				postgres.FinishSQL, finish)
 		})
 	}
+}
+
+// explain prepares sql as name, explains executing call in plan cache mode
+// mode, fails the test on a sequential scan of a docket table and returns
+// the plan.
+func (f *fixture) explain(mode, name, sql, call string) string {
+	f.t.Helper()
+	conn, err := f.d.Pool().Acquire(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer conn.Release()
+	stmt, _, _ := strings.Cut(name, "(")
+	defer conn.Exec(f.ctx, "DEALLOCATE "+stmt+"; RESET plan_cache_mode") //nolint:errcheck // cleanup
+	if _, err := conn.Exec(f.ctx, "SET plan_cache_mode = "+mode+"; PREPARE "+name+" AS "+sql); err != nil {
+		f.t.Fatal(err)
+	}
+	rows, err := conn.Query(f.ctx, "EXPLAIN EXECUTE "+call)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	plan := strings.Join(lines, "\n")
+	for _, table := range []string{"docket_jobs", "docket_tenant_queues"} {
+		if strings.Contains(plan, "Seq Scan on "+table+" ") {
+			f.t.Errorf("%s plan (%s) scans %s:\n%s", stmt, mode, table, plan)
+		}
+	}
+	return plan
 }
 
 // TestJobClaim_NoLostWakeUp inserts, in transactions held open a moment,

@@ -42,7 +42,9 @@ func scanJob(row pgx.Row, lead ...any) (*queue.Job, error) {
 		priority, attempt, maxAttempts int32
 		progress                       int16
 	)
-	dest := append(lead,
+	dest := make([]any, 0, len(lead)+len(jobColumnNames))
+	dest = append(dest, lead...)
+	dest = append(dest,
 		&j.ID, &j.Queue, &j.Kind, &j.TenantID, &args, &state, &priority, &attempt, &maxAttempts,
 		&j.RunAt, &uniqueKey, &retryOf, &j.FailOnTimeout, &j.Stage, &progress, &j.ProgressMessage,
 		&j.ErrorMessage, &result, &j.LeaseToken, &leaseExp, &j.WorkerID, &j.CreatedAt,

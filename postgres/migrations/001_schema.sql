@@ -62,16 +62,16 @@ CREATE INDEX docket_jobs_tenant ON docket_jobs (tenant_id, id);
 -- One row per ended attempt, written when it ends (claims stay cheap).
 -- job_id has no foreign key: retention deletes attempts with their jobs.
 CREATE TABLE docket_job_attempts (
-    id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     job_id      bigint NOT NULL,
+    id          bigint GENERATED ALWAYS AS IDENTITY, -- order of the records
     attempt     int NOT NULL,
     worker_id   text NOT NULL DEFAULT '',
     started_at  timestamptz,
     finished_at timestamptz NOT NULL,
     outcome     text NOT NULL,
-    error       text NOT NULL DEFAULT ''
+    error       text NOT NULL DEFAULT '',
+    PRIMARY KEY (job_id, id)
 );
-CREATE INDEX docket_job_attempts_job ON docket_job_attempts (job_id, id);
 
 -- Claim state of one tenant in one queue. The row lock serialises the
 -- claimers of a tenant; running counts its running jobs; has_work says it
