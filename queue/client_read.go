@@ -121,3 +121,17 @@ func (c *Client) SetQueueDefaultLimit(ctx context.Context, queue string, limit i
 func (c *Client) Stats(ctx context.Context, queue string) (*QueueStats, error) {
 	return c.exec.QueueStats(ctx, queue)
 }
+
+// ListenChanges calls fn with a queue's name whenever a job of that queue
+// changes in another process (on PostgreSQL, through LISTEN/NOTIFY), until
+// ctx ends. Hints carry no job data: re-read what you show. Changes made in
+// this process arrive on the Bus instead. With a single-process driver
+// there are no other processes, and it just waits for ctx.
+func (c *Client) ListenChanges(ctx context.Context, fn func(queue string)) error {
+	n := c.driver.Notifier()
+	if n == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return n.Listen(ctx, []string{TopicChange}, func(_, queue string) { fn(queue) })
+}
