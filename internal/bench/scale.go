@@ -1,0 +1,193 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/docketq/docket/queue"
+)
+
+// The scale scenario's shape: claims of scaleClaim jobs, timed over
+// scaleRounds rounds after scaleWarmup, at each backlog and tenant count.
+const (
+	scaleClaim      = 10
+	scaleWarmup     = 20
+	scaleSmall      = 1000
+	scaleTenantLim  = 10
+	scaleLease      = time.Minute
+	scaleWorkerName = "bench-scale"
+	scaleMaxEmpty   = 2000 // empty claims in a row before giving up
+)
+
+// The tenant counts and timed rounds of scale (variables for the tests).
+var (
+	scaleTenants = []int{10, 10_000}
+	scaleRounds  = 300
+)
+
+// runScale times the claim round trip (JobClaim of 10 jobs through the
+// driver's executor) and the finish of those jobs, with 10^3 and then
+// 10^6 (Jobs) pending jobs, for 10 and for 10^4 tenants, each tenant count
+// on its own fresh store. Every tenant has run a job before the timing
+// starts, so idle tenants are counted too; each round inserts as many jobs
+// as it finished, for the same tenants, so the backlog stays put. The store
+// is settled after each bulk load (Env.Settle), so that the figures are the
+// claim's own cost rather than the load's aftermath.
+func runScale(ctx context.Context, r *runner) (*Result, error) {
+	big := r.cfg.jobsOr(1_000_000)
+	small := min(scaleSmall, max(big/10, 1))
+	res := &Result{}
+	for i, tenants := range scaleTenants {
+		env := r.env
+		if i > 0 {
+			var err error
+			if env, err = r.store.Open(ctx); err != nil {
+				return nil, err
+			}
+		}
+		err := r.scaleOne(ctx, env, res, tenants, small, big)
+		if i > 0 {
+			err = errors.Join(err, env.Close())
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	r.settings(res, "none (driver executor)")
+	res.set("claim_max", scaleClaim)
+	res.set("rounds", scaleRounds)
+	res.set("tenant_limit", scaleTenantLim)
+	if r.env.Settle != nil {
+		res.set("after_load", "vacuum analyze, checkpoint")
+	}
+	return res, nil
+}
+
+func (r *runner) scaleOne(ctx context.Context, env *Env, res *Result, tenants, small, big int) error {
+	client := queue.NewClient(env.Driver, queue.ClientConfig{Logger: r.cfg.Logger})
+	if err := client.SetQueueDefaultLimit(ctx, queue.DefaultQueue, scaleTenantLim); err != nil {
+		return err
+	}
+	exec := env.Driver.Executor()
+	r.progressf("%d tenants: each runs one job first", tenants)
+	if err := primeTenants(ctx, client, exec, tenants); err != nil {
+		return err
+	}
+	var p99 []float64
+	for _, pending := range []int{small, big} {
+		have := 0
+		if pending == big {
+			have = small
+		}
+		r.progressf("%d tenants: loading %d pending jobs", tenants, pending)
+		took, err := enqueueSpread(ctx, client, pending-have, tenants, have)
+		if err != nil {
+			return err
+		}
+		r.progressf("%d tenants: loaded at %.0f jobs/s; timing claims", tenants, float64(pending-have)/took.Seconds())
+		if env.Settle != nil {
+			if err := env.Settle(ctx); err != nil {
+				return fmt.Errorf("settle after load (vacuum, checkpoint; needs superuser or pg_checkpoint): %w", err)
+			}
+		}
+		claims, finishes, empty, err := timeClaims(ctx, client, exec)
+		if err != nil {
+			return err
+		}
+		key := "pending" + strconv.Itoa(pending) + "_tenants" + strconv.Itoa(tenants) + "_"
+		addPercentiles(res, key, claims, 50, 99)
+		addPercentiles(res, key+"finish_", finishes, 50)
+		res.add(key+"empty_claims", empty)
+		p99 = append(p99, percentile(claims, 99))
+	}
+	res.add("tenants"+strconv.Itoa(tenants)+"_p99_ratio", p99[1]/p99[0])
+	return nil
+}
+
+// primeTenants makes every tenant run and finish one job.
+func primeTenants(ctx context.Context, client *queue.Client, exec queue.Executor, tenants int) error {
+	if _, err := enqueueSpread(ctx, client, tenants, tenants, 0); err != nil {
+		return err
+	}
+	for left := tenants; left > 0; {
+		jobs, err := exec.JobClaim(ctx, &queue.JobClaimParams{
+			Queue: queue.DefaultQueue, WorkerID: scaleWorkerName, Max: 1000, LeaseDuration: scaleLease,
+		})
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			return fmt.Errorf("priming: %d jobs left but none claimable", left)
+		}
+		if err := finishAll(ctx, exec, jobs); err != nil {
+			return err
+		}
+		left -= len(jobs)
+	}
+	return nil
+}
+
+// timeClaims claims, finishes and replaces jobs for the warm-up and timed
+// rounds and returns the timed claim and finish durations, and how many
+// timed claims came back empty although jobs were pending.
+func timeClaims(ctx context.Context, client *queue.Client, exec queue.Executor) (claims, finishes []time.Duration, empty int, err error) {
+	params := &queue.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: scaleWorkerName, Max: scaleClaim, LeaseDuration: scaleLease}
+	emptyRun := 0
+	for i := -scaleWarmup; i < scaleRounds; i++ {
+		start := time.Now()
+		jobs, err := exec.JobClaim(ctx, params)
+		claimed := time.Since(start)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if i >= 0 {
+			claims = append(claims, claimed)
+		}
+		if len(jobs) == 0 {
+			if emptyRun++; emptyRun > scaleMaxEmpty {
+				return nil, nil, 0, fmt.Errorf("%d claims in a row found nothing", emptyRun)
+			}
+			if i >= 0 {
+				empty++
+			}
+			continue
+		}
+		emptyRun = 0
+		start = time.Now()
+		if err := finishAll(ctx, exec, jobs); err != nil {
+			return nil, nil, 0, err
+		}
+		if i >= 0 {
+			finishes = append(finishes, time.Since(start))
+		}
+		if err := replace(ctx, client, jobs); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	return claims, finishes, empty, nil
+}
+
+// replace enqueues one new job per finished one, for the same tenants.
+func replace(ctx context.Context, client *queue.Client, jobs []*queue.Job) error {
+	again := make([]*queue.EnqueueParams, len(jobs))
+	for j, job := range jobs {
+		again[j] = &queue.EnqueueParams{Kind: benchKind, TenantID: job.TenantID, Args: emptyArgs}
+	}
+	_, err := client.EnqueueMany(ctx, again)
+	return err
+}
+
+func finishAll(ctx context.Context, exec queue.Executor, jobs []*queue.Job) error {
+	ps := make([]*queue.JobFinishParams, len(jobs))
+	for i, j := range jobs {
+		ps[i] = &queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: scaleWorkerName}
+	}
+	errs, err := exec.JobFinish(ctx, ps)
+	if err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
