@@ -1,0 +1,108 @@
+// Package analyze extracts a document's fields from its text: title,
+// language, page and word counts, dates, amounts of money and key phrases.
+//
+// It works on plain text with simple, deterministic rules (no models): the
+// same pages always give the same Fields. Languages are told apart by their
+// most frequent words (en, de, fr, es, it, nl, pt) or by their script (ja,
+// zh, ko, el). Dates and amounts are recognised in the usual written forms
+// of those European languages and normalised (ISO 8601 dates, decimal
+// amounts with ISO 4217 currency codes). Key phrases are ranked RAKE-style:
+// runs of words between stop words and punctuation, scored by how often
+// their words occur and with how many others.
+package analyze
+
+import "strings"
+
+// Page is one page of extracted text.
+type Page struct {
+	Number int    // 1-based page number
+	Text   string // the page's text
+}
+
+// Fields are what Analyze finds in a document.
+type Fields struct {
+	Title      string   `json:"title"`
+	Language   string   `json:"language"` // ISO 639-1 code, "" if unknown
+	PageCount  int      `json:"page_count"`
+	WordCount  int      `json:"word_count"`
+	Dates      []string `json:"dates"`       // YYYY-MM-DD, in order of first appearance, no repeats
+	Amounts    []Amount `json:"amounts"`     // in order of first appearance, no repeats
+	KeyPhrases []string `json:"key_phrases"` // lower case, best first
+}
+
+// Amount is a sum of money.
+type Amount struct {
+	Value    string `json:"value"`    // decimal, "." before any fraction, no grouping: "1234.56"
+	Currency string `json:"currency"` // ISO 4217 code: "EUR"
+}
+
+// Options tune Analyze. The zero value is usable.
+type Options struct {
+	// Title, if not blank, is the title (for example from the file's
+	// metadata); otherwise the title is taken from the text.
+	Title string
+
+	// MaxKeyPhrases is how many key phrases to return. Default 10.
+	MaxKeyPhrases int
+
+	// MaxItems caps the dates and the amounts returned. Default 100.
+	MaxItems int
+}
+
+// Analyze extracts the fields of the document made of pages. Slices in the
+// result are never nil, so they encode as JSON arrays.
+func Analyze(pages []Page, opts Options) Fields {
+	if opts.MaxKeyPhrases <= 0 {
+		opts.MaxKeyPhrases = 10
+	}
+	if opts.MaxItems <= 0 {
+		opts.MaxItems = 100
+	}
+	f := Fields{
+		Title:     clean(opts.Title),
+		PageCount: len(pages),
+		Dates:     []string{},
+		Amounts:   []Amount{},
+	}
+	if f.Title == "" {
+		f.Title = findTitle(pages)
+	}
+	dates, amounts := newSet[string](opts.MaxItems), newSet[Amount](opts.MaxItems)
+	for _, p := range pages {
+		f.WordCount += countWords(p.Text)
+		for _, d := range findDates(p.Text) {
+			dates.add(d)
+		}
+		for _, a := range findAmounts(p.Text) {
+			amounts.add(a)
+		}
+	}
+	f.Dates = append(f.Dates, dates.items...)
+	f.Amounts = append(f.Amounts, amounts.items...)
+	f.Language = detectLanguage(pages)
+	f.KeyPhrases = keyPhrases(pages, f.Language, opts.MaxKeyPhrases)
+	return f
+}
+
+// set keeps the first max distinct items in order.
+type set[T comparable] struct {
+	seen  map[T]bool
+	items []T
+	max   int
+}
+
+func newSet[T comparable](limit int) *set[T] {
+	return &set[T]{seen: map[T]bool{}, max: limit}
+}
+
+func (s *set[T]) add(x T) {
+	if len(s.items) < s.max && !s.seen[x] {
+		s.seen[x] = true
+		s.items = append(s.items, x)
+	}
+}
+
+// clean trims s and collapses its runs of spaces into one space.
+func clean(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
