@@ -30,7 +30,12 @@ func TestClient_ListenChanges(t *testing.T) {
 	lctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- watcherSide.ListenChanges(lctx, func(q string) { hints <- q }) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ListenChanges: %v", err)
+		}
+	}()
 
 	gate := make(chan struct{})
 	h := queue.HandlerFunc(func(ctx context.Context, task *queue.Task) error {
