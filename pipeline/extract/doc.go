@@ -1,0 +1,28 @@
+// Package extract turns an uploaded document into normalised text, page by page.
+//
+// It is the "parsing" stage of the document pipeline (DESIGN §3). Three steps:
+//
+//  1. [Sniff] (or [SniffBytes]) decides the [Type] from the first 512 bytes. Magic bytes win over
+//     any file name or Content-Type: only PDF, DOCX, HTML, Markdown and plain UTF-8 text are
+//     accepted; everything else is [ErrUnsupported]. A ZIP is only a DOCX candidate until
+//     [InspectDOCX] has seen word/document.xml in a sane archive.
+//  2. [Extract] parses the document within [Options] limits (bytes, pages, the context's
+//     deadline) and returns a [Document]: pages of text, warnings, a title, and whether a PDF
+//     carries active content (JavaScript, an open action, a launch action, embedded files).
+//  3. Every text passes through [Normalize]: NFKC, whitespace runs collapsed, words hyphenated
+//     across a line break joined, paragraph breaks kept.
+//
+// PDFs are parsed by PDFium compiled to WebAssembly and run by wazero (pure Go, no cgo), inside a
+// [PDFEngine]: a pool of sandboxed instances with a memory limit, no host filesystem, a compilation
+// cache on disk, and a per-document deadline after which the instance running the document is
+// killed and replaced. One engine is shared by default ([DefaultPDFEngine]); a worker can make its
+// own with [NewPDFEngine] and pass it in [Options.PDF].
+//
+// Errors a caller must treat as a permanent failure of the input (no retry) are the sentinels
+// [ErrUnsupported], [ErrMalformed], [ErrEncrypted], [ErrTooLarge] and [ErrTimeout]; [Reason]
+// maps an error to a short reason code for the job record. Any other error (a canceled context,
+// an engine that failed to start) is the caller's to retry.
+//
+// No input makes this package panic: parsers are bounded by the caps in [Options] and recover
+// from panics in third-party code, reporting them as [ErrMalformed].
+package extract

@@ -1,0 +1,109 @@
+package extract
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Extract parses the document of type typ held in r (size bytes) and returns its normalised
+// text page by page. The parse is bounded by opts (bytes, pages, text length, DOCX caps) and by
+// the earlier of ctx's deadline and opts.Timeout: past it, Extract returns ErrTimeout, killing a
+// stuck PDF engine call. Input errors are the package's sentinels (see Reason); a canceled ctx
+// returns ctx's error.
+func Extract(ctx context.Context, typ Type, r io.ReaderAt, size int64, opts Options) (doc *Document, err error) {
+	opts = opts.withDefaults()
+	switch {
+	case size == 0:
+		return nil, ErrEmpty
+	case size < 0:
+		return nil, fmt.Errorf("negative size %d: %w", size, ErrMalformed)
+	case size > opts.MaxBytes:
+		return nil, fmt.Errorf("%d bytes > cap %d: %w", size, opts.MaxBytes, ErrTooLarge)
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	defer recoverPanic(&err, string(typ))
+
+	switch typ {
+	case TypePDF:
+		doc, err = extractPDF(ctx, r, size, &opts)
+	case TypeDOCX:
+		doc, err = extractDOCX(ctx, r, size, &opts)
+	case TypeHTML, TypeMarkdown, TypeText:
+		doc, err = extractMarkup(ctx, typ, r, size, &opts)
+	default:
+		return nil, fmt.Errorf("type %q: %w", typ, ErrUnsupported)
+	}
+	if err != nil {
+		return nil, err
+	}
+	doc.Type = typ
+	return doc, finish(doc, &opts)
+}
+
+// extractMarkup handles the single-buffer formats: HTML, Markdown and plain text.
+func extractMarkup(ctx context.Context, typ Type, r io.ReaderAt, size int64, opts *Options) (*Document, error) {
+	data, err := readAll(r, size)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return nil, fmt.Errorf("%s: NUL byte in text: %w", typ, ErrMalformed)
+	}
+	if typ == TypeHTML {
+		return extractHTML(ctx, data, opts)
+	}
+	return extractText(typ, data), nil
+}
+
+// finish checks the caps every format shares and reports the final progress for formats that
+// do not report per page.
+func finish(doc *Document, opts *Options) error {
+	if len(doc.Pages) > opts.MaxPages {
+		return fmt.Errorf("%s: %d pages > cap %d: %w", doc.Type, len(doc.Pages), opts.MaxPages, ErrTooLarge)
+	}
+	total := 0
+	for _, p := range doc.Pages {
+		total += len(p.Text)
+	}
+	if total > opts.MaxTextLength {
+		return fmt.Errorf("%s: %d bytes of text > cap %d: %w", doc.Type, total, opts.MaxTextLength, ErrTooLarge)
+	}
+	if doc.Type != TypePDF {
+		opts.progress(len(doc.Pages), len(doc.Pages))
+	}
+	return nil
+}
+
+// readAll reads the whole of r, which the caller has bounded by MaxBytes.
+func readAll(r io.ReaderAt, size int64) ([]byte, error) {
+	buf := make([]byte, size)
+	n, err := r.ReadAt(buf, 0)
+	if int64(n) == size {
+		return buf, nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read %d of %d bytes: %w", n, size, ErrMalformed)
+	}
+	return nil, fmt.Errorf("read input: %w", err)
+}
+
+// recoverPanic turns a panic in a parser (ours or a library's) into ErrMalformed: no input may
+// take the worker down.
+func recoverPanic(err *error, what string) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("%s: parser panic: %v: %w", what, p, ErrMalformed)
+	}
+}
+
+// pagesFrom builds numbered pages from raw texts, normalising each.
+func pagesFrom(texts []string) []Page {
+	pages := make([]Page, len(texts))
+	for i, t := range texts {
+		pages[i] = Page{Number: i + 1, Text: Normalize(t)}
+	}
+	return pages
+}

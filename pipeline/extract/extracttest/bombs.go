@@ -1,0 +1,116 @@
+package extracttest
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// Case is one hostile or broken input and what a parser may make of it.
+type Case struct {
+	Name string
+	// Type is the sniffed type the input claims: "pdf" or "docx".
+	Type string
+	Data []byte
+	// Want lists the acceptable outcomes as extract.Reason codes ("malformed", "too_large",
+	// "encrypted", "unsupported_type", "timeout"); "" means success is acceptable too (PDFium
+	// repairs some damage, and that is a fine answer). PDFium lays out page content at a few
+	// MB/s, so a content-stream bomb ends at the memory cap or at the deadline, whichever is first.
+	Want []string
+	// Active is set when a successful parse must flag active content.
+	Active bool
+}
+
+// PDFCases returns the PDF rows of the bomb table (RELIABILITY.md test 35).
+func PDFCases() []Case {
+	good := ProsePDF(2).Bytes()
+	return []Case{
+		{Name: "truncated", Type: "pdf", Data: good[:len(good)/2], Want: []string{"malformed"}},
+		{Name: "header only", Type: "pdf", Data: []byte("%PDF-1.7\n%%EOF\n"), Want: []string{"malformed"}},
+		{Name: "garbage after header", Type: "pdf", Data: append([]byte("%PDF-1.4\n"), append(bytes.Repeat([]byte{0xff, 0x00, 'x'}, 3000), "\n%%EOF\n"...)...), Want: []string{"malformed"}},
+		{Name: "length claims 1 TB", Type: "pdf", Data: LengthLiePDF(), Want: []string{"", "malformed"}},
+		{Name: "circular prev", Type: "pdf", Data: CircularPrevPDF(), Want: []string{"", "malformed"}},
+		{Name: "circular outline", Type: "pdf", Data: CircularOutlinePDF(), Want: []string{""}},
+		{Name: "xref stream W 0 0 0, Index 0 1e9", Type: "pdf", Data: XRefIndexBombPDF(), Want: []string{"malformed", "too_large"}},
+		{Name: "flate 14 MB to 2 GiB", Type: "pdf", Data: FlateBombPDF(2 << 30), Want: []string{"", "malformed", "too_large", "timeout"}},
+		{Name: "encrypted", Type: "pdf", Data: PDF{Encrypt: true, Pages: ProsePDF(1).Pages}.Bytes(), Want: []string{"encrypted"}},
+		{Name: "active content", Type: "pdf", Data: ActivePDF().Bytes(), Want: []string{""}, Active: true},
+	}
+}
+
+// LengthLiePDF returns a PDF whose content stream claims a /Length of 1 TB.
+func LengthLiePDF() []byte {
+	w := &pdfWriter{}
+	w.buf.WriteString("%PDF-1.7\n")
+	w.object("<< /Type /Catalog /Pages 2 0 R >>")
+	w.object("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
+	w.object("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>")
+	w.streamLength("", []byte("BT /F1 12 Tf 72 720 Td (Length lies) Tj ET"), "1099511627776")
+	w.object("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+	w.finish("/Size 6 /Root 1 0 R")
+	return w.buf.Bytes()
+}
+
+// CircularPrevPDF returns a PDF with two cross-reference sections whose /Prev point at each other.
+func CircularPrevPDF() []byte {
+	w := &pdfWriter{}
+	w.buf.WriteString("%PDF-1.7\n")
+	w.object("<< /Type /Catalog /Pages 2 0 R >>")
+	w.object("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
+	w.object("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>")
+	w.stream("", []byte("BT /F1 12 Tf 72 720 Td (Circular prev) Tj ET"))
+	w.object("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+	table := func(prev int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(w.offsets)+1)
+		for _, off := range w.offsets {
+			fmt.Fprintf(&b, "%010d 00000 n \n", off)
+		}
+		fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R /Prev %010d >>\n", len(w.offsets)+1, prev)
+		return b.String()
+	}
+	a := w.buf.Len()
+	b := a + len(table(0))
+	w.buf.WriteString(table(b))
+	w.buf.WriteString(table(a))
+	fmt.Fprintf(&w.buf, "startxref\n%d\n%%%%EOF\n", b)
+	return w.buf.Bytes()
+}
+
+// CircularOutlinePDF returns a PDF whose outline items link to each other in a loop.
+func CircularOutlinePDF() []byte {
+	p := ProsePDF(1)
+	a, b := p.ExtraRef(1), p.ExtraRef(2)
+	p.Extra = []string{
+		fmt.Sprintf("<< /Type /Outlines /First %d 0 R /Last %d 0 R /Count 2 >>", a, b),
+		fmt.Sprintf("<< /Title (A) /Parent %d 0 R /Next %d 0 R /Prev %d 0 R /First %d 0 R >>", p.ExtraRef(0), b, b, b),
+		fmt.Sprintf("<< /Title (B) /Parent %d 0 R /Next %d 0 R /Prev %d 0 R /First %d 0 R >>", p.ExtraRef(0), a, a, a),
+	}
+	p.Catalog = fmt.Sprintf("/Outlines %d 0 R", p.ExtraRef(0))
+	return p.Bytes()
+}
+
+// XRefIndexBombPDF returns a PDF whose only cross-reference stream has /W [0 0 0] and claims a
+// billion entries through /Index.
+func XRefIndexBombPDF() []byte {
+	w := &pdfWriter{}
+	w.buf.WriteString("%PDF-1.7\n")
+	w.object("<< /Type /Catalog /Pages 2 0 R >>")
+	w.object("<< /Type /Pages /Kids [] /Count 0 >>")
+	start := w.buf.Len()
+	w.stream("/Type /XRef /Size 1000000000 /W [0 0 0] /Index [0 1000000000] /Root 1 0 R", nil)
+	fmt.Fprintf(&w.buf, "startxref\n%d\n%%%%EOF\n", start)
+	return w.buf.Bytes()
+}
+
+// FlateBombPDF returns a PDF whose page content is a FlateDecode stream inflating to n spaces.
+func FlateBombPDF(n int64) []byte {
+	w := &pdfWriter{}
+	w.buf.WriteString("%PDF-1.7\n")
+	w.object("<< /Type /Catalog /Pages 2 0 R >>")
+	w.object("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
+	w.object("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>")
+	w.stream("/Filter /FlateDecode", ZlibRepeat(' ', n))
+	w.finish("/Size 5 /Root 1 0 R")
+	return w.buf.Bytes()
+}

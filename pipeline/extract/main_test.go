@@ -1,0 +1,83 @@
+package extract_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/docketq/docket/pipeline/extract"
+)
+
+// update rewrites the golden files and fuzz seeds instead of comparing against them.
+var update = flag.Bool("update", false, "rewrite testdata/golden and testdata/fuzz seeds")
+
+// engine is the PDF engine every test shares: compiling PDFium costs seconds (tens under
+// -race) on a cold compilation cache, so it is paid once per process.
+var engine *extract.PDFEngine
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	before := goleak.IgnoreCurrent()
+	var err error
+	engine, err = extract.NewPDFEngine(extract.PDFConfig{Instances: 2, MemoryLimit: 256 << 20})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pdf engine:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := engine.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "close engine:", err)
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(before); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// extractBytes runs Extract on data with the shared engine and opts.
+func extractBytes(t testing.TB, typ extract.Type, data []byte, opts extract.Options) (*extract.Document, error) {
+	t.Helper()
+	if opts.PDF == nil {
+		opts.PDF = engine
+	}
+	return extract.Extract(context.Background(), typ, bytes.NewReader(data), int64(len(data)), opts)
+}
+
+// within fails t when f takes longer than d, and returns f's duration.
+func within(t *testing.T, d time.Duration, f func()) time.Duration {
+	t.Helper()
+	start := time.Now()
+	f()
+	took := time.Since(start)
+	if took > d {
+		t.Errorf("took %v, want under %v", took, d)
+	}
+	return took
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// countingReaderAt counts the bytes read through it.
+type countingReaderAt struct {
+	r interface {
+		ReadAt([]byte, int64) (int, error)
+	}
+	n atomic.Int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.n.Add(int64(n))
+	return n, err
+}

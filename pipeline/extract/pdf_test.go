@@ -1,0 +1,144 @@
+package extract_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/docketq/docket/pipeline/extract"
+	xt "github.com/docketq/docket/pipeline/extract/extracttest"
+)
+
+// TestExtract_PDFDeadlineKillsStuckCall parses a PDF that keeps PDFium busy for seconds with a
+// deadline of 200 ms: the call is killed, its instance replaced, and the engine goes on.
+func TestExtract_PDFDeadlineKillsStuckCall(t *testing.T) {
+	t.Parallel()
+	slow := xt.SlowPDF().Bytes()
+	kills := engine.Kills()
+	var err error
+	within(t, 3*time.Second, func() {
+		_, err = extractBytes(t, extract.TypePDF, slow, extract.Options{Timeout: 200 * time.Millisecond})
+	})
+	if !errors.Is(err, extract.ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	if engine.Kills() <= kills {
+		t.Error("no instance was killed")
+	}
+	doc, err := extractBytes(t, extract.TypePDF, xt.ProsePDF(1).Bytes(), extract.Options{})
+	if err != nil || len(doc.Pages) != 1 {
+		t.Fatalf("after the kill: %v", err)
+	}
+}
+
+func TestExtract_PDFContextDeadline(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	data := xt.SlowPDF().Bytes()
+	_, err := extract.Extract(ctx, extract.TypePDF, bytesReader(data), int64(len(data)), extract.Options{PDF: engine})
+	if !errors.Is(err, extract.ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+}
+
+func TestExtract_PDFCanceled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	data := xt.ProsePDF(1).Bytes()
+	_, err := extract.Extract(ctx, extract.TypePDF, bytesReader(data), int64(len(data)), extract.Options{PDF: engine})
+	if !errors.Is(err, context.Canceled) || extract.Permanent(err) {
+		t.Fatalf("err = %v, want a retryable context.Canceled", err)
+	}
+}
+
+func TestExtract_PDFProgress(t *testing.T) {
+	t.Parallel()
+	var calls [][2]int
+	var returned atomic.Bool
+	doc, err := extractBytes(t, extract.TypePDF, xt.ProsePDF(5).Bytes(), extract.Options{Progress: func(done, total int) {
+		if returned.Load() {
+			t.Error("progress after Extract returned")
+		}
+		calls = append(calls, [2]int{done, total})
+	}})
+	returned.Store(true)
+	if err != nil || len(doc.Pages) != 5 {
+		t.Fatalf("Extract: %v", err)
+	}
+	want := [][2]int{{1, 5}, {2, 5}, {3, 5}, {4, 5}, {5, 5}}
+	if !slices.Equal(calls, want) {
+		t.Fatalf("progress %v, want %v", calls, want)
+	}
+}
+
+func TestExtract_PDFLimits(t *testing.T) {
+	t.Parallel()
+	data := xt.ProsePDF(4).Bytes()
+	if _, err := extractBytes(t, extract.TypePDF, data, extract.Options{MaxPages: 3}); !errors.Is(err, extract.ErrTooLarge) {
+		t.Errorf("4 pages, MaxPages 3: %v", err)
+	}
+	if _, err := extractBytes(t, extract.TypePDF, data, extract.Options{MaxBytes: 100}); !errors.Is(err, extract.ErrTooLarge) {
+		t.Errorf("MaxBytes 100: %v", err)
+	}
+	if _, err := extractBytes(t, extract.TypePDF, data, extract.Options{MaxTextLength: 500}); !errors.Is(err, extract.ErrTooLarge) {
+		t.Errorf("MaxTextLength 500: %v", err)
+	}
+	if _, err := extractBytes(t, extract.TypePDF, []byte("<html>not a pdf</html>\n%%EOF"), extract.Options{}); !errors.Is(err, extract.ErrMalformed) {
+		t.Errorf("HTML as PDF: %v", err)
+	}
+}
+
+// TestPDFEngine_MemoryLimit parses a FlateDecode bomb in an engine capped at 64 MiB: the
+// instance may not grow past it, and the parse ends as a controlled failure (or PDFium gives up
+// on the stream and finds no text).
+func TestPDFEngine_MemoryLimit(t *testing.T) {
+	t.Parallel()
+	small, err := extract.NewPDFEngine(extract.PDFConfig{Instances: 1, MemoryLimit: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	data := xt.FlateBombPDF(1 << 30)
+	doc, err := extractBytes(t, extract.TypePDF, data, extract.Options{PDF: small, Timeout: 8 * time.Second})
+	switch {
+	case err == nil:
+		t.Logf("parsed, warnings %q", doc.Warnings)
+	case extract.Permanent(err):
+		t.Logf("controlled failure: %v", err)
+	default:
+		t.Fatalf("err = %v", err)
+	}
+	// The engine still works after whatever happened.
+	if _, err := extractBytes(t, extract.TypePDF, xt.ProsePDF(1).Bytes(), extract.Options{PDF: small}); err != nil {
+		t.Fatalf("after the bomb: %v", err)
+	}
+}
+
+func TestPDFEngine_CloseTwice(t *testing.T) {
+	t.Parallel()
+	e, err := extract.NewPDFEngine(extract.PDFConfig{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPDFEngine_ReachesModule guards the kill switch against a go-pdfium upgrade that moves
+// the wazero module out of reach.
+func TestPDFEngine_ReachesModule(t *testing.T) {
+	t.Parallel()
+	ok, err := extract.EngineReachesModule(engine)
+	if err != nil || !ok {
+		t.Fatalf("module reachable: %v, %v", ok, err)
+	}
+}

@@ -1,0 +1,211 @@
+package extract
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// SniffLen is the most bytes Sniff reads and SniffBytes looks at.
+const SniffLen = 512
+
+// Sniff reads at most SniffLen bytes from r and returns the document type they show. The caller
+// keeps the rest of the stream; to parse it, re-read from the start (Extract takes an
+// io.ReaderAt). A read error other than io.EOF is returned as is.
+func Sniff(r io.Reader) (Type, error) {
+	var buf [SniffLen]byte
+	n, err := io.ReadFull(r, buf[:])
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return TypeUnknown, fmt.Errorf("sniff: %w", err)
+	}
+	return SniffBytes(buf[:n])
+}
+
+// SniffBytes returns the type shown by head, the first bytes of a file (only the first SniffLen
+// are looked at). Magic bytes decide: "%PDF-" at offset 0 is a PDF, a ZIP local header is a
+// DOCX candidate (confirm with InspectDOCX), text that starts like HTML is HTML (even with
+// "%PDF-" further in; HTML may be in a legacy charset), other valid UTF-8 without NULs is
+// Markdown or plain text. Everything else
+// — images, archives, executables, SVG and other XML, UTF-16 — is ErrUnsupported; empty input is
+// ErrEmpty. It does not allocate.
+func SniffBytes(head []byte) (Type, error) {
+	if len(head) > SniffLen {
+		head = head[:SniffLen]
+	}
+	switch {
+	case len(head) == 0:
+		return TypeUnknown, ErrEmpty
+	case bytes.HasPrefix(head, []byte("%PDF-")):
+		return TypePDF, nil
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
+		return TypeDOCX, nil
+	}
+	text := bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	valid, ok := textClass(text, len(head) == SniffLen)
+	if !ok {
+		return TypeUnknown, ErrUnsupported
+	}
+	trimmed := trimSpaceLeft(text)
+	if len(trimmed) > 0 && trimmed[0] == '<' {
+		typ, err := sniffMarkup(trimmed)
+		if err != nil || typ == TypeHTML || valid {
+			return typ, err
+		}
+		return TypeUnknown, ErrUnsupported
+	}
+	if !valid {
+		return TypeUnknown, ErrUnsupported
+	}
+	if looksMarkdown(text) {
+		return TypeMarkdown, nil
+	}
+	return TypeText, nil
+}
+
+// textClass reports whether b is valid UTF-8 (a rune cut by the end of a full sniff window
+// allowed) and whether it is text at all: no NULs or other C0 controls than tab, newline,
+// carriage return and form feed. Text that is not UTF-8 may still be HTML in a legacy charset.
+func textClass(b []byte, truncated bool) (valid, ok bool) {
+	valid = true
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' || c == 0x7f {
+				return false, false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 && (!truncated || utf8.FullRune(b[i:])) {
+			valid = false
+		}
+		i += size
+	}
+	return valid, true
+}
+
+func trimSpaceLeft(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r' || b[0] == '\f') {
+		b = b[1:]
+	}
+	return b
+}
+
+// htmlPrefixes are the WHATWG MIME-sniffing signatures for HTML, lower case, each followed in
+// the input by a tag-terminating byte (space or '>').
+var htmlPrefixes = [...]string{
+	"<!doctype html", "<html", "<head", "<script", "<iframe", "<h1", "<div", "<font", "<table",
+	"<a", "<style", "<title", "<b", "<body", "<br", "<p", "<!--",
+	"<meta", "<link", "<section", "<article", "<main", "<header", "<nav", "<ul", "<ol", "<h2",
+	"<h3", "<span", "<pre", "<blockquote", "<form",
+}
+
+// sniffMarkup classifies text that starts with '<': HTML (also XHTML behind an XML declaration)
+// is accepted; SVG and other XML is not; anything else is Markdown or text ("<3 ...").
+func sniffMarkup(b []byte) (Type, error) {
+	if hasPrefixFold(b, "<?xml") {
+		if indexFold(b, "<svg") >= 0 || indexFold(b, "<html") < 0 {
+			return TypeUnknown, ErrUnsupported
+		}
+		return TypeHTML, nil
+	}
+	if hasPrefixFold(b, "<svg") {
+		return TypeUnknown, ErrUnsupported
+	}
+	for _, p := range htmlPrefixes {
+		if hasPrefixFold(b, p) && len(b) > len(p) && isTagEnd(b[len(p)]) {
+			return TypeHTML, nil
+		}
+	}
+	if looksMarkdown(b) {
+		return TypeMarkdown, nil
+	}
+	return TypeText, nil
+}
+
+func isTagEnd(c byte) bool {
+	return c == ' ' || c == '>' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/'
+}
+
+func hasPrefixFold(b []byte, prefix string) bool {
+	if len(b) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		if lower(b[i]) != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func indexFold(b []byte, s string) int {
+	for i := 0; i+len(s) <= len(b); i++ {
+		if hasPrefixFold(b[i:], s) {
+			return i
+		}
+	}
+	return -1
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// looksMarkdown reports whether any line of b starts like Markdown: an ATX heading, a fenced
+// code block, a setext underline, a block quote, a list item, or a [link](target).
+func looksMarkdown(b []byte) bool {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		line = bytes.TrimRight(line, " \t\r")
+		if markdownLine(line) {
+			return true
+		}
+	}
+	return false
+}
+
+func markdownLine(line []byte) bool {
+	if len(line) == 0 {
+		return false
+	}
+	hashes := 0
+	for hashes < len(line) && line[hashes] == '#' {
+		hashes++
+	}
+	switch {
+	case hashes >= 1 && hashes <= 6 && len(line) > hashes && line[hashes] == ' ':
+		return true
+	case bytes.HasPrefix(line, []byte("```")), bytes.HasPrefix(line, []byte("~~~")):
+		return true
+	case len(line) >= 3 && allByte(line, '=') || len(line) >= 3 && allByte(line, '-'):
+		return true
+	case bytes.HasPrefix(line, []byte("> ")), bytes.HasPrefix(line, []byte("- ")),
+		bytes.HasPrefix(line, []byte("* ")), bytes.HasPrefix(line, []byte("+ ")):
+		return true
+	}
+	if i := bytes.Index(line, []byte("](")); i > 0 && bytes.IndexByte(line[:i], '[') >= 0 {
+		return true
+	}
+	return false
+}
+
+func allByte(b []byte, c byte) bool {
+	for _, x := range b {
+		if x != c {
+			return false
+		}
+	}
+	return true
+}

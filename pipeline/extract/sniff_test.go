@@ -1,0 +1,136 @@
+package extract_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/docketq/docket/pipeline/extract"
+	xt "github.com/docketq/docket/pipeline/extract/extracttest"
+)
+
+// sniffTests are SniffBytes inputs and their types; TypeUnknown means ErrUnsupported.
+var sniffTests = []struct {
+	name string
+	in   string
+	want extract.Type
+}{
+	{"pdf", "%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj", extract.TypePDF},
+	{"pdf not at 0", " %PDF-1.7\n", extract.TypeText},
+	{"pdf after bom", "\xef\xbb\xbf%PDF-1.7\n", extract.TypeText},
+	{"docx zip", "PK\x03\x04\x14\x00\x00\x00\x08\x00", extract.TypeDOCX},
+	{"empty zip", "PK\x05\x06" + strings.Repeat("\x00", 18), extract.TypeUnknown},
+	{"png", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", extract.TypeUnknown},
+	{"jpeg", "\xff\xd8\xff\xe0\x00\x10JFIF", extract.TypeUnknown},
+	{"gif", "GIF89a\x01\x00\x01\x00\x00\x00\x00", extract.TypeUnknown},
+	{"elf", "\x7fELF\x02\x01\x01", extract.TypeUnknown},
+	{"exe", "MZ\x90\x00\x03\x00\x00\x00", extract.TypeUnknown},
+	{"gzip", "\x1f\x8b\x08\x00", extract.TypeUnknown},
+	{"utf16 bom", "\xff\xfeh\x00i\x00", extract.TypeUnknown},
+	{"nul in text", "hello\x00world", extract.TypeUnknown},
+	{"latin1 text", "caf\xe9 au lait", extract.TypeUnknown},
+	{"html doctype", "<!DOCTYPE html><html><body>hi", extract.TypeHTML},
+	{"html upper", "\r\n  <HTML><BODY>hi", extract.TypeHTML},
+	{"html fragment", "<p>Hello</p>", extract.TypeHTML},
+	{"html comment", "<!-- c --><div>x</div>", extract.TypeHTML},
+	{"html latin1", "<html><meta charset=latin1>caf\xe9", extract.TypeHTML},
+	{"html pdf polyglot", "<html><body>%PDF-1.7 1 0 obj</body></html>", extract.TypeHTML},
+	{"xhtml", `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml">`, extract.TypeHTML},
+	{"svg", `<svg xmlns="http://www.w3.org/2000/svg"><text>%PDF-1.4</text></svg>`, extract.TypeUnknown},
+	{"svg behind xml decl", `<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg">`, extract.TypeUnknown},
+	{"xml", `<?xml version="1.0"?><note><to>Tove</to></note>`, extract.TypeUnknown},
+	{"angle text", "<3 plain text", extract.TypeText},
+	{"markdown heading", "Intro\n\n# Title\n\ntext", extract.TypeMarkdown},
+	{"markdown setext", "Title\n=====\n", extract.TypeMarkdown},
+	{"markdown list", "Shopping:\n- eggs\n- milk\n", extract.TypeMarkdown},
+	{"markdown link", "see [docs](https://example.com)", extract.TypeMarkdown},
+	{"markdown fence", "```go\nx := 1\n```", extract.TypeMarkdown},
+	{"plain", "Just a sentence.\r\nAnother one.\f", extract.TypeText},
+	{"hashtag not heading", "#hashtag and #another", extract.TypeText},
+	{"bom text", "\xef\xbb\xbfplain", extract.TypeText},
+	{"rune cut at 512", strings.Repeat("a", 511) + "é", extract.TypeText},
+	{"invalid before 512", strings.Repeat("a", 100) + "\xc3" + strings.Repeat("x", 600), extract.TypeUnknown},
+	{"nul after 512", strings.Repeat("a", 512) + "\x00", extract.TypeText},
+}
+
+func TestSniffBytes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range sniffTests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := extract.SniffBytes([]byte(tt.in))
+			if tt.want == extract.TypeUnknown {
+				if !errors.Is(err, extract.ErrUnsupported) || got != extract.TypeUnknown {
+					t.Fatalf("SniffBytes = %q, %v; want ErrUnsupported", got, err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("SniffBytes = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSniffBytes_Empty(t *testing.T) {
+	t.Parallel()
+	_, err := extract.SniffBytes(nil)
+	if !errors.Is(err, extract.ErrEmpty) || !errors.Is(err, extract.ErrUnsupported) {
+		t.Fatalf("err = %v, want ErrEmpty wrapping ErrUnsupported", err)
+	}
+}
+
+func TestSniff_ReadsAtMost512(t *testing.T) {
+	t.Parallel()
+	r := &countingReader{r: bytes.NewReader(xt.ProsePDF(2).Bytes())}
+	typ, err := extract.Sniff(r)
+	if err != nil || typ != extract.TypePDF {
+		t.Fatalf("Sniff = %q, %v", typ, err)
+	}
+	if r.n > extract.SniffLen {
+		t.Fatalf("read %d bytes", r.n)
+	}
+}
+
+func TestSniff_ReadError(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	if _, err := extract.Sniff(errReader{boom}); !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSniffBytes_NoAllocs(t *testing.T) {
+	head := []byte("<!DOCTYPE html><html><title>x</title>" + strings.Repeat("text ", 100))
+	if n := testing.AllocsPerRun(100, func() { _, _ = extract.SniffBytes(head) }); n != 0 {
+		t.Fatalf("%v allocations", n)
+	}
+}
+
+type countingReader struct {
+	r interface{ Read([]byte) (int, error) }
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+func TestType_MIME(t *testing.T) {
+	t.Parallel()
+	for _, typ := range []extract.Type{extract.TypePDF, extract.TypeDOCX, extract.TypeHTML, extract.TypeMarkdown, extract.TypeText} {
+		if typ.MIME() == "" {
+			t.Errorf("%s has no MIME type", typ)
+		}
+	}
+	if extract.TypeUnknown.MIME() != "" {
+		t.Error("TypeUnknown has a MIME type")
+	}
+}

@@ -1,0 +1,226 @@
+package extract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Type is a document type recognised from its bytes.
+type Type string
+
+// The accepted document types. TypeUnknown is never returned with a nil error.
+const (
+	TypeUnknown  Type = ""
+	TypePDF      Type = "pdf"
+	TypeDOCX     Type = "docx"
+	TypeHTML     Type = "html"
+	TypeMarkdown Type = "markdown"
+	TypeText     Type = "text"
+)
+
+// MIME returns the media type to store and serve for t ("" for TypeUnknown).
+func (t Type) MIME() string {
+	switch t {
+	case TypePDF:
+		return "application/pdf"
+	case TypeDOCX:
+		return "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+	case TypeHTML:
+		return "text/html; charset=utf-8"
+	case TypeMarkdown:
+		return "text/markdown; charset=utf-8"
+	case TypeText:
+		return "text/plain; charset=utf-8"
+	}
+	return ""
+}
+
+// Sentinel errors. Each one means the input itself is at fault, so a job that gets one fails
+// permanently; test with errors.Is. Errors are wrapped with context ("pdf: page 3: ...").
+var (
+	// ErrUnsupported: not one of the accepted types (or a ZIP that is not a DOCX).
+	ErrUnsupported = errors.New("unsupported document type")
+	// ErrEmpty: a zero-byte input. It wraps ErrUnsupported.
+	ErrEmpty = fmt.Errorf("%w: empty input", ErrUnsupported)
+	// ErrMalformed: the type is right but the file is broken, truncated or hostile.
+	ErrMalformed = errors.New("malformed document")
+	// ErrEncrypted: the document needs a password.
+	ErrEncrypted = errors.New("encrypted document")
+	// ErrTooLarge: a size, page, entry or memory cap was exceeded.
+	ErrTooLarge = errors.New("document exceeds limits")
+	// ErrTimeout: the per-document deadline passed while parsing.
+	ErrTimeout = errors.New("document parsing timed out")
+)
+
+// Reason returns a short, stable reason code for err, for the job record and the tenant:
+// "unsupported_type", "malformed", "encrypted", "too_large", "timeout"; "" when err is nil or
+// is not one of the sentinels (a transient error the caller may retry).
+func Reason(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrUnsupported):
+		return "unsupported_type"
+	case errors.Is(err, ErrEncrypted):
+		return "encrypted"
+	case errors.Is(err, ErrTooLarge):
+		return "too_large"
+	case errors.Is(err, ErrTimeout):
+		return "timeout"
+	case errors.Is(err, ErrMalformed):
+		return "malformed"
+	}
+	return ""
+}
+
+// Permanent reports whether err is one of the sentinel errors, i.e. retrying cannot help.
+func Permanent(err error) bool { return Reason(err) != "" }
+
+// Page is the text of one page, numbered from 1.
+type Page struct {
+	Number int
+	Text   string
+}
+
+// Document is the result of Extract.
+type Document struct {
+	// Type is the type that was extracted.
+	Type Type
+	// Pages holds the text of each page in order. Formats without pages (HTML, Markdown, text)
+	// have one page, or one per form feed in plain text. DOCX pages are split at explicit and
+	// last-rendered page breaks.
+	Pages []Page
+	// Warnings are non-fatal findings, such as "no text layer; OCR needed".
+	Warnings []string
+	// Title comes from document metadata, the HTML <title>, or the first heading, when there is one.
+	Title string
+	// ActiveContent is set when a PDF carries JavaScript, an open action, a launch action or
+	// embedded files. The text is still extracted; the flag is for the caller's policy.
+	ActiveContent bool
+}
+
+// Text returns the text of all pages that have any, joined by blank lines.
+func (d *Document) Text() string {
+	n := 0
+	for _, p := range d.Pages {
+		n += len(p.Text) + 2
+	}
+	b := make([]byte, 0, n)
+	for _, p := range d.Pages {
+		if p.Text == "" {
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, "\n\n"...)
+		}
+		b = append(b, p.Text...)
+	}
+	return string(b)
+}
+
+// Defaults for Options fields left zero.
+const (
+	DefaultMaxBytes      = 256 << 20
+	DefaultMaxPages      = 2000
+	DefaultTimeout       = 2 * time.Minute
+	DefaultMaxEntries    = 5000
+	DefaultMaxEntrySize  = 64 << 20
+	DefaultMaxTotalSize  = 512 << 20
+	DefaultMaxRatio      = 200
+	DefaultMaxXMLDepth   = 256
+	DefaultMaxTextLength = 64 << 20
+)
+
+// Options are the limits and hooks of one Extract call. The zero value is usable: every zero
+// limit takes its Default value.
+type Options struct {
+	// MaxBytes caps the input size (default DefaultMaxBytes); larger input is ErrTooLarge.
+	MaxBytes int64
+	// MaxPages caps the page count (default DefaultMaxPages); more pages is ErrTooLarge.
+	MaxPages int
+	// Timeout bounds the parse when ctx has no earlier deadline (default DefaultTimeout).
+	// Past the deadline Extract returns ErrTimeout; a stuck PDF engine call is killed.
+	Timeout time.Duration
+	// MaxTextLength caps the extracted text in bytes (default DefaultMaxTextLength).
+	MaxTextLength int
+	// DOCX bounds the ZIP container and its XML (zero fields take defaults).
+	DOCX DOCXLimits
+	// PDF is the engine to parse PDFs with; nil uses DefaultPDFEngine.
+	PDF *PDFEngine
+	// Progress, when set, is called with the pages parsed so far and the page total, from the
+	// goroutine doing the work, never after Extract returns.
+	Progress func(done, total int)
+}
+
+// DOCXLimits bounds what a DOCX container may claim and hold.
+type DOCXLimits struct {
+	// MaxEntries caps the ZIP's entry count, as claimed by its central directory
+	// (default DefaultMaxEntries).
+	MaxEntries int
+	// MaxEntrySize caps any entry's uncompressed size, claimed or real (default DefaultMaxEntrySize).
+	MaxEntrySize int64
+	// MaxTotalSize caps the sum of claimed uncompressed sizes (default DefaultMaxTotalSize).
+	MaxTotalSize int64
+	// MaxRatio caps an entry's compression ratio once it is over 1 MiB (default DefaultMaxRatio).
+	MaxRatio int64
+	// MaxXMLDepth caps element nesting in document.xml (default DefaultMaxXMLDepth).
+	MaxXMLDepth int
+}
+
+func (l DOCXLimits) withDefaults() DOCXLimits {
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = DefaultMaxEntries
+	}
+	if l.MaxEntrySize <= 0 {
+		l.MaxEntrySize = DefaultMaxEntrySize
+	}
+	if l.MaxTotalSize <= 0 {
+		l.MaxTotalSize = DefaultMaxTotalSize
+	}
+	if l.MaxRatio <= 0 {
+		l.MaxRatio = DefaultMaxRatio
+	}
+	if l.MaxXMLDepth <= 0 {
+		l.MaxXMLDepth = DefaultMaxXMLDepth
+	}
+	return l
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxPages <= 0 {
+		o.MaxPages = DefaultMaxPages
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxTextLength <= 0 {
+		o.MaxTextLength = DefaultMaxTextLength
+	}
+	o.DOCX = o.DOCX.withDefaults()
+	return o
+}
+
+// progress reports to o.Progress when it is set.
+func (o *Options) progress(done, total int) {
+	if o.Progress != nil {
+		o.Progress(done, total)
+	}
+}
+
+// deadlineErr turns a context error into ErrTimeout when the deadline passed, and returns any
+// other context error (a cancellation: not the document's fault) as is.
+func deadlineErr(ctx context.Context, what string) error {
+	err := ctx.Err()
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", what, ErrTimeout)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
