@@ -48,12 +48,12 @@ bench: setup ## Go benchmarks over the module (BENCH=regexp COUNT=n PKGS=...)
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) $(PKGS)
 
 .PHONY: bench-compare
-bench-compare: ## docket bench vs River's, 3 runs each on a throwaway durable PostgreSQL (RUNS= JOBS= DURATION= SCENARIOS=)
+bench-compare: ## docket bench vs River's on a throwaway durable PostgreSQL, 3 runs, medians (RUNS= SCENARIOS= RIVER_DEFAULTS=drain)
 	scripts/bench-compare.sh
 
 .PHONY: bench-docket
-bench-docket: ## docket bench, all scenarios, on a throwaway durable PostgreSQL (ARGS="--scenario drain --jobs 10000")
-	scripts/bench-compare.sh --docket-only $(ARGS)
+bench-docket: ## docket bench only (all scenarios), same server set-up, 3 runs, medians (RUNS= SCENARIOS= JOBS=)
+	scripts/bench-compare.sh --docket-only
 
 .PHONY: build
 build: ## Build bin/docket

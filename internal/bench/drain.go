@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -84,11 +85,9 @@ func runSteady(ctx context.Context, r *runner) (*Result, error) {
 		wg.Go(func() { errs[i] = prod.run(pctx) })
 	}
 	r.progressf("inserting and working for %s", r.cfg.Duration)
-	timer := time.NewTimer(r.cfg.Duration)
-	select {
-	case <-ctx.Done():
-	case <-timer.C:
-	}
+	wctx, stopWait := context.WithTimeout(ctx, r.cfg.Duration)
+	_ = r.waitFor(wctx, done.n.Load, math.MaxInt64) // reports the rate every second
+	stopWait()
 	completed, total := done.n.Load(), inserted.Load()
 	secs := time.Since(start).Seconds()
 	stopProducers()

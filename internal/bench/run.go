@@ -121,7 +121,7 @@ func (r *runner) waitFor(ctx context.Context, count func() int64, target int64) 
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-report.C:
-			r.progressf("%d of %d done (%d/s)", last, target, last-lastReport)
+			r.progressf("%d done (%d/s)", last, last-lastReport)
 			lastReport = last
 			continue
 		case <-tick.C:
