@@ -6,7 +6,7 @@ import (
 )
 
 // claimBatchMax caps how many jobs one claim asks for.
-const claimBatchMax = 200
+const claimBatchMax = 1000
 
 // produce claims jobs of one queue while it has free slots and work, and
 // otherwise waits for a notification, a freed slot or the poll interval.
@@ -18,7 +18,8 @@ func (w *Worker) produce(ctx context.Context, queue string) {
 	for {
 		free := maxWorkers - w.active.running(queue)
 		if free > 0 {
-			jobs, err := w.claim(ctx, queue, min(free, claimBatchMax))
+			want := min(free, claimBatchMax)
+			jobs, err := w.claim(ctx, queue, want)
 			switch {
 			case ctx.Err() != nil:
 				return
@@ -31,9 +32,9 @@ func (w *Worker) produce(ctx context.Context, queue string) {
 				continue
 			}
 			backoff = 0
-			if len(jobs) == free {
-				// A full batch: more work is likely; claim again as soon
-				// as slots free up, after the cooldown.
+			if len(jobs) == want {
+				// All we asked for: more work is likely; claim again as
+				// soon as slots free up, after the cooldown.
 				if !sleepCtx(ctx, w.cfg.FetchCooldown) {
 					return
 				}
