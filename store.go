@@ -1,0 +1,96 @@
+package docket
+
+import "context"
+
+// Store keeps the document service's objects: tenants and API keys (system
+// scope) and, inside a tenant's transaction, documents, chunks, rate-limit
+// windows and idempotency records. The PostgreSQL and SQLite drivers
+// implement it on the same database as the job engine, so a document and its
+// job commit together. Every implementation passes storetest.RunDocs.
+//
+// Tenant isolation has two walls: every statement of a [Tx] names its
+// tenant, and on PostgreSQL row-level security (forced, a non-owner role,
+// the tenant set per transaction) refuses the rows of any other tenant.
+type Store interface {
+	// TenantCreate stores a new tenant and returns it. A taken name or id
+	// is ErrDuplicate; an invalid plan, concurrency or name ErrInvalid.
+	TenantCreate(ctx context.Context, params *TenantCreateParams) (*Tenant, error)
+	// TenantGet returns a tenant, or ErrNotFound.
+	TenantGet(ctx context.Context, id string) (*Tenant, error)
+	// TenantList returns every tenant, oldest first.
+	TenantList(ctx context.Context) ([]*Tenant, error)
+	// TenantUpdate changes a tenant and returns it, or ErrNotFound.
+	TenantUpdate(ctx context.Context, params *TenantUpdateParams) (*Tenant, error)
+
+	// APIKeyInsert stores a key (its id and hash). A taken id is
+	// ErrDuplicate; an unknown tenant ErrNotFound.
+	APIKeyInsert(ctx context.Context, key *APIKey) error
+	// APIKeyGet returns a key by its public id (revoked and expired keys
+	// too), or ErrNotFound.
+	APIKeyGet(ctx context.Context, id string) (*APIKey, error)
+	// APIKeyList returns a tenant's keys, oldest first.
+	APIKeyList(ctx context.Context, tenantID string) ([]*APIKey, error)
+	// APIKeyRevoke marks a key of the tenant revoked (now), or ErrNotFound.
+	APIKeyRevoke(ctx context.Context, tenantID, id string) error
+
+	// InTenant runs fn in a read-write transaction scoped to tenantID and
+	// commits it when fn returns nil (rolls back otherwise, returning fn's
+	// error). On SQLite it holds the store's only writer: keep it short.
+	InTenant(ctx context.Context, tenantID string, fn func(tx Tx) error) error
+	// ReadTenant runs fn in a read-only transaction scoped to tenantID. On
+	// SQLite it does not wait for the writer.
+	ReadTenant(ctx context.Context, tenantID string, fn func(tx Tx) error) error
+}
+
+// Tx is a transaction scoped to one tenant. Every method sees and changes
+// only that tenant's rows: another tenant's object is ErrNotFound.
+type Tx interface {
+	// Native is the driver's transaction (pgx.Tx, *sql.Tx), for
+	// queue.Client.EnqueueTx and queue.Task.CompleteTx.
+	Native() any
+	// TenantID is the tenant the transaction is scoped to.
+	TenantID() string
+
+	// DocumentInsert stores a new document of the tenant (doc.TenantID is
+	// set to it; CreatedAt and UpdatedAt to now). A taken id is
+	// ErrDuplicate.
+	DocumentInsert(ctx context.Context, doc *Document) error
+	// DocumentGet returns a document with its Status, or ErrNotFound.
+	DocumentGet(ctx context.Context, id string) (*Document, error)
+	// DocumentList returns documents, newest first (by CreatedAt, then id).
+	DocumentList(ctx context.Context, params *DocumentListParams) ([]*Document, error)
+	// DocumentUpdate changes a document and returns it, or ErrNotFound.
+	DocumentUpdate(ctx context.Context, params *DocumentUpdateParams) (*Document, error)
+	// DocumentDelete deletes a document with its chunks and returns it as
+	// it was (the caller deletes the blob after commit), or ErrNotFound.
+	DocumentDelete(ctx context.Context, id string) (*Document, error)
+
+	// ChunkReplace replaces all chunks of a document with chunks (TenantID
+	// and DocumentID are set from the transaction and documentID). An
+	// unknown document is ErrNotFound.
+	ChunkReplace(ctx context.Context, documentID string, chunks []*Chunk) error
+	// ChunkList returns a document's chunks in order, without vectors, or
+	// ErrNotFound for an unknown document.
+	ChunkList(ctx context.Context, documentID string) ([]*Chunk, error)
+	// ChunkScan calls fn with every chunk of the tenant whose vector matches
+	// params, with its vector and text, in no particular order, stopping at
+	// fn's first error (which it returns).
+	ChunkScan(ctx context.Context, params *ChunkScanParams, fn func(*Chunk) error) error
+
+	// RateLimitTake takes a slot of the tenant's rolling window if one is
+	// free (Allowed) and reports the window either way. Concurrent takes
+	// never exceed the limit. Times come from the store's clock.
+	RateLimitTake(ctx context.Context, params *RateLimitParams) (*RateLimit, error)
+	// RateLimitPeek reports the window without taking a slot.
+	RateLimitPeek(ctx context.Context, params *RateLimitParams) (*RateLimit, error)
+	// RateLimitRefund gives a taken slot back (a request refused after its
+	// slot was taken). Refunding a missing slot is not an error.
+	RateLimitRefund(ctx context.Context, slotID int64) error
+
+	// IdempotencyGet returns the record of a key, or ErrNotFound.
+	IdempotencyGet(ctx context.Context, key string) (*IdempotencyRecord, error)
+	// IdempotencyInsert stores a record; a key already recorded is
+	// ErrDuplicate (and the transaction is still usable on PostgreSQL only
+	// if the driver used a savepoint; callers roll back on ErrDuplicate).
+	IdempotencyInsert(ctx context.Context, rec *IdempotencyRecord) error
+}
