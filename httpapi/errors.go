@@ -1,0 +1,113 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/queue"
+)
+
+// httpError is an error with its HTTP status, shown as an RFC 9457 problem.
+type httpError struct {
+	status int
+	title  string // short, the same for every occurrence; default the status text
+	detail string // this occurrence
+	// retryAfter, when positive, is sent as Retry-After (seconds).
+	retryAfter int
+	// extra members of the problem object.
+	extra map[string]any
+}
+
+func (e *httpError) Error() string { return fmt.Sprintf("%d %s: %s", e.status, e.title, e.detail) }
+
+// errorf returns an httpError with status and a formatted detail.
+func errorf(status int, format string, args ...any) *httpError {
+	return &httpError{status: status, title: http.StatusText(status), detail: fmt.Sprintf(format, args...)}
+}
+
+// errorStatus maps an error to its status, title and detail: the one place
+// where errors become HTTP.
+func errorStatus(err error) (status int, title, detail string) {
+	var he *httpError
+	switch {
+	case errors.As(err, &he):
+		return he.status, he.title, he.detail
+	case errors.Is(err, docket.ErrNotFound):
+		return http.StatusNotFound, "Not Found", "no such object"
+	case errors.Is(err, docket.ErrConflict):
+		return http.StatusConflict, "Conflict", err.Error()
+	case errors.Is(err, docket.ErrDuplicate):
+		return http.StatusConflict, "Conflict", err.Error()
+	case errors.Is(err, docket.ErrInvalid):
+		return http.StatusBadRequest, "Bad Request", err.Error()
+	case errors.Is(err, queue.ErrLeaseLost):
+		return http.StatusConflict, "Conflict", err.Error()
+	case errors.Is(err, context.Canceled):
+		return 499, "Client Closed Request", "the request was cancelled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, "Service Unavailable", "timed out"
+	}
+	return http.StatusInternalServerError, "Internal Server Error", "internal error"
+}
+
+// writeError answers with the problem for err; it logs 5xx only.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, title, detail := errorStatus(err)
+	if status >= 500 {
+		s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "error", err)
+	}
+	if errors.Is(err, errResponseStarted) {
+		return
+	}
+	p := map[string]any{"type": "about:blank", "title": title, "status": status, "detail": detail}
+	var he *httpError
+	if errors.As(err, &he) {
+		for k, v := range he.extra {
+			p[k] = v
+		}
+		if he.retryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(he.retryAfter))
+		}
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// writeJSON answers with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		return fmt.Errorf("%w: %w", errResponseStarted, err)
+	}
+	return nil
+}
+
+// maxJSONBody caps JSON request bodies.
+const maxJSONBody = 1 << 20
+
+// decodeJSON reads a JSON request body into v: unknown fields and trailing
+// data are errors (400), and so is a body over maxJSONBody (413).
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errorf(http.StatusRequestEntityTooLarge, "request body over %d bytes", maxJSONBody)
+		}
+		return errorf(http.StatusBadRequest, "invalid JSON body: %v", err)
+	}
+	if dec.More() {
+		return errorf(http.StatusBadRequest, "invalid JSON body: data after the object")
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+// Package httpapi is Docket's HTTP API (DESIGN.md §4): JSON everywhere,
+// RFC 9457 problem details for errors, bearer API keys per tenant and an
+// admin key for /v1/admin/*, server-sent events for live progress.
+//
+// Every route is declared once, in the route table (Server.routes): its
+// method and pattern, who may call it and its handler. The table drives the
+// mux, the OpenAPI coverage test and the cross-tenant (BOLA) sweep, so a new
+// route cannot skip any of them. Handlers return errors; one function
+// (errorStatus) maps them to status codes, and only 5xx are logged.
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/embedding"
+	"github.com/docketq/docket/queue"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultMaxUploadBytes = 100 << 20
+	DefaultKeepAlive      = 15 * time.Second
+	DefaultAuthCacheTTL   = 5 * time.Second
+)
+
+// Config configures a Server. Store, Queue, Blobs and Embedder are required.
+type Config struct {
+	Store docket.Store
+	Queue *queue.Client
+	Blobs blob.Store
+	// Embedder embeds search queries; it must be the one the pipeline
+	// embeds chunks with.
+	Embedder embedding.Embedder
+	// Events feeds GET /v1/events (see events.go). Nil disables the route
+	// (503).
+	Events EventSource
+	// AdminKey authorises /v1/admin/*. Empty disables the admin API.
+	AdminKey string
+	// MaxUploadBytes caps an uploaded file. Default DefaultMaxUploadBytes.
+	MaxUploadBytes int64
+	// KeepAlive is the interval of SSE keep-alive comments. Default 15s.
+	KeepAlive time.Duration
+	// AuthCacheTTL is how long a verified key is trusted without a store
+	// lookup, so a revoked key stops working within it. Default 5s.
+	AuthCacheTTL time.Duration
+	// Logger receives 5xx errors and lifecycle logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Server serves the API. Build it with New; it is safe for concurrent use.
+type Server struct {
+	cfg     Config
+	logger  *slog.Logger
+	keys    *keyCache
+	metrics *metrics
+	table   []route
+	mux     *http.ServeMux
+}
+
+// New validates cfg and returns a server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Queue == nil || cfg.Blobs == nil || cfg.Embedder == nil {
+		return nil, fmt.Errorf("%w: httpapi: Store, Queue, Blobs and Embedder are required", docket.ErrInvalid)
+	}
+	if cfg.MaxUploadBytes <= 0 {
+		cfg.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = DefaultKeepAlive
+	}
+	if cfg.AuthCacheTTL <= 0 {
+		cfg.AuthCacheTTL = DefaultAuthCacheTTL
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, logger: logger, keys: newKeyCache(cfg.AuthCacheTTL), metrics: newMetrics()}
+	s.table = s.routes()
+	s.mux = http.NewServeMux()
+	for _, rt := range s.table {
+		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
+	}
+	return s, nil
+}
+
+// Handler returns the API's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// NewHTTPServer returns an http.Server for h with timeouts that suit the
+// API: headers must arrive within 10 s and idle connections close after
+// 2 min; there is no whole-request read or write timeout, because uploads
+// and event streams are long (the upload handler enforces a minimum
+// transfer rate itself).
+func NewHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	var errLog *slog.Logger
+	if logger != nil {
+		errLog = logger
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	if errLog != nil {
+		srv.ErrorLog = slog.NewLogLogger(errLog.Handler(), slog.LevelWarn)
+	}
+	return srv
+}
+
+// access says who may call a route.
+type access int
+
+const (
+	public access = iota // no key
+	tenant               // a tenant's API key
+	admin                // the admin key
+)
+
+// route is one entry of the route table.
+type route struct {
+	method  string // GET, POST, DELETE
+	pattern string // a net/http pattern without the method: "/v1/jobs/{id}"
+	access  access
+	handle  func(w http.ResponseWriter, r *http.Request) error
+}
+
+// routes is the route table: every route of the API, grouped by the file
+// that serves it.
+func (s *Server) routes() []route {
+	var rs []route
+	rs = append(rs, s.systemRoutes()...) // system.go: health, readiness, metrics, OpenAPI
+	rs = append(rs, s.tenantRoutes()...) // documents, jobs, search, rate limit
+	rs = append(rs, s.eventRoutes()...)  // events.go: server-sent events
+	rs = append(rs, s.adminRoutes()...)  // admin.go: /v1/admin/*
+	return rs
+}
+
+// RouteInfo describes a route, for documentation and tests.
+type RouteInfo struct {
+	Method, Pattern string
+	Public, Admin   bool
+}
+
+// Routes lists every route the server serves.
+func (s *Server) Routes() []RouteInfo {
+	out := make([]RouteInfo, len(s.table))
+	for i, rt := range s.table {
+		out[i] = RouteInfo{Method: rt.method, Pattern: rt.pattern, Public: rt.access == public, Admin: rt.access == admin}
+	}
+	return out
+}
+
+// wrap adds authentication, error mapping and metrics to a route.
+func (s *Server) wrap(rt route) http.Handler {
+	name := rt.method + " " + rt.pattern
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		r, err := s.authorize(rt.access, r)
+		if err == nil {
+			err = rt.handle(sw, r)
+		}
+		if err != nil {
+			s.writeError(sw, r, err)
+		}
+		s.metrics.observe(name, sw.status(), time.Since(start))
+	})
+}
+
+// statusWriter remembers the status code written. It unwraps for
+// http.ResponseController (flushes, deadlines).
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) status() int {
+	if w.code == 0 {
+		return http.StatusOK
+	}
+	return w.code
+}
+
+// errResponseStarted marks an error after the response began: it is logged
+// (when 5xx) but nothing more is written.
+var errResponseStarted = errors.New("response already started")

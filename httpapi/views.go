@@ -1,0 +1,136 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/queue"
+)
+
+// JobView is a job as the API shows it (DESIGN.md §4).
+type JobView struct {
+	ID              string     `json:"id"`
+	DocumentID      string     `json:"document_id"`
+	TenantID        string     `json:"tenant_id"`
+	Kind            string     `json:"kind"`
+	Status          string     `json:"status"`
+	Stage           string     `json:"stage"`
+	ProgressPercent int        `json:"progress_percent"`
+	ProgressMessage string     `json:"progress_message,omitempty"`
+	QueuePosition   *int       `json:"queue_position"`
+	Attempt         int        `json:"attempt"`
+	MaxAttempts     int        `json:"max_attempts"`
+	ErrorMessage    *string    `json:"error_message"`
+	RetryOf         *string    `json:"retry_of"`
+	CreatedAt       time.Time  `json:"created_at"`
+	StartedAt       *time.Time `json:"started_at"`
+	CompletedAt     *time.Time `json:"completed_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
+}
+
+// jobView renders j; position is the number of jobs ahead of a pending job
+// (ignored, shown as null, for any other state or when negative).
+func jobView(j *queue.Job, position int) JobView {
+	v := JobView{
+		ID:              strconv.FormatInt(j.ID, 10),
+		DocumentID:      documentIDOf(j),
+		TenantID:        j.TenantID,
+		Kind:            j.Kind,
+		Status:          string(docket.StatusOf(j.State)),
+		Stage:           stageOf(j),
+		ProgressPercent: j.Progress,
+		ProgressMessage: j.ProgressMessage,
+		Attempt:         j.Attempt,
+		MaxAttempts:     j.MaxAttempts,
+		CreatedAt:       j.CreatedAt,
+		StartedAt:       timePtr(j.StartedAt),
+		CompletedAt:     timePtr(j.CompletedAt),
+		UpdatedAt:       j.UpdatedAt,
+	}
+	if (j.State == queue.StatePending || j.State == queue.StateScheduled) && position >= 0 {
+		v.QueuePosition = &position
+	}
+	if j.ErrorMessage != "" {
+		v.ErrorMessage = &j.ErrorMessage
+	}
+	if j.RetryOf != 0 {
+		s := strconv.FormatInt(j.RetryOf, 10)
+		v.RetryOf = &s
+	}
+	if j.State == queue.StateCompleted {
+		v.ProgressPercent = 100
+	}
+	return v
+}
+
+// stageOf names the stage the API shows: "queued" before the first start,
+// "completed" and "failed" at the end, else the stage the handler reported.
+func stageOf(j *queue.Job) string {
+	switch j.State {
+	case queue.StateCompleted:
+		return "completed"
+	case queue.StateFailed:
+		return "failed"
+	case queue.StatePending, queue.StateScheduled:
+		return "queued"
+	}
+	if j.Stage == "" {
+		return "queued"
+	}
+	return j.Stage
+}
+
+// documentIDOf reads the document id from a document job's arguments.
+func documentIDOf(j *queue.Job) string {
+	var a struct {
+		DocumentID string `json:"document_id"`
+	}
+	_ = json.Unmarshal(j.Args, &a)
+	return a.DocumentID
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// DocumentView is a document as the API shows it.
+type DocumentView struct {
+	ID          string         `json:"id"`
+	TenantID    string         `json:"tenant_id"`
+	Filename    string         `json:"filename"`
+	ContentType string         `json:"content_type"`
+	Size        int64          `json:"size"`
+	SHA256      string         `json:"sha256"`
+	Status      string         `json:"status"`
+	JobID       string         `json:"job_id"`
+	Fields      *docket.Fields `json:"fields"`
+	Warnings    []string       `json:"warnings"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+}
+
+func documentView(d *docket.Document) DocumentView {
+	w := d.Warnings
+	if w == nil {
+		w = []string{}
+	}
+	return DocumentView{
+		ID: d.ID, TenantID: d.TenantID, Filename: d.Filename, ContentType: d.ContentType,
+		Size: d.Size, SHA256: d.SHA256, Status: string(d.Status), JobID: strconv.FormatInt(d.JobID, 10),
+		Fields: d.Fields, Warnings: w, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+	}
+}
+
+// parseJobID parses a job id from a path; a malformed id is not found.
+func parseJobID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, docket.ErrNotFound
+	}
+	return id, nil
+}
