@@ -12,10 +12,13 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue"
 )
 
 var _ queue.Driver = (*Driver)(nil)
+
+var _ docket.Store = (*Driver)(nil)
 
 // Config configures a Driver.
 type Config struct {

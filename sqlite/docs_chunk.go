@@ -1,0 +1,164 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/docketq/docket"
+)
+
+const (
+	sqlChunkDelete = `DELETE FROM docket_chunks WHERE tenant_id = ? AND document_id = ?`
+	sqlChunkInsert = `INSERT INTO docket_chunks (document_id, idx, tenant_id, text, page_start, page_end,
+	model, dimensions, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlChunkList = `SELECT document_id, tenant_id, idx, text, page_start, page_end, model, dimensions
+FROM docket_chunks WHERE tenant_id = ? AND document_id = ? ORDER BY idx`
+	sqlChunkScan = `SELECT document_id, tenant_id, idx, text, page_start, page_end, model, dimensions, vector
+FROM docket_chunks WHERE tenant_id = ? AND model = ? AND dimensions = ?`
+	sqlDocExists = `SELECT count(*) FROM docket_documents WHERE tenant_id = ? AND id = ?`
+)
+
+// ChunkReplace replaces a document's chunks. A chunk's Dimensions of 0 is
+// set to the length of its vector; another length is ErrInvalid.
+func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks []*docket.Chunk) error {
+	if err := t.writable("replace chunks"); err != nil {
+		return err
+	}
+	if err := t.docExists(ctx, documentID); err != nil {
+		return fmt.Errorf("replace chunks: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx, sqlChunkDelete, t.tenant, documentID); err != nil {
+		return fmt.Errorf("replace chunks of %q: %w", documentID, docsErr(err))
+	}
+	if len(chunks) == 0 {
+		return nil
+	}
+	stmt, err := t.tx.PrepareContext(ctx, sqlChunkInsert)
+	if err != nil {
+		return fmt.Errorf("replace chunks of %q: %w", documentID, docsErr(err))
+	}
+	defer stmt.Close()
+	for _, c := range chunks {
+		c.TenantID, c.DocumentID = t.tenant, documentID
+		if c.Dimensions == 0 {
+			c.Dimensions = len(c.Vector)
+		}
+		if c.Vector != nil && len(c.Vector) != c.Dimensions {
+			return fmt.Errorf("replace chunks of %q: %w: chunk %d has %d dimensions, vector %d",
+				documentID, docket.ErrInvalid, c.Index, c.Dimensions, len(c.Vector))
+		}
+		_, err := stmt.ExecContext(ctx, documentID, c.Index, t.tenant, c.Text, c.PageStart, c.PageEnd,
+			c.Model, c.Dimensions, encodeVector(c.Vector))
+		if err != nil {
+			return fmt.Errorf("replace chunks of %q: chunk %d: %w", documentID, c.Index, docsErr(err))
+		}
+	}
+	return nil
+}
+
+// docExists returns ErrNotFound unless the tenant has the document.
+func (t *tenantTx) docExists(ctx context.Context, id string) error {
+	var n int
+	if err := t.tx.QueryRowContext(ctx, sqlDocExists, t.tenant, id).Scan(&n); err != nil {
+		return docsErr(err)
+	}
+	if n == 0 {
+		return notFound("document", id)
+	}
+	return nil
+}
+
+// ChunkList returns a document's chunks in order, without vectors.
+func (t *tenantTx) ChunkList(ctx context.Context, documentID string) ([]*docket.Chunk, error) {
+	if err := t.docExists(ctx, documentID); err != nil {
+		return nil, fmt.Errorf("list chunks: %w", err)
+	}
+	rows, err := t.tx.QueryContext(ctx, sqlChunkList, t.tenant, documentID)
+	if err != nil {
+		return nil, fmt.Errorf("list chunks of %q: %w", documentID, docsErr(err))
+	}
+	defer rows.Close()
+	out := []*docket.Chunk{}
+	for rows.Next() {
+		var c docket.Chunk
+		err := rows.Scan(&c.DocumentID, &c.TenantID, &c.Index, &c.Text, &c.PageStart, &c.PageEnd, &c.Model, &c.Dimensions)
+		if err != nil {
+			return nil, fmt.Errorf("list chunks of %q: %w", documentID, docsErr(err))
+		}
+		out = append(out, &c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list chunks of %q: %w", documentID, docsErr(err))
+	}
+	return out, nil
+}
+
+// ChunkScan calls fn with each of the tenant's chunks whose vector is of
+// params' model and size.
+func (t *tenantTx) ChunkScan(ctx context.Context, p *docket.ChunkScanParams, fn func(*docket.Chunk) error) error {
+	rows, err := t.tx.QueryContext(ctx, sqlChunkScan, t.tenant, p.Model, p.Dimensions)
+	if err != nil {
+		return fmt.Errorf("scan chunks: %w", docsErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanChunkVector(rows)
+		if err != nil {
+			return fmt.Errorf("scan chunks: %w", docsErr(err))
+		}
+		if len(c.Vector) != c.Dimensions {
+			continue // no vector stored: nothing to compare
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("scan chunks: %w", docsErr(err))
+	}
+	return nil
+}
+
+func scanChunkVector(rows *sql.Rows) (*docket.Chunk, error) {
+	var (
+		c   docket.Chunk
+		vec []byte
+	)
+	err := rows.Scan(&c.DocumentID, &c.TenantID, &c.Index, &c.Text, &c.PageStart, &c.PageEnd, &c.Model, &c.Dimensions, &vec)
+	if err != nil {
+		return nil, err
+	}
+	if c.Vector, err = decodeVector(vec); err != nil {
+		return nil, fmt.Errorf("chunk %d of %s: %w", c.Index, c.DocumentID, err)
+	}
+	return &c, nil
+}
+
+// encodeVector stores v as float32 little-endian; nil is NULL.
+func encodeVector(v []float32) any {
+	if v == nil {
+		return nil
+	}
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+func decodeVector(b []byte) ([]float32, error) {
+	if b == nil {
+		return nil, nil
+	}
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("vector of %d bytes, not a multiple of 4", len(b))
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, nil
+}

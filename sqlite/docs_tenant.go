@@ -1,0 +1,155 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/docketq/docket"
+)
+
+const (
+	tenantColumns   = `id, name, plan, concurrency, rate_limit, created_at, updated_at`
+	sqlTenantInsert = `INSERT INTO docket_tenants (` + tenantColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	sqlTenantGet    = `SELECT ` + tenantColumns + ` FROM docket_tenants WHERE id = ?`
+	sqlTenantList   = `SELECT ` + tenantColumns + ` FROM docket_tenants ORDER BY created_at, id`
+	sqlTenantUpdate = `UPDATE docket_tenants SET name = ?, plan = ?, concurrency = ?, rate_limit = ?, updated_at = ?
+WHERE id = ?`
+)
+
+// TenantCreate stores a new tenant. An empty plan is the free plan.
+func (d *Driver) TenantCreate(ctx context.Context, p *docket.TenantCreateParams) (*docket.Tenant, error) {
+	now := d.now()
+	t := &docket.Tenant{
+		ID: p.ID, Name: p.Name, Plan: p.Plan, Concurrency: p.Concurrency, RateLimit: p.RateLimit,
+		CreatedAt: fromMicros(now.UnixMicro()), UpdatedAt: fromMicros(now.UnixMicro()),
+	}
+	if t.Plan == "" {
+		t.Plan = docket.PlanFree
+	}
+	if t.Concurrency == 0 {
+		t.Concurrency = docket.DefaultConcurrency
+	}
+	if err := validTenant(t); err != nil {
+		return nil, fmt.Errorf("create tenant: %w", err)
+	}
+	_, err := d.writer.ExecContext(ctx, sqlTenantInsert, t.ID, t.Name, string(t.Plan),
+		t.Concurrency, t.RateLimit, toMicros(t.CreatedAt), toMicros(t.UpdatedAt))
+	if err != nil {
+		return nil, fmt.Errorf("create tenant %q: %w", t.ID, docsErr(err))
+	}
+	return t, nil
+}
+
+// validTenant checks what the schema cannot say as clearly.
+func validTenant(t *docket.Tenant) error {
+	switch {
+	case !validTenantID(t.ID):
+		return fmt.Errorf("%w: tenant id %q: want 1-200 letters, digits, '-' or '_'", docket.ErrInvalid, t.ID)
+	case t.Name == "" || utf8.RuneCountInString(t.Name) > 200:
+		return fmt.Errorf("%w: tenant name: want 1-200 characters", docket.ErrInvalid)
+	case !t.Plan.Valid():
+		return fmt.Errorf("%w: plan %q: want free, starter, pro or enterprise", docket.ErrInvalid, t.Plan)
+	case t.Concurrency < 1:
+		return fmt.Errorf("%w: concurrency %d: want at least 1", docket.ErrInvalid, t.Concurrency)
+	case t.RateLimit < 0:
+		return fmt.Errorf("%w: rate limit %d: want 0 (the plan's) or more", docket.ErrInvalid, t.RateLimit)
+	}
+	return nil
+}
+
+func validTenantID(id string) bool {
+	if id == "" || len(id) > 200 {
+		return false
+	}
+	for _, c := range id {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// TenantGet returns a tenant, or ErrNotFound.
+func (d *Driver) TenantGet(ctx context.Context, id string) (*docket.Tenant, error) {
+	t, err := scanTenant(d.reader.QueryRowContext(ctx, sqlTenantGet, id))
+	if err != nil {
+		return nil, fmt.Errorf("get tenant %q: %w", id, docsErr(err))
+	}
+	return t, nil
+}
+
+// TenantList returns every tenant, oldest first.
+func (d *Driver) TenantList(ctx context.Context) ([]*docket.Tenant, error) {
+	rows, err := d.reader.QueryContext(ctx, sqlTenantList)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", docsErr(err))
+	}
+	defer rows.Close()
+	var out []*docket.Tenant
+	for rows.Next() {
+		t, err := scanTenant(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list tenants: %w", docsErr(err))
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tenants: %w", docsErr(err))
+	}
+	return out, nil
+}
+
+// TenantUpdate changes a tenant in one write transaction: read, apply,
+// check, write.
+func (d *Driver) TenantUpdate(ctx context.Context, p *docket.TenantUpdateParams) (*docket.Tenant, error) {
+	var t *docket.Tenant
+	err := d.docsWrite(ctx, func(tx *sql.Tx, now int64) error {
+		var err error
+		if t, err = scanTenant(tx.QueryRowContext(ctx, sqlTenantGet, p.ID)); err != nil {
+			return err
+		}
+		applyTenantUpdate(t, p)
+		t.UpdatedAt = fromMicros(now)
+		if err := validTenant(t); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, sqlTenantUpdate, t.Name, string(t.Plan), t.Concurrency, t.RateLimit, now, t.ID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update tenant %q: %w", p.ID, docsErr(err))
+	}
+	return t, nil
+}
+
+func applyTenantUpdate(t *docket.Tenant, p *docket.TenantUpdateParams) {
+	if p.Name != nil {
+		t.Name = *p.Name
+	}
+	if p.Plan != nil {
+		t.Plan = *p.Plan
+	}
+	if p.Concurrency != nil {
+		t.Concurrency = *p.Concurrency
+	}
+	if p.RateLimit != nil {
+		t.RateLimit = *p.RateLimit
+	}
+}
+
+func scanTenant(s scanner) (*docket.Tenant, error) {
+	var (
+		t                docket.Tenant
+		plan             string
+		created, updated int64
+	)
+	if err := s.Scan(&t.ID, &t.Name, &plan, &t.Concurrency, &t.RateLimit, &created, &updated); err != nil {
+		return nil, err
+	}
+	t.Plan = docket.Plan(plan)
+	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return &t, nil
+}
