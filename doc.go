@@ -12,5 +12,5 @@
 //
 // Dependency direction: cmd/docket wires everything; httpapi, pipeline and
 // feed use this package, queue and blob; drivers implement the interfaces;
-// this package imports only queue (for its sentinel errors).
+// this package imports only queue and apikey.
 package docket

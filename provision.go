@@ -1,0 +1,65 @@
+package docket
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/docketq/docket/apikey"
+	"github.com/docketq/docket/queue"
+)
+
+// DocumentQueue is the queue of document-processing jobs; a tenant's
+// Concurrency is its limit there.
+const DocumentQueue = "documents"
+
+// Provision creates a tenant with a first API key and sets its concurrency
+// limit in the document queue. It returns the tenant and the key, whose
+// Plain form is shown once and never stored. p.ID may be empty (a new UUID).
+func Provision(ctx context.Context, store Store, client *queue.Client, p TenantCreateParams) (*Tenant, apikey.Key, error) {
+	if p.ID == "" {
+		p.ID = uuid.NewString()
+	}
+	p.Name = strings.TrimSpace(p.Name)
+	if p.Name == "" || len(p.Name) > 200 {
+		return nil, apikey.Key{}, fmt.Errorf("%w: tenant name: want 1 to 200 characters", ErrInvalid)
+	}
+	if p.Plan == "" {
+		p.Plan = PlanFree
+	}
+	if !p.Plan.Valid() {
+		return nil, apikey.Key{}, fmt.Errorf("%w: plan %q: want free, starter, pro or enterprise", ErrInvalid, p.Plan)
+	}
+	if p.Concurrency == 0 {
+		p.Concurrency = DefaultConcurrency
+	}
+	if p.Concurrency < 1 || p.Concurrency > 1000 || p.RateLimit < 0 {
+		return nil, apikey.Key{}, fmt.Errorf("%w: concurrency %d (want 1-1000), rate limit %d (want >= 0)", ErrInvalid, p.Concurrency, p.RateLimit)
+	}
+	t, err := store.TenantCreate(ctx, &p)
+	if err != nil {
+		return nil, apikey.Key{}, fmt.Errorf("create tenant: %w", err)
+	}
+	if err := client.SetTenantLimit(ctx, t.ID, DocumentQueue, t.Concurrency); err != nil {
+		return nil, apikey.Key{}, fmt.Errorf("set tenant limit: %w", err)
+	}
+	key, err := IssueKey(ctx, store, t.ID, "default")
+	if err != nil {
+		return nil, apikey.Key{}, err
+	}
+	return t, key, nil
+}
+
+// IssueKey generates a new API key for a tenant and stores its hash.
+func IssueKey(ctx context.Context, store Store, tenantID, name string) (apikey.Key, error) {
+	key, err := apikey.Generate()
+	if err != nil {
+		return apikey.Key{}, fmt.Errorf("generate key: %w", err)
+	}
+	if err := store.APIKeyInsert(ctx, &APIKey{ID: key.ID, TenantID: tenantID, Hash: key.Hash, Name: name}); err != nil {
+		return apikey.Key{}, fmt.Errorf("store key: %w", err)
+	}
+	return key, nil
+}
