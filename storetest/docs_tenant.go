@@ -1,0 +1,170 @@
+package storetest
+
+import (
+	"strings"
+	"time"
+
+	"github.com/docketq/docket"
+)
+
+func tenantChecks() []docCheck {
+	return []docCheck{
+		{"CreateGet", checkTenantCreateGet},
+		{"CreateDefaults", checkTenantDefaults},
+		{"CreateDuplicate", checkTenantDuplicate},
+		{"CreateInvalid", checkTenantInvalid},
+		{"GetUnknown", func(f *docFixture) {
+			_, err := f.s.TenantGet(f.ctx, "t_nobody")
+			dWantErr(f.t, "TenantGet(unknown)", err, docket.ErrNotFound)
+		}},
+		{"ListOldestFirst", checkTenantList},
+		{"Update", checkTenantUpdate},
+		{"UpdateErrors", checkTenantUpdateErrors},
+	}
+}
+
+func checkTenantCreateGet(f *docFixture) {
+	before := time.Now()
+	created, err := f.s.TenantCreate(f.ctx, &docket.TenantCreateParams{
+		ID: "t_acme-1", Name: "Acme", Plan: docket.PlanPro, Concurrency: 3, RateLimit: 7,
+	})
+	if err != nil {
+		f.t.Fatalf("TenantCreate: %v", err)
+	}
+	got, err := f.s.TenantGet(f.ctx, "t_acme-1")
+	if err != nil {
+		f.t.Fatalf("TenantGet: %v", err)
+	}
+	for _, tn := range []*docket.Tenant{created, got} {
+		if tn.ID != "t_acme-1" || tn.Name != "Acme" || tn.Plan != docket.PlanPro || tn.Concurrency != 3 || tn.RateLimit != 7 {
+			f.t.Fatalf("tenant %+v, want id t_acme-1, name Acme, plan pro, concurrency 3, rate limit 7", tn)
+		}
+		dNear(f.t, "CreatedAt", tn.CreatedAt, before)
+		dNear(f.t, "UpdatedAt", tn.UpdatedAt, before)
+		if tn.UploadsPerHour() != 7 {
+			f.t.Fatalf("UploadsPerHour %d, want 7", tn.UploadsPerHour())
+		}
+	}
+}
+
+func checkTenantDefaults(f *docFixture) {
+	tn := f.tenant("defaults")
+	got, err := f.s.TenantGet(f.ctx, tn.ID)
+	if err != nil {
+		f.t.Fatalf("TenantGet: %v", err)
+	}
+	for _, x := range []*docket.Tenant{tn, got} {
+		if x.Concurrency != docket.DefaultConcurrency {
+			f.t.Fatalf("Concurrency %d, want DefaultConcurrency %d", x.Concurrency, docket.DefaultConcurrency)
+		}
+		if x.UploadsPerHour() != docket.PlanFree.UploadsPerHour() {
+			f.t.Fatalf("UploadsPerHour %d (RateLimit %d), want the free plan's %d",
+				x.UploadsPerHour(), x.RateLimit, docket.PlanFree.UploadsPerHour())
+		}
+	}
+}
+
+func checkTenantDuplicate(f *docFixture) {
+	f.tenant("a")
+	_, err := f.s.TenantCreate(f.ctx, &docket.TenantCreateParams{ID: "t_other", Name: "Tenant a", Plan: docket.PlanFree})
+	dWantErr(f.t, "TenantCreate(taken name)", err, docket.ErrDuplicate)
+	_, err = f.s.TenantCreate(f.ctx, &docket.TenantCreateParams{ID: "t_a", Name: "Another", Plan: docket.PlanFree})
+	dWantErr(f.t, "TenantCreate(taken id)", err, docket.ErrDuplicate)
+	if ts := f.tenants(); len(ts) != 1 {
+		f.t.Fatalf("TenantList: %d tenants after refused creates, want 1", len(ts))
+	}
+}
+
+func checkTenantInvalid(f *docFixture) {
+	for _, p := range []docket.TenantCreateParams{
+		{ID: "t_1", Name: "Plan", Plan: "gold"},
+		{ID: "t_2", Name: "Concurrency", Plan: docket.PlanFree, Concurrency: -1},
+		{ID: "t_3", Name: "", Plan: docket.PlanFree},
+		{ID: "t_4", Name: strings.Repeat("n", 201), Plan: docket.PlanFree},
+	} {
+		_, err := f.s.TenantCreate(f.ctx, &p)
+		dWantErr(f.t, "TenantCreate("+p.ID+")", err, docket.ErrInvalid)
+	}
+	if ts := f.tenants(); len(ts) != 0 {
+		f.t.Fatalf("TenantList: %d tenants after invalid creates, want none", len(ts))
+	}
+}
+
+// tenants lists every tenant.
+func (f *docFixture) tenants() []*docket.Tenant {
+	f.t.Helper()
+	ts, err := f.s.TenantList(f.ctx)
+	if err != nil {
+		f.t.Fatalf("TenantList: %v", err)
+	}
+	return ts
+}
+
+func checkTenantList(f *docFixture) {
+	if ts := f.tenants(); len(ts) != 0 {
+		f.t.Fatalf("TenantList on an empty store: %d tenants", len(ts))
+	}
+	names := []string{"c1", "c2", "c3"}
+	for _, n := range names {
+		f.tenant(n)
+	}
+	ts := f.tenants()
+	if len(ts) != len(names) {
+		f.t.Fatalf("TenantList: %d tenants, want %d", len(ts), len(names))
+	}
+	for i, tn := range ts {
+		if tn.ID != "t_"+names[i] || tn.Name != "Tenant "+names[i] {
+			f.t.Fatalf("TenantList[%d] = %s (%s), want t_%s: oldest first", i, tn.ID, tn.Name, names[i])
+		}
+	}
+}
+
+func checkTenantUpdate(f *docFixture) {
+	tn := f.tenant("u")
+	name, plan, conc, rate := "Renamed", docket.PlanEnterprise, 4, 0
+	got, err := f.s.TenantUpdate(f.ctx, &docket.TenantUpdateParams{ID: tn.ID, Name: &name, Plan: &plan, Concurrency: &conc})
+	if err != nil {
+		f.t.Fatalf("TenantUpdate: %v", err)
+	}
+	stored, err := f.s.TenantGet(f.ctx, tn.ID)
+	if err != nil {
+		f.t.Fatalf("TenantGet: %v", err)
+	}
+	for _, x := range []*docket.Tenant{got, stored} {
+		if x.Name != name || x.Plan != plan || x.Concurrency != conc || x.RateLimit != rate {
+			f.t.Fatalf("updated tenant %+v, want name %s, plan %s, concurrency %d, rate limit %d", x, name, plan, conc, rate)
+		}
+		if !x.CreatedAt.Equal(tn.CreatedAt) || x.UpdatedAt.Before(tn.UpdatedAt) {
+			f.t.Fatalf("times after update: created %v updated %v; before: %v, %v", x.CreatedAt, x.UpdatedAt, tn.CreatedAt, tn.UpdatedAt)
+		}
+	}
+	rate = 25
+	got, err = f.s.TenantUpdate(f.ctx, &docket.TenantUpdateParams{ID: tn.ID, RateLimit: &rate})
+	if err != nil {
+		f.t.Fatalf("TenantUpdate(rate limit): %v", err)
+	}
+	if got.RateLimit != 25 || got.Name != name || got.Plan != plan || got.Concurrency != conc {
+		f.t.Fatalf("after updating only RateLimit: %+v; nil fields must stay as they were", got)
+	}
+}
+
+func checkTenantUpdateErrors(f *docFixture) {
+	name := "x"
+	_, err := f.s.TenantUpdate(f.ctx, &docket.TenantUpdateParams{ID: "t_nobody", Name: &name})
+	dWantErr(f.t, "TenantUpdate(unknown)", err, docket.ErrNotFound)
+	f.tenant("a")
+	b := f.tenant("b")
+	taken := "Tenant a"
+	_, err = f.s.TenantUpdate(f.ctx, &docket.TenantUpdateParams{ID: b.ID, Name: &taken})
+	dWantErr(f.t, "TenantUpdate(taken name)", err, docket.ErrDuplicate)
+	plan := docket.Plan("gold")
+	_, err = f.s.TenantUpdate(f.ctx, &docket.TenantUpdateParams{ID: b.ID, Plan: &plan})
+	dWantErr(f.t, "TenantUpdate(invalid plan)", err, docket.ErrInvalid)
+	got, err := f.s.TenantGet(f.ctx, b.ID)
+	if err != nil {
+		f.t.Fatalf("TenantGet: %v", err)
+	}
+	if got.Name != b.Name || got.Plan != b.Plan {
+		f.t.Fatalf("tenant after refused updates: %+v, want unchanged %+v", got, b)
+	}
+}
