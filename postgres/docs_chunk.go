@@ -1,0 +1,147 @@
+package postgres
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/docketq/docket"
+)
+
+// chunkInsertSQL inserts a document's chunks given as parallel arrays. Not
+// COPY: COPY FROM refuses tables with row-level security.
+const chunkInsertSQL = `INSERT INTO docket_chunks
+    (tenant_id, document_id, idx, text, page_start, page_end, vector, model, dimensions)
+SELECT $1, $2, c.idx, c.text, c.page_start, c.page_end, c.vector, c.model, c.dimensions
+FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::bytea[], $8::text[], $9::int[])
+    AS c(idx, text, page_start, page_end, vector, model, dimensions)`
+
+// chunkListSQL returns a document's chunks without vectors, or one row of
+// NULLs when it has none, and no row when the document does not exist.
+const chunkListSQL = `SELECT c.idx, c.text, c.page_start, c.page_end, c.model, c.dimensions
+FROM docket_documents d LEFT JOIN docket_chunks c ON c.document_id = d.id AND c.tenant_id = d.tenant_id
+WHERE d.tenant_id = $1 AND d.id = $2
+ORDER BY c.idx`
+
+const chunkScanSQL = `SELECT document_id, idx, text, page_start, page_end, vector, model, dimensions
+FROM docket_chunks WHERE tenant_id = $1 AND model = $2 AND dimensions = $3`
+
+// ChunkReplace replaces all chunks of a document; an unknown document is
+// ErrNotFound.
+func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks []*docket.Chunk) error {
+	var found bool
+	err := t.tx.QueryRow(ctx, `SELECT true FROM docket_documents WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+		t.tenant, documentID).Scan(&found)
+	if err != nil {
+		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
+	}
+	if _, err := t.tx.Exec(ctx, `DELETE FROM docket_chunks WHERE tenant_id = $1 AND document_id = $2`,
+		t.tenant, documentID); err != nil {
+		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
+	}
+	if len(chunks) == 0 {
+		return nil
+	}
+	n := len(chunks)
+	idxs, starts, ends, dims := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
+	texts, models := make([]string, n), make([]string, n)
+	vectors := make([][]byte, n)
+	for i, c := range chunks {
+		idxs[i], starts[i], ends[i], dims[i] = int32(c.Index), int32(c.PageStart), int32(c.PageEnd), int32(c.Dimensions)
+		texts[i], models[i], vectors[i] = c.Text, c.Model, encodeVector(c.Vector)
+		c.TenantID, c.DocumentID = t.tenant, documentID
+	}
+	_, err = t.tx.Exec(ctx, chunkInsertSQL, t.tenant, documentID, idxs, texts, starts, ends, vectors, models, dims)
+	if err != nil {
+		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
+	}
+	return nil
+}
+
+// ChunkList returns a document's chunks in order, without vectors.
+func (t *tenantTx) ChunkList(ctx context.Context, documentID string) ([]*docket.Chunk, error) {
+	rows, err := t.tx.Query(ctx, chunkListSQL, t.tenant, documentID)
+	if err != nil {
+		return nil, fmt.Errorf("list chunks of %s: %w", documentID, docsError(err))
+	}
+	defer rows.Close()
+	var chunks []*docket.Chunk
+	found := false
+	for rows.Next() {
+		found = true
+		var idx, start, end, dims *int32
+		var text, model *string
+		if err := rows.Scan(&idx, &text, &start, &end, &model, &dims); err != nil {
+			return nil, fmt.Errorf("list chunks of %s: %w", documentID, err)
+		}
+		if idx == nil { // the document has no chunks
+			continue
+		}
+		chunks = append(chunks, &docket.Chunk{DocumentID: documentID, TenantID: t.tenant, Index: int(*idx),
+			Text: *text, PageStart: int(*start), PageEnd: int(*end), Model: *model, Dimensions: int(*dims)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list chunks of %s: %w", documentID, docsError(err))
+	}
+	if !found {
+		return nil, fmt.Errorf("list chunks of %s: %w", documentID, docket.ErrNotFound)
+	}
+	return chunks, nil
+}
+
+// ChunkScan calls fn with every chunk of the tenant whose vector matches
+// params, streaming them. fn must not use the transaction: its connection
+// is busy reading the chunks.
+func (t *tenantTx) ChunkScan(ctx context.Context, params *docket.ChunkScanParams, fn func(*docket.Chunk) error) error {
+	rows, err := t.tx.Query(ctx, chunkScanSQL, t.tenant, params.Model, params.Dimensions)
+	if err != nil {
+		return fmt.Errorf("scan chunks: %w", docsError(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c := &docket.Chunk{TenantID: t.tenant}
+		var vector []byte
+		if err := rows.Scan(&c.DocumentID, &c.Index, &c.Text, &c.PageStart, &c.PageEnd, &vector,
+			&c.Model, &c.Dimensions); err != nil {
+			return fmt.Errorf("scan chunks: %w", err)
+		}
+		if c.Vector, err = decodeVector(vector); err != nil {
+			return fmt.Errorf("scan chunks: chunk %d of %s: %w", c.Index, c.DocumentID, err)
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("scan chunks: %w", docsError(err))
+	}
+	return nil
+}
+
+// encodeVector is v as float32 little-endian; nil for no vector.
+func encodeVector(v []float32) []byte {
+	if v == nil {
+		return nil
+	}
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+// decodeVector reverses encodeVector.
+func decodeVector(b []byte) ([]float32, error) {
+	if b == nil {
+		return nil, nil
+	}
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("vector of %d bytes is not float32s", len(b))
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, nil
+}

@@ -1,0 +1,145 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketq/docket"
+)
+
+// Tenants and API keys are system scope: their methods run on the pool as
+// the owner, without a tenant.
+
+const tenantColumns = `id, name, plan, concurrency, rate_limit, created_at, updated_at`
+
+const tenantInsertSQL = `INSERT INTO docket_tenants (id, name, plan, concurrency, rate_limit)
+VALUES ($1, $2, $3, $4, $5) RETURNING ` + tenantColumns
+
+// tenantUpdateSQL changes the fields whose parameter is not NULL.
+const tenantUpdateSQL = `UPDATE docket_tenants SET
+    name = coalesce($2, name), plan = coalesce($3, plan),
+    concurrency = coalesce($4, concurrency), rate_limit = coalesce($5, rate_limit),
+    updated_at = clock_timestamp()
+WHERE id = $1 RETURNING ` + tenantColumns
+
+// TenantCreate stores a new tenant. An empty plan is the free plan.
+func (d *Driver) TenantCreate(ctx context.Context, params *docket.TenantCreateParams) (*docket.Tenant, error) {
+	t := &docket.Tenant{ID: params.ID, Name: params.Name, Plan: params.Plan,
+		Concurrency: params.Concurrency, RateLimit: params.RateLimit}
+	if t.Plan == "" {
+		t.Plan = docket.PlanFree
+	}
+	if t.Concurrency == 0 {
+		t.Concurrency = docket.DefaultConcurrency
+	}
+	if err := validTenant(t); err != nil {
+		return nil, fmt.Errorf("create tenant: %w", err)
+	}
+	t, err := scanTenant(d.pool.QueryRow(ctx, tenantInsertSQL, t.ID, t.Name, string(t.Plan), t.Concurrency, t.RateLimit))
+	if err != nil {
+		return nil, fmt.Errorf("create tenant %q: %w", params.ID, docsError(err))
+	}
+	return t, nil
+}
+
+// TenantGet returns a tenant, or ErrNotFound.
+func (d *Driver) TenantGet(ctx context.Context, id string) (*docket.Tenant, error) {
+	t, err := scanTenant(d.pool.QueryRow(ctx, `SELECT `+tenantColumns+` FROM docket_tenants WHERE id = $1`, id))
+	if err != nil {
+		return nil, fmt.Errorf("get tenant %q: %w", id, docsError(err))
+	}
+	return t, nil
+}
+
+// TenantList returns every tenant, oldest first.
+func (d *Driver) TenantList(ctx context.Context) ([]*docket.Tenant, error) {
+	rows, err := d.pool.Query(ctx, `SELECT `+tenantColumns+` FROM docket_tenants ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", docsError(err))
+	}
+	tenants, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*docket.Tenant, error) { return scanTenant(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", docsError(err))
+	}
+	return tenants, nil
+}
+
+// TenantUpdate changes a tenant and returns it, or ErrNotFound.
+func (d *Driver) TenantUpdate(ctx context.Context, params *docket.TenantUpdateParams) (*docket.Tenant, error) {
+	if err := validTenantUpdate(params); err != nil {
+		return nil, fmt.Errorf("update tenant %q: %w", params.ID, err)
+	}
+	var plan *string
+	if params.Plan != nil {
+		s := string(*params.Plan)
+		plan = &s
+	}
+	t, err := scanTenant(d.pool.QueryRow(ctx, tenantUpdateSQL, params.ID, params.Name, plan,
+		params.Concurrency, params.RateLimit))
+	if err != nil {
+		return nil, fmt.Errorf("update tenant %q: %w", params.ID, docsError(err))
+	}
+	return t, nil
+}
+
+// validTenant checks a whole tenant before it is written.
+func validTenant(t *docket.Tenant) error {
+	switch {
+	case !validTenantID(t.ID):
+		return fmt.Errorf("%w: tenant id %q: want 1-200 letters, digits, '-' or '_'", docket.ErrInvalid, t.ID)
+	case !validTenantName(t.Name):
+		return fmt.Errorf("%w: tenant name: want 1-200 characters", docket.ErrInvalid)
+	case !t.Plan.Valid():
+		return fmt.Errorf("%w: plan %q: want free, starter, pro or enterprise", docket.ErrInvalid, t.Plan)
+	case t.Concurrency < 1:
+		return fmt.Errorf("%w: concurrency %d: want at least 1", docket.ErrInvalid, t.Concurrency)
+	case t.RateLimit < 0:
+		return fmt.Errorf("%w: rate limit %d: want 0 (the plan's) or more", docket.ErrInvalid, t.RateLimit)
+	}
+	return nil
+}
+
+// validTenantUpdate checks the fields an update sets.
+func validTenantUpdate(p *docket.TenantUpdateParams) error {
+	switch {
+	case p.Name != nil && !validTenantName(*p.Name):
+		return fmt.Errorf("%w: tenant name: want 1-200 characters", docket.ErrInvalid)
+	case p.Plan != nil && !p.Plan.Valid():
+		return fmt.Errorf("%w: plan %q: want free, starter, pro or enterprise", docket.ErrInvalid, *p.Plan)
+	case p.Concurrency != nil && *p.Concurrency < 1:
+		return fmt.Errorf("%w: concurrency %d: want at least 1", docket.ErrInvalid, *p.Concurrency)
+	case p.RateLimit != nil && *p.RateLimit < 0:
+		return fmt.Errorf("%w: rate limit %d: want 0 (the plan's) or more", docket.ErrInvalid, *p.RateLimit)
+	}
+	return nil
+}
+
+func validTenantName(name string) bool {
+	return name != "" && utf8.ValidString(name) && utf8.RuneCountInString(name) <= 200
+}
+
+func validTenantID(id string) bool {
+	if id == "" || len(id) > 200 {
+		return false
+	}
+	for _, c := range id {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func scanTenant(row pgx.Row) (*docket.Tenant, error) {
+	var t docket.Tenant
+	var plan string
+	if err := row.Scan(&t.ID, &t.Name, &plan, &t.Concurrency, &t.RateLimit, &t.CreatedAt, &t.UpdatedAt); err != nil {
+		return nil, err
+	}
+	t.Plan = docket.Plan(plan)
+	return &t, nil
+}
