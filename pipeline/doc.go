@@ -1,0 +1,39 @@
+// Package pipeline is the document-processing job: the queue handler that
+// turns an uploaded document into chunks, vectors and fields (DESIGN §3).
+//
+// A [Processor] works jobs of kind [Kind] on queue [Queue]. Each job runs
+// five stages and reports its progress through the job record, within fixed
+// percent ranges:
+//
+//	downloading  0–5    read the document row, open its blob for random access
+//	parsing      5–55   extract.Extract, page by page
+//	chunking    55–65   chunk.Split, with page ranges
+//	embedding   65–85   the Embedder, batch by batch
+//	analyzing   85–100  analyze.Analyze, then one transaction stores it all
+//
+// The tenant is always the job row's, never the arguments': a job whose
+// arguments name another tenant's document cannot see it and fails.
+//
+// The results are stored in one transaction of the tenant: the chunks
+// (docket.Tx.ChunkReplace), the document's fields, warnings and status
+// (docket.Tx.DocumentUpdate) and the job's completion (queue.Task.CompleteTx),
+// so they take effect exactly once, or not at all when the lease was lost.
+//
+// Failures: input the parser rejects (an extract sentinel), a document
+// that does not exist for the tenant, and permanent embedding errors fail
+// the job at once with queue.Permanent and a message that starts with its
+// reason ("rejected_input: malformed: ...", "document not found: ...").
+// Anything else (blob or store unavailable, an embedding service down) is
+// returned as is, and the queue retries the job with backoff.
+package pipeline
+
+// Queue and job kind of document jobs.
+const (
+	Queue = "documents"        // the queue of document jobs
+	Kind  = "process_document" // the job kind
+)
+
+// Args are a document job's arguments.
+type Args struct {
+	DocumentID string `json:"document_id"`
+}

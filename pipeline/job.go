@@ -1,0 +1,188 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/embedding"
+	"github.com/docketq/docket/pipeline/analyze"
+	"github.com/docketq/docket/pipeline/chunk"
+	"github.com/docketq/docket/pipeline/extract"
+	"github.com/docketq/docket/queue"
+)
+
+// job is one attempt at processing one document: what each stage found,
+// for the next.
+type job struct {
+	p        *Processor
+	task     *queue.Task
+	tenant   string // from the job row, never from the args
+	docID    string
+	progress *reporter
+
+	doc     *docket.Document
+	typ     extract.Type
+	title   string
+	active  bool
+	warns   []string
+	pages   []extract.Page
+	chunks  []chunk.Chunk
+	vectors [][]float32
+	fields  *docket.Fields
+}
+
+// run goes through the stages and stores the result.
+func (j *job) run(ctx context.Context) error {
+	ra, size, err := j.download(ctx)
+	if err != nil {
+		return err
+	}
+	err = j.parse(ctx, ra, size)
+	_ = ra.Close() // read-only: nothing to lose
+	if err != nil {
+		return err
+	}
+	for _, step := range []func(context.Context) error{j.split, j.embed, j.analyze} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+		if err := j.progress.failed(); err != nil {
+			return fmt.Errorf("progress: %w", err)
+		}
+	}
+	return j.save(ctx)
+}
+
+// download reads the document in the job's tenant and opens its blob.
+func (j *job) download(ctx context.Context) (blob.ReadAtCloser, int64, error) {
+	if err := j.progress.enter(ctx, StageDownloading, "reading document"); err != nil {
+		return nil, 0, fmt.Errorf("progress: %w", err)
+	}
+	err := j.p.cfg.Store.ReadTenant(ctx, j.tenant, func(tx docket.Tx) error {
+		doc, err := tx.DocumentGet(ctx, j.docID)
+		j.doc = doc
+		return err
+	})
+	if err != nil {
+		return nil, 0, notFound(err, j.docID, "read document")
+	}
+	if j.typ, err = typeOf(j.doc.ContentType); err != nil {
+		return nil, 0, rejected(err)
+	}
+	if !strings.HasPrefix(j.doc.BlobKey, j.tenant+"/") {
+		return nil, 0, queue.Permanent(fmt.Errorf("document %s: blob key outside tenant %s", j.docID, j.tenant))
+	}
+	ra, size, err := blob.OpenReaderAt(ctx, j.p.cfg.Blobs, j.doc.BlobKey)
+	if err != nil {
+		if errors.Is(err, blob.ErrInvalidKey) {
+			return nil, 0, queue.Permanent(fmt.Errorf("document %s: %w", j.docID, err))
+		}
+		return nil, 0, fmt.Errorf("open blob: %w", err)
+	}
+	j.progress.update(ctx, 1, 1, fmt.Sprintf("opened %d bytes", size))
+	return ra, size, nil
+}
+
+// parse extracts the text, page by page.
+func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
+	if err := j.progress.enter(ctx, StageParsing, "parsing "+string(j.typ)); err != nil {
+		return fmt.Errorf("progress: %w", err)
+	}
+	opts := j.p.cfg.Extract
+	opts.Progress = func(done, total int) {
+		j.progress.update(ctx, done, total, fmt.Sprintf("parsed %d of %d pages", done, total))
+	}
+	doc, err := extract.Extract(ctx, j.typ, r, size, opts)
+	if err != nil {
+		if extract.Permanent(err) {
+			return rejected(err)
+		}
+		return fmt.Errorf("parse: %w", err)
+	}
+	j.pages, j.title, j.active = doc.Pages, doc.Title, doc.ActiveContent
+	j.warns = append([]string{}, doc.Warnings...) // never nil once processed
+	return nil
+}
+
+// split cuts the pages into chunks that remember their pages.
+func (j *job) split(ctx context.Context) error {
+	msg := fmt.Sprintf("splitting %d pages", len(j.pages))
+	if err := j.progress.enter(ctx, StageChunking, msg); err != nil {
+		return fmt.Errorf("progress: %w", err)
+	}
+	pages := make([]chunk.Page, len(j.pages))
+	for i, p := range j.pages {
+		pages[i] = chunk.Page{Number: p.Number, Text: p.Text}
+	}
+	cfg := j.p.cfg.Chunk
+	cfg.Progress = func(done, total int) {
+		j.progress.update(ctx, done, total, fmt.Sprintf("chunked %d of %d bytes", done, total))
+	}
+	chunks, err := chunk.Split(pages, cfg)
+	if err != nil {
+		return queue.Permanent(fmt.Errorf("chunk: %w", err)) // config checked: only a huge input is left
+	}
+	j.chunks = chunks
+	return nil
+}
+
+// embed computes the chunks' vectors, a batch at a time.
+func (j *job) embed(ctx context.Context) error {
+	n := len(j.chunks)
+	if err := j.progress.enter(ctx, StageEmbedding, fmt.Sprintf("embedding %d chunks", n)); err != nil {
+		return fmt.Errorf("progress: %w", err)
+	}
+	e, batch := j.p.cfg.Embedder, j.p.cfg.EmbedBatch
+	j.vectors = make([][]float32, 0, n)
+	for i := 0; i < n; i += batch {
+		texts := make([]string, 0, batch)
+		for _, c := range j.chunks[i:min(i+batch, n)] {
+			texts = append(texts, c.Text)
+		}
+		vecs, err := e.Embed(ctx, texts)
+		switch {
+		case err != nil && embedding.IsPermanent(err):
+			return queue.Permanent(fmt.Errorf("embed chunks %d-%d: %w", i, i+len(texts)-1, err))
+		case err != nil:
+			return fmt.Errorf("embed chunks %d-%d: %w", i, i+len(texts)-1, err)
+		case len(vecs) != len(texts):
+			return queue.Permanent(fmt.Errorf("embed: %d vectors for %d texts: %w", len(vecs), len(texts), embedding.ErrBadResponse))
+		}
+		for _, v := range vecs {
+			if len(v) != len(vecs[0]) || len(j.vectors) > 0 && len(v) != len(j.vectors[0]) {
+				return queue.Permanent(fmt.Errorf("embed: vectors of different lengths: %w", embedding.ErrBadResponse))
+			}
+		}
+		j.vectors = append(j.vectors, vecs...)
+		done := len(j.vectors)
+		j.progress.update(ctx, done, n, fmt.Sprintf("embedded %d of %d chunks", done, n))
+	}
+	return nil
+}
+
+// analyze extracts the document's fields. It reports only its start: a
+// report inside the last stage could still be pending when the final
+// transaction (which, on SQLite, holds the only writer) begins.
+func (j *job) analyze(ctx context.Context) error {
+	if err := j.progress.enter(ctx, StageAnalyzing, "analyzing text"); err != nil {
+		return fmt.Errorf("progress: %w", err)
+	}
+	pages := make([]analyze.Page, len(j.pages))
+	for i, p := range j.pages {
+		pages[i] = analyze.Page{Number: p.Number, Text: p.Text}
+	}
+	j.fields = fieldsOf(analyze.Analyze(pages, analyze.Options{Title: j.title}))
+	j.fields.ChunkCount = len(j.chunks)
+	j.fields.EmbeddingModel = j.p.cfg.Embedder.Model()
+	j.fields.EmbeddingDimensions = j.p.cfg.Embedder.Dimensions()
+	if len(j.vectors) > 0 {
+		j.fields.EmbeddingDimensions = len(j.vectors[0])
+	}
+	j.fields.ActiveContent = j.active
+	return nil
+}

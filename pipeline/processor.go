@@ -1,0 +1,115 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/embedding"
+	"github.com/docketq/docket/pipeline/chunk"
+	"github.com/docketq/docket/pipeline/extract"
+	"github.com/docketq/docket/queue"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultTimeout    = 10 * time.Minute
+	DefaultEmbedBatch = 32
+)
+
+// Config configures a Processor.
+type Config struct {
+	// Store holds documents and chunks; required. Its driver must be the
+	// one the worker runs on, so that CompleteTx joins its transaction.
+	Store docket.Store
+	// Blobs holds the documents' bytes; required.
+	Blobs blob.Store
+	// Embedder computes chunk vectors. Default: embedding.NewHashing with
+	// embedding.DefaultDimensions (deterministic, local, no network).
+	Embedder embedding.Embedder
+	// Extract sets the parser's limits and PDF engine (zero fields take
+	// extract's defaults; nil PDF uses extract.DefaultPDFEngine). Its
+	// Progress hook is replaced by the processor's own.
+	Extract extract.Options
+	// Chunk sets how text is split. Zero: the chunk package's defaults
+	// (800 runes, 15% overlap). Its Progress hook is replaced.
+	Chunk chunk.Config
+	// EmbedBatch is how many chunks go to one Embed call (default
+	// DefaultEmbedBatch); progress is reported after each batch.
+	EmbedBatch int
+	// Timeout is the hard limit of one job attempt
+	// (queue.HandlerConfig.Timeout). Default DefaultTimeout (10m).
+	Timeout time.Duration
+	// Logger receives a line per processed document. Default: discarded.
+	Logger *slog.Logger
+}
+
+// Processor is the queue.Handler of document jobs. Register it with
+// HandlerConfig under Kind. Safe for concurrent use.
+type Processor struct {
+	cfg Config
+}
+
+var _ queue.Handler = (*Processor)(nil)
+
+// NewProcessor checks cfg, fills in its defaults and returns a Processor.
+func NewProcessor(cfg Config) (*Processor, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, fmt.Errorf("%w: pipeline: no store", docket.ErrInvalid)
+	case cfg.Blobs == nil:
+		return nil, fmt.Errorf("%w: pipeline: no blob store", docket.ErrInvalid)
+	case cfg.EmbedBatch < 0 || cfg.Timeout < 0:
+		return nil, fmt.Errorf("%w: pipeline: negative batch size or timeout", docket.ErrInvalid)
+	}
+	if _, err := chunk.Split(nil, cfg.Chunk); err != nil {
+		return nil, fmt.Errorf("%w: pipeline: %w", docket.ErrInvalid, err)
+	}
+	if cfg.Embedder == nil {
+		cfg.Embedder = embedding.NewHashing(embedding.DefaultDimensions)
+	}
+	if cfg.EmbedBatch == 0 {
+		cfg.EmbedBatch = DefaultEmbedBatch
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Processor{cfg: cfg}, nil
+}
+
+// HandlerConfig returns the queue registration of the processor, with its
+// timeout.
+func (p *Processor) HandlerConfig() queue.HandlerConfig {
+	return queue.HandlerConfig{Handler: p, Timeout: p.cfg.Timeout}
+}
+
+// Work processes the document named by the job's arguments, in the job
+// row's tenant. It implements queue.Handler.
+func (p *Processor) Work(ctx context.Context, t *queue.Task) error {
+	start := time.Now()
+	var args Args
+	if err := json.Unmarshal(t.Job.Args, &args); err != nil {
+		return queue.Permanent(fmt.Errorf("rejected_input: decode args: %w", err))
+	}
+	if args.DocumentID == "" {
+		return queue.Permanent(errors.New("rejected_input: args: no document_id"))
+	}
+	j := &job{p: p, task: t, tenant: t.Job.TenantID, docID: args.DocumentID,
+		progress: newReporter(t)}
+	if err := j.run(ctx); err != nil {
+		return err
+	}
+	p.cfg.Logger.Info("document processed", "tenant_id", j.tenant, "document_id", j.docID,
+		"job_id", t.Job.ID, "pages", len(j.pages), "chunks", len(j.chunks),
+		"duration_ms", time.Since(start).Milliseconds())
+	return nil
+}

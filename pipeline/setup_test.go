@@ -1,0 +1,196 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/pipeline"
+	"github.com/docketq/docket/pipeline/extract"
+	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/sqlite"
+)
+
+// Tenants every env has.
+const (
+	tenantA = "acme"
+	tenantB = "globex"
+)
+
+// waitLimit bounds every wait of a test: the first PDF of a machine may
+// compile PDFium (seconds).
+const waitLimit = 2 * time.Minute
+
+// env is a real SQLite store, local blobs and a worker running a Processor.
+type env struct {
+	tb     testing.TB
+	ctx    context.Context
+	db     *sqlite.Driver
+	blobs  *blob.Local
+	client *queue.Client
+}
+
+// setup opens a migrated store with two tenants and runs a worker with a
+// Processor made of cfg (Store and Blobs filled in) until the test ends.
+func setup(tb testing.TB, cfg pipeline.Config) *env {
+	tb.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "docket.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	for _, id := range []string{tenantA, tenantB} {
+		p := &docket.TenantCreateParams{ID: id, Name: id, Plan: docket.PlanPro}
+		if _, err := db.TenantCreate(ctx, p); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	blobs, err := blob.NewLocal(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.Store, cfg.Blobs = db, blobs
+	e := &env{tb: tb, ctx: ctx, db: db, blobs: blobs, client: queue.NewClient(db, queue.ClientConfig{Logger: quiet()})}
+	e.startWorker(cfg)
+	return e
+}
+
+func (e *env) startWorker(cfg pipeline.Config) {
+	proc, err := pipeline.NewProcessor(cfg)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	w, err := queue.NewWorker(e.client, queue.WorkerConfig{
+		Queues:       map[string]queue.QueueConfig{pipeline.Queue: {MaxWorkers: 2}},
+		Handlers:     map[string]queue.HandlerConfig{pipeline.Kind: proc.HandlerConfig()},
+		PollInterval: 10 * time.Millisecond,
+		Backoff:      func(int) time.Duration { return 10 * time.Millisecond },
+		Maintenance:  queue.MaintenanceConfig{Disabled: true},
+		Logger:       quiet(),
+	})
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	e.tb.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			e.tb.Errorf("worker: %v", err)
+		}
+	})
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func newID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// upload stores data as a new document of tenant and enqueues its job in
+// the same transaction, as the HTTP API does. It returns the document's id
+// and the job's.
+func (e *env) upload(tenant string, typ extract.Type, data []byte) (string, int64) {
+	e.tb.Helper()
+	doc := e.storeBlob(tenant, typ, data)
+	err := e.db.InTenant(e.ctx, tenant, func(tx docket.Tx) error {
+		res, err := e.enqueueTx(tx, doc.ID)
+		if err != nil {
+			return err
+		}
+		doc.JobID = res.Job.ID
+		return tx.DocumentInsert(e.ctx, doc)
+	})
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	return doc.ID, doc.JobID
+}
+
+// storeBlob puts data in blob storage and returns its document, unsaved.
+func (e *env) storeBlob(tenant string, typ extract.Type, data []byte) *docket.Document {
+	e.tb.Helper()
+	id := newID()
+	key := tenant + "/" + id + "/" + newID()
+	if _, err := e.blobs.Put(e.ctx, key, bytes.NewReader(data)); err != nil {
+		e.tb.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return &docket.Document{ID: id, Filename: "file." + string(typ), ContentType: typ.MIME(),
+		Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), BlobKey: key}
+}
+
+// enqueueTx enqueues a job for docID in tx's tenant.
+func (e *env) enqueueTx(tx docket.Tx, docID string) (*queue.InsertResult, error) {
+	return e.client.EnqueueTx(e.ctx, tx.Native(), &queue.EnqueueParams{
+		Queue: pipeline.Queue, Kind: pipeline.Kind, TenantID: tx.TenantID(),
+		Args: pipeline.Args{DocumentID: docID},
+	})
+}
+
+// wait polls the job until it is finished, within waitLimit.
+func (e *env) wait(id int64) *queue.Job {
+	e.tb.Helper()
+	deadline := time.Now().Add(waitLimit)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		job, err := e.client.Get(e.ctx, id)
+		if err != nil {
+			e.tb.Fatal(err)
+		}
+		if job.State.Finished() {
+			return job
+		}
+		if time.Now().After(deadline) {
+			e.tb.Fatalf("job %d still %s (%s %d%%) after %s", id, job.State, job.Stage, job.Progress, waitLimit)
+		}
+	}
+	return nil
+}
+
+// document reads a document and its chunks in tenant.
+func (e *env) document(tenant, id string) (*docket.Document, []*docket.Chunk) {
+	e.tb.Helper()
+	var doc *docket.Document
+	var chunks []*docket.Chunk
+	err := e.db.ReadTenant(e.ctx, tenant, func(tx docket.Tx) error {
+		var err error
+		if doc, err = tx.DocumentGet(e.ctx, id); err != nil {
+			return err
+		}
+		chunks, err = tx.ChunkList(e.ctx, id)
+		return err
+	})
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	return doc, chunks
+}
+
+// attempts returns how many attempts the job has run.
+func (e *env) attempts(id int64) int {
+	e.tb.Helper()
+	as, err := e.client.Attempts(e.ctx, id)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	return len(as)
+}
