@@ -1,0 +1,106 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+
+	"github.com/docketq/docket"
+)
+
+// brokenTx is a real transaction with its store's bug.
+type brokenTx struct {
+	docket.Tx
+	s *brokenStore
+}
+
+func (tx *brokenTx) DocumentList(ctx context.Context, p *docket.DocumentListParams) ([]*docket.Document, error) {
+	if tx.s.bug == "list ignores status" {
+		q := *p
+		q.Status = ""
+		return tx.Tx.DocumentList(ctx, &q)
+	}
+	return tx.Tx.DocumentList(ctx, p)
+}
+
+func (tx *brokenTx) DocumentGet(ctx context.Context, id string) (*docket.Document, error) {
+	doc, err := tx.Tx.DocumentGet(ctx, id)
+	switch {
+	case errors.Is(err, docket.ErrNotFound) && tx.s.bug == "get leaks tenants":
+		err = tx.s.otherTenants(ctx, tx.TenantID(), func(other docket.Tx) error {
+			if d, e := other.DocumentGet(ctx, id); e == nil {
+				doc = d
+			}
+			return nil
+		})
+		if doc == nil && err == nil {
+			err = docket.ErrNotFound
+		}
+	case err == nil && tx.s.bug == "status ignores job":
+		doc.Status = docket.StatusPending // as if the job's state were never read
+	case err == nil && tx.s.bug == "recorded status wins":
+		if st, ok := tx.s.recorded.Load(id); ok {
+			doc.Status = st.(docket.DocumentStatus)
+		}
+	}
+	return doc, err
+}
+
+func (tx *brokenTx) DocumentUpdate(ctx context.Context, p *docket.DocumentUpdateParams) (*docket.Document, error) {
+	doc, err := tx.Tx.DocumentUpdate(ctx, p)
+	if err == nil && p.Status != nil {
+		tx.s.recorded.Store(p.ID, *p.Status)
+	}
+	return doc, err
+}
+
+func (tx *brokenTx) ChunkList(ctx context.Context, documentID string) ([]*docket.Chunk, error) {
+	cs, err := tx.Tx.ChunkList(ctx, documentID)
+	if tx.s.bug == "chunks unordered" {
+		slices.Reverse(cs)
+	}
+	return cs, err
+}
+
+func (tx *brokenTx) ChunkScan(ctx context.Context, p *docket.ChunkScanParams, fn func(*docket.Chunk) error) error {
+	if tx.s.bug == "vectors lossy" {
+		return tx.Tx.ChunkScan(ctx, p, func(c *docket.Chunk) error {
+			for i, x := range c.Vector {
+				c.Vector[i] = float32(math.Round(float64(x)*1e6) / 1e6) // a six-digit text encoding
+			}
+			return fn(c)
+		})
+	}
+	if err := tx.Tx.ChunkScan(ctx, p, fn); err != nil || tx.s.bug != "scan leaks tenants" {
+		return err
+	}
+	return tx.s.otherTenants(ctx, tx.TenantID(), func(other docket.Tx) error { return other.ChunkScan(ctx, p, fn) })
+}
+
+func (tx *brokenTx) RateLimitPeek(ctx context.Context, p *docket.RateLimitParams) (*docket.RateLimit, error) {
+	if tx.s.bug == "peek takes" {
+		rl, err := tx.Tx.RateLimitTake(ctx, p)
+		if rl != nil {
+			rl.Allowed, rl.SlotID = false, 0
+		}
+		return rl, err
+	}
+	return tx.Tx.RateLimitPeek(ctx, p)
+}
+
+func (tx *brokenTx) RateLimitTake(ctx context.Context, p *docket.RateLimitParams) (*docket.RateLimit, error) {
+	rl, err := tx.Tx.RateLimitTake(ctx, p)
+	if err == nil && tx.s.bug == "take always allowed" && !rl.Allowed {
+		rl.Allowed, rl.SlotID, rl.RetryAfter = true, -1, 0
+	}
+	return rl, err
+}
+
+func (tx *brokenTx) IdempotencyInsert(ctx context.Context, rec *docket.IdempotencyRecord) error {
+	err := tx.Tx.IdempotencyInsert(ctx, rec)
+	if tx.s.bug == "idempotency duplicates" && errors.Is(err, docket.ErrDuplicate) {
+		return nil
+	}
+	return err
+}
