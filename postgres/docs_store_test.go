@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/postgres"
@@ -200,5 +201,41 @@ func TestDocs_ScopeIsTransactionLocal(t *testing.T) {
 	}
 	if err := d.InTenant(ctx, "", func(docket.Tx) error { return nil }); !errors.Is(err, docket.ErrInvalid) {
 		t.Fatalf("InTenant without a tenant: %v, want ErrInvalid", err)
+	}
+}
+
+// TestDocs_CrossTenantJob: inside tenant a's transaction, enqueueing a job
+// of tenant b is refused by row-level security, and a document of a that
+// names b's job does not derive its status from it.
+func TestDocs_CrossTenantJob(t *testing.T) {
+	t.Parallel()
+	d, ctx := docsSetup(t)
+	client := queue.NewClient(d, queue.ClientConfig{})
+	err := d.InTenant(ctx, "a", func(tx docket.Tx) error {
+		_, err := client.EnqueueTx(ctx, tx.Native(), &queue.EnqueueParams{Queue: "documents", Kind: "process", TenantID: "b"})
+		return err
+	})
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+		t.Fatalf("enqueue for tenant b in tenant a's transaction: %v, want 42501", err)
+	}
+	res, err := client.Enqueue(ctx, &queue.EnqueueParams{Queue: "documents", Kind: "process", TenantID: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Executor().JobClaim(ctx, &queue.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 1, LeaseDuration: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	inTenant(t, d, "a", func(tx docket.Tx) error {
+		return tx.DocumentInsert(ctx, &docket.Document{ID: "doc-x", JobID: res.Job.ID})
+	})
+	wantDocStatus(t, d, "a", "doc-x", docket.StatusPending) // recorded; b's job is running
+	// A statement that writes another tenant's row is an isolation error.
+	err = d.InTenant(ctx, "a", func(tx docket.Tx) error {
+		_, err := tx.Native().(pgx.Tx).Exec(ctx, `INSERT INTO docket_documents (id, tenant_id) VALUES ('y', 'b')`)
+		return err
+	})
+	if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+		t.Fatalf("insert of a row of b in a's transaction: %v, want 42501", err)
 	}
 }
