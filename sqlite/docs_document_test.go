@@ -16,6 +16,37 @@ import (
 // the tenant.
 func TestDocs_StatusDerived(t *testing.T) {
 	t.Parallel()
+	for _, tt := range statusCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d, clk := setupDocs(t)
+			jobID := tt.job(t, d, clk)
+			inTenant(t, d, func(tx docket.Tx) error {
+				doc := newDoc("d1")
+				doc.JobID, doc.Status = jobID, tt.recorded
+				return tx.DocumentInsert(t.Context(), doc)
+			})
+			doc, err := getDoc(t, d, "t1", "d1")
+			if err != nil || doc.Status != tt.want {
+				t.Fatalf("DocumentGet = %+v, %v; want status %s", doc, err, tt.want)
+			}
+			list := listDocs(t, d, &docket.DocumentListParams{Status: tt.want})
+			if len(list) != 1 || list[0].Status != tt.want {
+				t.Fatalf("DocumentList(status %s) = %v", tt.want, ids(list))
+			}
+		})
+	}
+}
+
+// statusCase is a document whose job, made by job, is in some state.
+type statusCase struct {
+	name     string
+	recorded docket.DocumentStatus
+	job      func(t *testing.T, d *sqlite.Driver, clk *testClock) int64
+	want     docket.DocumentStatus
+}
+
+func statusCases() []statusCase {
 	enqueue := func(t *testing.T, d *sqlite.Driver, clk *testClock, tenant string, runIn time.Duration) int64 {
 		t.Helper()
 		res, err := queue.NewClient(d, queue.ClientConfig{}).Enqueue(t.Context(), &queue.EnqueueParams{
@@ -26,12 +57,7 @@ func TestDocs_StatusDerived(t *testing.T) {
 		}
 		return res.Job.ID
 	}
-	tests := []struct {
-		name     string
-		recorded docket.DocumentStatus
-		job      func(t *testing.T, d *sqlite.Driver, clk *testClock) int64
-		want     docket.DocumentStatus
-	}{
+	return []statusCase{
 		{"pending job", docket.StatusFailed, func(t *testing.T, d *sqlite.Driver, clk *testClock) int64 {
 			return enqueue(t, d, clk, "t1", 0)
 		}, docket.StatusPending},
@@ -58,26 +84,6 @@ func TestDocs_StatusDerived(t *testing.T) {
 		{"job of another tenant", docket.StatusFailed, func(t *testing.T, d *sqlite.Driver, clk *testClock) int64 {
 			return enqueue(t, d, clk, "t2", 0)
 		}, docket.StatusFailed},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			d, clk := setupDocs(t)
-			jobID := tt.job(t, d, clk)
-			inTenant(t, d, func(tx docket.Tx) error {
-				doc := newDoc("d1")
-				doc.JobID, doc.Status = jobID, tt.recorded
-				return tx.DocumentInsert(t.Context(), doc)
-			})
-			doc, err := getDoc(t, d, "t1", "d1")
-			if err != nil || doc.Status != tt.want {
-				t.Fatalf("DocumentGet = %+v, %v; want status %s", doc, err, tt.want)
-			}
-			list := listDocs(t, d, &docket.DocumentListParams{Status: tt.want})
-			if len(list) != 1 || list[0].Status != tt.want {
-				t.Fatalf("DocumentList(status %s) = %v", tt.want, ids(list))
-			}
-		})
 	}
 }
 

@@ -40,11 +40,11 @@ func setupDocs(t *testing.T) (*sqlite.Driver, *testClock) {
 // testClock is a store clock that moves only when told.
 type testClock struct{ us atomic.Int64 }
 
-func (c *testClock) Now() time.Time                            { return time.UnixMicro(c.us.Load()).UTC() }
-func (c *testClock) Add(d time.Duration)                       { c.us.Add(d.Microseconds()) }
-func newDoc(id string) *docket.Document                        { return &docket.Document{ID: id, Filename: id + ".txt"} }
-func ptr[T any](v T) *T                                        { return &v }
-func docStatus(s docket.DocumentStatus) *docket.DocumentStatus { return &s }
+func (c *testClock) Now() time.Time      { return time.UnixMicro(c.us.Load()).UTC() }
+func (c *testClock) Add(d time.Duration) { c.us.Add(d.Microseconds()) }
+
+// newDoc returns a document to insert.
+func newDoc(id string) *docket.Document { return &docket.Document{ID: id, Filename: id + ".txt"} }
 
 // inTenant runs fn in a write transaction of t1 and fails the test on error.
 func inTenant(t *testing.T, d *sqlite.Driver, fn func(tx docket.Tx) error) {
