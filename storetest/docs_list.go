@@ -13,6 +13,7 @@ func documentListChecks() []docCheck {
 		{"NewestFirst", checkDocListOrder},
 		{"Pagination", checkDocListPages},
 		{"StatusFilter", checkDocListStatus},
+		{"DefaultLimit", checkDocListDefaultLimit},
 	}
 }
 
@@ -135,5 +136,24 @@ func checkDocListStatus(f *docFixture) {
 	f.wantDocIDs("DocumentList(completed, Before the newest completed)", page, completed[1])
 	if n := len(f.listDocs(tn.ID, &docket.DocumentListParams{})); n != 7 {
 		f.t.Fatalf("DocumentList(all): %d documents, want 7", n)
+	}
+}
+
+// checkDocListDefaultLimit lists 51 documents without a limit: 50 come back.
+func checkDocListDefaultLimit(f *docFixture) {
+	tn := f.tenant("a")
+	f.write(tn.ID, func(tx docket.Tx) error {
+		for i := range 51 {
+			if err := tx.DocumentInsert(f.ctx, f.newDoc(fmt.Sprintf("doc-%d.txt", i))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if n := len(f.listDocs(tn.ID, &docket.DocumentListParams{})); n != 50 {
+		f.t.Fatalf("DocumentList(Limit 0) of 51 documents: %d, want the default 50", n)
+	}
+	if n := len(f.listDocs(tn.ID, &docket.DocumentListParams{Limit: 1000})); n != 51 {
+		f.t.Fatalf("DocumentList(Limit 1000) of 51 documents: %d, want 51", n)
 	}
 }
