@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/queue"
 )
 
@@ -47,6 +48,11 @@ func errorStatus(err error) (status int, title, detail string) {
 		return http.StatusBadRequest, "Bad Request", err.Error()
 	case errors.Is(err, queue.ErrLeaseLost):
 		return http.StatusConflict, "Conflict", err.Error()
+	case errors.Is(err, embedding.ErrRateLimited), errors.Is(err, embedding.ErrUnavailable):
+		return http.StatusServiceUnavailable, "Service Unavailable", "the embedding service is unavailable"
+	case errors.Is(err, embedding.ErrUnauthorized), errors.Is(err, embedding.ErrQuotaExceeded),
+		errors.Is(err, embedding.ErrInvalidRequest), errors.Is(err, embedding.ErrBadResponse):
+		return http.StatusBadGateway, "Bad Gateway", "the embedding service refused the request"
 	case errors.Is(err, context.Canceled):
 		return 499, "Client Closed Request", "the request was cancelled"
 	case errors.Is(err, context.DeadlineExceeded):

@@ -1,5 +1,50 @@
 package httpapi
 
+import (
+	"net/http"
+	"time"
+)
+
+// The queue and kind of document jobs: the same values as pipeline.Queue
+// and pipeline.Kind (repeated here so that the API does not import the
+// pipeline).
+const (
+	documentsQueue = "documents"
+	documentKind   = "process_document"
+)
+
+// Page sizes of the list routes (?limit=).
+const (
+	defaultPageSize = 50
+	maxPageSize     = 500
+)
+
+// uploadOverhead is what a multipart body may carry on top of the file:
+// boundaries, part headers and small fields.
+const uploadOverhead = 64 << 10
+
+// Upload transfer-rate floor: after uploadGrace, a client must have sent at
+// least uploadMinRate bytes per second on average, or the upload ends with
+// 408 (a slowloris holds no connection for long). Variables so that tests
+// can shrink them.
+var (
+	uploadGrace   = 10 * time.Second
+	uploadMinRate = int64(16 << 10)
+)
+
 // tenantRoutes serves the tenant API: documents, jobs, search, rate limit.
-// STUB: replaced by the API engineer.
-func (s *Server) tenantRoutes() []route { return nil }
+func (s *Server) tenantRoutes() []route {
+	return []route{
+		{http.MethodPost, "/v1/documents", tenant, s.uploadDocument},
+		{http.MethodGet, "/v1/documents", tenant, s.listDocuments},
+		{http.MethodGet, "/v1/documents/{id}", tenant, s.getDocument},
+		{http.MethodDelete, "/v1/documents/{id}", tenant, s.deleteDocument},
+		{http.MethodPost, "/v1/documents/{id}/retry", tenant, s.retryDocument},
+		{http.MethodGet, "/v1/documents/{id}/chunks", tenant, s.listChunks},
+		{http.MethodGet, "/v1/search", tenant, s.search},
+		{http.MethodGet, "/v1/jobs", tenant, s.listJobs},
+		{http.MethodGet, "/v1/jobs/{id}", tenant, s.getJob},
+		{http.MethodPost, "/v1/jobs/{id}/cancel", tenant, s.cancelJob},
+		{http.MethodGet, "/v1/rate-limit", tenant, s.getRateLimit},
+	}
+}

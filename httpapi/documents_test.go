@@ -1,0 +1,123 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/queue"
+)
+
+// TestDocuments_Retry: a failed document gets a new job linked to the
+// failed one, which stays as it was.
+func TestDocuments_Retry(t *testing.T) {
+	t.Parallel()
+	e := newTenantEnv(t, nil)
+	a := e.newTenant(t, "acme", 0)
+	u := e.uploadOK(t, a.key, "will fail")
+	path := "/v1/documents/" + u.Document.ID + "/retry"
+	e.do(t, http.MethodPost, path, a.key, nil).want(t, http.StatusConflict) // pending
+	j := e.claim(t)
+	e.finish(t, j, queue.OutcomeFailed)
+	r := e.do(t, http.MethodPost, path, a.key, nil).want(t, http.StatusAccepted)
+	var res struct {
+		Job JobView `json:"job"`
+	}
+	r.decode(t, &res)
+	if res.Job.RetryOf == nil || *res.Job.RetryOf != u.Job.ID || res.Job.ID == u.Job.ID ||
+		res.Job.Status != "pending" || res.Job.QueuePosition == nil || res.Job.DocumentID != u.Document.ID {
+		t.Errorf("retry job %+v", res.Job)
+	}
+	if r.header.Get("Location") != "/v1/jobs/"+res.Job.ID {
+		t.Errorf("Location %q", r.header.Get("Location"))
+	}
+	var orig JobView
+	e.do(t, http.MethodGet, "/v1/jobs/"+u.Job.ID, a.key, nil).want(t, http.StatusOK).decode(t, &orig)
+	if orig.Status != "failed" || orig.ErrorMessage == nil || *orig.ErrorMessage != "test failure" {
+		t.Errorf("original job %+v", orig)
+	}
+	var d DocumentView
+	e.do(t, http.MethodGet, "/v1/documents/"+u.Document.ID, a.key, nil).want(t, http.StatusOK).decode(t, &d)
+	if d.JobID != res.Job.ID || d.Status != "pending" {
+		t.Errorf("document %+v", d)
+	}
+	e.do(t, http.MethodPost, path, a.key, nil).want(t, http.StatusConflict) // pending again
+}
+
+func TestDocuments_ListAndFilter(t *testing.T) {
+	t.Parallel()
+	e := newTenantEnv(t, nil)
+	a := e.newTenant(t, "acme", 0)
+	var ids []string
+	for i := range 5 {
+		ids = append(ids, e.uploadOK(t, a.key, fmt.Sprint("doc ", i)).Document.ID)
+	}
+	e.finish(t, e.claim(t), queue.OutcomeFailed) // the oldest fails
+	type page struct {
+		Documents  []DocumentView `json:"documents"`
+		NextCursor *string        `json:"next_cursor"`
+	}
+	var seen []string
+	cursor := ""
+	for range 10 {
+		var p page
+		e.do(t, http.MethodGet, "/v1/documents?limit=2"+cursor, a.key, nil).want(t, http.StatusOK).decode(t, &p)
+		for _, d := range p.Documents {
+			seen = append(seen, d.ID)
+		}
+		if p.NextCursor == nil {
+			break
+		}
+		cursor = "&cursor=" + *p.NextCursor
+	}
+	if fmt.Sprint(seen) != fmt.Sprint([]string{ids[4], ids[3], ids[2], ids[1], ids[0]}) {
+		t.Errorf("pages %v, want newest first %v", seen, ids)
+	}
+	var failed page
+	e.do(t, http.MethodGet, "/v1/documents?status=failed", a.key, nil).want(t, http.StatusOK).decode(t, &failed)
+	if len(failed.Documents) != 1 || failed.Documents[0].ID != ids[0] || failed.NextCursor != nil {
+		t.Errorf("failed documents %+v", failed)
+	}
+	for _, q := range []string{"status=bogus", "limit=-1", "cursor=00000000-0000-0000-0000-000000000000"} {
+		e.do(t, http.MethodGet, "/v1/documents?"+q, a.key, nil).want(t, http.StatusBadRequest)
+	}
+}
+
+func TestDocuments_DeleteAndChunks(t *testing.T) {
+	t.Parallel()
+	e := newTenantEnv(t, nil)
+	a := e.newTenant(t, "acme", 0)
+	u := e.uploadOK(t, a.key, "with chunks")
+	ctx := context.Background()
+	err := e.driver.InTenant(ctx, a.id, func(tx docket.Tx) error {
+		return tx.ChunkReplace(ctx, u.Document.ID, []*docket.Chunk{
+			{Index: 0, Text: "first", PageStart: 1, PageEnd: 1, Vector: []float32{1, 0}, Model: "m", Dimensions: 2},
+			{Index: 1, Text: "second", PageStart: 1, PageEnd: 2, Vector: []float32{0, 1}, Model: "m", Dimensions: 2},
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs struct {
+		Chunks []chunkView `json:"chunks"`
+	}
+	e.do(t, http.MethodGet, "/v1/documents/"+u.Document.ID+"/chunks", a.key, nil).want(t, http.StatusOK).decode(t, &cs)
+	if fmt.Sprint(cs.Chunks) != "[{0 first 1 1} {1 second 1 2}]" {
+		t.Errorf("chunks %v", cs.Chunks)
+	}
+	blobs := e.blobCount(t)
+	e.do(t, http.MethodDelete, "/v1/documents/"+u.Document.ID, a.key, nil).want(t, http.StatusNoContent)
+	if e.blobCount(t) != blobs-1 {
+		t.Errorf("blob not deleted")
+	}
+	e.do(t, http.MethodGet, "/v1/documents/"+u.Document.ID, a.key, nil).want(t, http.StatusNotFound)
+	e.do(t, http.MethodGet, "/v1/documents/"+u.Document.ID+"/chunks", a.key, nil).want(t, http.StatusNotFound)
+	e.do(t, http.MethodDelete, "/v1/documents/"+u.Document.ID, a.key, nil).want(t, http.StatusNotFound)
+	var j JobView
+	e.do(t, http.MethodGet, "/v1/jobs/"+u.Job.ID, a.key, nil).want(t, http.StatusOK).decode(t, &j)
+	if j.Status != "cancelled" {
+		t.Errorf("the deleted document's pending job is %s, want cancelled", j.Status)
+	}
+}

@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/queue"
+)
+
+// jobList is the body of GET /v1/jobs.
+type jobList struct {
+	Jobs       []JobView `json:"jobs"`
+	NextCursor *string   `json:"next_cursor"`
+}
+
+// listJobs serves GET /v1/jobs?status=&limit=&cursor=: the tenant's
+// document jobs, newest first.
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
+	t := tenantOf(r)
+	q := r.URL.Query()
+	status, err := statusParam(q.Get("status"))
+	if err != nil {
+		return err
+	}
+	limit, err := limitParam(q.Get("limit"))
+	if err != nil {
+		return err
+	}
+	var before int64
+	if c := q.Get("cursor"); c != "" {
+		if before, err = strconv.ParseInt(c, 10, 64); err != nil || before <= 0 {
+			return errorf(http.StatusBadRequest, "invalid cursor")
+		}
+	}
+	p := &queue.JobListParams{TenantID: t.ID, Queue: documentsQueue, BeforeID: before, Limit: limit + 1}
+	if status != "" {
+		p.States = status.JobStates()
+	}
+	jobs, err := s.cfg.Queue.List(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	out := jobList{Jobs: make([]JobView, 0, min(len(jobs), limit))}
+	if len(jobs) > limit {
+		jobs = jobs[:limit]
+		c := strconv.FormatInt(jobs[limit-1].ID, 10)
+		out.NextCursor = &c
+	}
+	for _, j := range jobs {
+		j, pos, err := s.jobWithPosition(r.Context(), j)
+		if err != nil {
+			return err
+		}
+		out.Jobs = append(out.Jobs, jobView(j, pos))
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// getJob serves GET /v1/jobs/{id}.
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
+	j, err := s.tenantJob(r)
+	if err != nil {
+		return err
+	}
+	j, pos, err := s.jobWithPosition(r.Context(), j)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, jobView(j, pos))
+}
+
+// cancelJob serves POST /v1/jobs/{id}/cancel: 200 with the job, 409 when
+// it has finished.
+func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) error {
+	t := tenantOf(r)
+	id, err := parseJobID(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	j, err := s.cfg.Queue.Cancel(r.Context(), id, t.ID)
+	if errors.Is(err, docket.ErrConflict) {
+		return errorf(http.StatusConflict, "job %d has already finished", id)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, jobView(j, -1))
+}
+
+// tenantJob returns the job named by the path's id if it is the caller's;
+// another tenant's job, or a malformed id, is not found.
+func (s *Server) tenantJob(r *http.Request) (*queue.Job, error) {
+	id, err := parseJobID(r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.cfg.Queue.Get(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if j.TenantID != tenantOf(r).ID {
+		return nil, docket.ErrNotFound
+	}
+	return j, nil
+}
+
+// jobWithPosition returns j with its queue position when it waits (-1
+// otherwise). A job that left the queue meanwhile is read again.
+func (s *Server) jobWithPosition(ctx context.Context, j *queue.Job) (*queue.Job, int, error) {
+	if j.State != queue.StatePending && j.State != queue.StateScheduled {
+		return j, -1, nil
+	}
+	p, err := s.cfg.Queue.Position(ctx, j.ID)
+	switch {
+	case err == nil:
+		return j, p.Ahead, nil
+	case errors.Is(err, docket.ErrConflict):
+		j, err := s.cfg.Queue.Get(ctx, j.ID)
+		return j, -1, err
+	}
+	return nil, -1, err
+}

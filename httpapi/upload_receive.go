@@ -1,0 +1,158 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/pipeline/extract"
+)
+
+// maxUploadParts caps the multipart parts read before the file part.
+const maxUploadParts = 16
+
+// upload is one POST /v1/documents in progress. Until commit succeeds,
+// cleanup deletes its blob and refunds its rate-limit slot.
+type upload struct {
+	s       *Server
+	tenant  *docket.Tenant
+	slot    int64
+	idemKey string
+
+	doc         *docket.Document
+	requestHash string // of the file and its name, for idempotency
+	committed   bool
+}
+
+// receive streams the multipart field "file" to blob storage and fills
+// u.doc. Memory stays flat whatever the file's size.
+func (u *upload) receive(w http.ResponseWriter, r *http.Request, boundary string) error {
+	body := newBodyReader(w, r)
+	defer body.done()
+	mr := multipart.NewReader(body, boundary)
+	part, err := u.filePart(mr, body)
+	if err != nil {
+		return err
+	}
+	defer part.Close()
+	body.setLimit(u.s.cfg.MaxUploadBytes+uploadOverhead, errUploadTooLarge)
+	docID := uuid.NewString()
+	u.doc = &docket.Document{
+		ID: docID, Filename: sanitizeFilename(part.FileName()),
+		BlobKey: u.tenant.ID + "/" + docID + "/" + uuid.NewString(),
+	}
+	return u.store(r.Context(), part, body)
+}
+
+// filePart returns the part named "file", skipping (within the header
+// budget) at most maxUploadParts others.
+func (u *upload) filePart(mr *multipart.Reader, body *bodyReader) (*multipart.Part, error) {
+	for range maxUploadParts {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return nil, errorf(http.StatusBadRequest, "no multipart field \"file\"")
+		}
+		if err != nil {
+			return nil, u.readError(body, err)
+		}
+		if p.FormName() == "file" {
+			return p, nil
+		}
+		_, err = io.Copy(io.Discard, p)
+		_ = p.Close()
+		if err != nil {
+			return nil, u.readError(body, err)
+		}
+	}
+	return nil, errorf(http.StatusBadRequest, "more than %d multipart parts before the field \"file\"", maxUploadParts)
+}
+
+// readError maps an error of the multipart reader: the body reader's own
+// error when it had one, else a malformed body (400).
+func (u *upload) readError(body *bodyReader, err error) error {
+	if body.err != nil {
+		err = body.err
+	}
+	herr, _ := u.s.bodyError(err)
+	return herr
+}
+
+// store sniffs the file's type from its first bytes (415 for anything
+// but the accepted types, 400 when empty), then streams it to the blob and
+// checks a DOCX's structure there.
+func (u *upload) store(ctx context.Context, part io.Reader, body *bodyReader) error {
+	fr := newFileReader(part, u.s.cfg.MaxUploadBytes)
+	head := make([]byte, extract.SniffLen)
+	n, err := io.ReadFull(fr, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return u.readError(body, err)
+	}
+	typ, err := extract.SniffBytes(head[:n])
+	switch {
+	case errors.Is(err, extract.ErrEmpty):
+		return errorf(http.StatusBadRequest, "the file is empty")
+	case err != nil:
+		return errorf(http.StatusUnsupportedMediaType, "unsupported file type: send PDF, DOCX, HTML, Markdown or plain text")
+	}
+	size, err := u.s.cfg.Blobs.Put(ctx, u.doc.BlobKey, io.MultiReader(bytes.NewReader(head[:n]), fr))
+	if err != nil {
+		if fr.err != nil || body.err != nil {
+			return u.readError(body, errors.Join(fr.err, body.err))
+		}
+		return fmt.Errorf("store upload: %w", err)
+	}
+	if typ == extract.TypeDOCX {
+		if err := u.checkDOCX(ctx, size); err != nil {
+			return err
+		}
+	}
+	digest := hex.EncodeToString(fr.sha.Sum(nil))
+	u.doc.ContentType, u.doc.Size, u.doc.SHA256 = typ.MIME(), size, digest
+	rh := sha256Hex(digest + "\x00" + u.doc.Filename)
+	u.requestHash = rh
+	return nil
+}
+
+// checkDOCX refuses (415) a ZIP that is not a well-formed DOCX.
+func (u *upload) checkDOCX(ctx context.Context, size int64) error {
+	ra, _, err := blob.OpenReaderAt(ctx, u.s.cfg.Blobs, u.doc.BlobKey)
+	if err != nil {
+		return fmt.Errorf("inspect upload: %w", err)
+	}
+	defer ra.Close()
+	if err := extract.InspectDOCX(ra, size); err != nil {
+		if extract.Permanent(err) {
+			return errorf(http.StatusUnsupportedMediaType, "the ZIP file is not a usable DOCX: %v", err)
+		}
+		return fmt.Errorf("inspect upload: %w", err)
+	}
+	return nil
+}
+
+// cleanup undoes an upload that did not commit: it deletes the blob and
+// refunds the rate-limit slot.
+func (u *upload) cleanup(ctx context.Context) {
+	if u.committed {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	if u.doc != nil {
+		if err := u.s.cfg.Blobs.Delete(ctx, u.doc.BlobKey); err != nil {
+			u.s.logger.Warn("delete refused upload", "blob_key", u.doc.BlobKey, "error", err)
+		}
+	}
+	if u.slot != 0 {
+		if err := u.s.refundSlot(ctx, u.tenant.ID, u.slot); err != nil {
+			u.s.logger.Warn("refund upload slot", "tenant_id", u.tenant.ID, "error", err)
+		}
+	}
+}
