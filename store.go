@@ -19,7 +19,8 @@ type Store interface {
 	TenantGet(ctx context.Context, id string) (*Tenant, error)
 	// TenantList returns every tenant, oldest first.
 	TenantList(ctx context.Context) ([]*Tenant, error)
-	// TenantUpdate changes a tenant and returns it, or ErrNotFound.
+	// TenantUpdate changes a tenant and returns it, or ErrNotFound; a taken
+	// name is ErrDuplicate, an invalid plan or concurrency ErrInvalid.
 	TenantUpdate(ctx context.Context, params *TenantUpdateParams) (*Tenant, error)
 
 	// APIKeyInsert stores a key (its id and hash). A taken id is
@@ -37,8 +38,8 @@ type Store interface {
 	// commits it when fn returns nil (rolls back otherwise, returning fn's
 	// error). On SQLite it holds the store's only writer: keep it short.
 	InTenant(ctx context.Context, tenantID string, fn func(tx Tx) error) error
-	// ReadTenant runs fn in a read-only transaction scoped to tenantID. On
-	// SQLite it does not wait for the writer.
+	// ReadTenant runs fn in a read-only transaction scoped to tenantID; a
+	// write inside it fails. On SQLite it does not wait for the writer.
 	ReadTenant(ctx context.Context, tenantID string, fn func(tx Tx) error) error
 }
 
@@ -52,12 +53,13 @@ type Tx interface {
 	TenantID() string
 
 	// DocumentInsert stores a new document of the tenant (doc.TenantID is
-	// set to it; CreatedAt and UpdatedAt to now). A taken id is
-	// ErrDuplicate.
+	// set to it; CreatedAt and UpdatedAt to now; the recorded status is
+	// doc.Status, pending when empty). A taken id is ErrDuplicate.
 	DocumentInsert(ctx context.Context, doc *Document) error
 	// DocumentGet returns a document with its Status, or ErrNotFound.
 	DocumentGet(ctx context.Context, id string) (*Document, error)
-	// DocumentList returns documents, newest first (by CreatedAt, then id).
+	// DocumentList returns documents, newest first (by CreatedAt, then id,
+	// both descending).
 	DocumentList(ctx context.Context, params *DocumentListParams) ([]*Document, error)
 	// DocumentUpdate changes a document and returns it, or ErrNotFound.
 	DocumentUpdate(ctx context.Context, params *DocumentUpdateParams) (*Document, error)

@@ -1,4 +1,7 @@
-// Package storetest is the conformance suite every [queue.Driver] must pass.
+// Package storetest is the conformance suite every storage driver must
+// pass: [Run] and [RunConfig] check a [queue.Driver] (the job engine's
+// store), [RunDocs] a docket.Store (the document service's store) on the same
+// database.
 //
 // A driver package runs it from one test, with a constructor that returns a
 // fresh, migrated, empty store for each subtest and registers its own
