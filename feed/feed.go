@@ -13,7 +13,7 @@ import (
 // Defaults used when a Config field is left zero.
 const (
 	DefaultPollInterval = 2 * time.Second
-	DefaultDebounce     = 50 * time.Millisecond
+	DefaultDebounce     = 25 * time.Millisecond
 	DefaultBuffer       = 256
 )
 
@@ -34,7 +34,7 @@ type Config struct {
 	// without hints. Default 2s.
 	PollInterval time.Duration
 	// Debounce is how long a cross-process hint waits for more hints before
-	// the subscribed tenants are re-read. Default 50ms.
+	// the subscribed tenants are re-read. Default 25ms.
 	Debounce time.Duration
 	// Buffer is how many changes a subscriber may fall behind before it is
 	// dropped. Default 256.

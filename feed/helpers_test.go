@@ -30,7 +30,7 @@ func verifyNoLeaks(t *testing.T) {
 }
 
 // newSQLiteClient returns a client on a fresh, migrated SQLite database.
-func newSQLiteClient(t *testing.T) *queue.Client {
+func newSQLiteClient(t testing.TB) *queue.Client {
 	t.Helper()
 	d, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
@@ -44,7 +44,7 @@ func newSQLiteClient(t *testing.T) *queue.Client {
 }
 
 // runFeed starts a feed on client and stops it (joining it) in cleanup.
-func runFeed(t *testing.T, cfg feed.Config) *feed.Feed {
+func runFeed(t testing.TB, cfg feed.Config) *feed.Feed {
 	t.Helper()
 	if cfg.Queue == "" {
 		cfg.Queue = testQueue
@@ -55,7 +55,7 @@ func runFeed(t *testing.T, cfg feed.Config) *feed.Feed {
 }
 
 // goRun runs fn until the test ends, then cancels it and waits for it.
-func goRun(t *testing.T, fn func(context.Context) error) {
+func goRun(t testing.TB, fn func(context.Context) error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -123,7 +123,7 @@ func (s *script) Work(ctx context.Context, task *queue.Task) error {
 }
 
 // runWorker starts a worker of the test queue on client with h.
-func runWorker(t *testing.T, client *queue.Client, h queue.Handler) {
+func runWorker(t testing.TB, client *queue.Client, h queue.Handler) {
 	t.Helper()
 	w, err := queue.NewWorker(client, queue.WorkerConfig{
 		Queues:        map[string]queue.QueueConfig{testQueue: {MaxWorkers: 4}},
@@ -139,7 +139,7 @@ func runWorker(t *testing.T, client *queue.Client, h queue.Handler) {
 }
 
 // enqueue adds a document job named name for tenant.
-func enqueue(t *testing.T, client *queue.Client, tenant, name string, priority int) *queue.Job {
+func enqueue(t testing.TB, client *queue.Client, tenant, name string, priority int) *queue.Job {
 	t.Helper()
 	res, err := client.Enqueue(t.Context(), &queue.EnqueueParams{
 		Queue: testQueue, Kind: testKind, TenantID: tenant, Priority: priority,
@@ -152,7 +152,7 @@ func enqueue(t *testing.T, client *queue.Client, tenant, name string, priority i
 }
 
 // subscribe subscribes to tenant's changes until the test ends.
-func subscribe(t *testing.T, f *feed.Feed, tenant string) *feed.Subscription {
+func subscribe(t testing.TB, f *feed.Feed, tenant string) *feed.Subscription {
 	t.Helper()
 	s, err := f.Subscribe(t.Context(), tenant)
 	if err != nil {
@@ -176,7 +176,7 @@ func next(t *testing.T, s *feed.Subscription, tenant string, match func(feed.Cha
 			if c.Job.TenantID != tenant {
 				t.Fatalf("tenant %s got a change of tenant %s's job", tenant, c.Job.TenantID)
 			}
-			t.Logf("change %s job %d %s %s %d pos %d", c.ID, c.Job.ID, c.Job.State, c.Job.Stage, c.Job.Progress, c.Position)
+
 			if match(c) {
 				return c
 			}
