@@ -29,7 +29,7 @@ const (
 
 // waitLimit bounds every wait of a test: the first PDF of a machine may
 // compile PDFium (seconds).
-const waitLimit = 2 * time.Minute
+const waitLimit = time.Minute
 
 // env is a real SQLite store, local blobs and a worker running a Processor.
 type env struct {
@@ -79,7 +79,7 @@ func (e *env) startWorker(cfg pipeline.Config) {
 		Handlers:     map[string]queue.HandlerConfig{pipeline.Kind: proc.HandlerConfig()},
 		PollInterval: 10 * time.Millisecond,
 		Backoff:      func(int) time.Duration { return 10 * time.Millisecond },
-		Maintenance:  queue.MaintenanceConfig{Disabled: true},
+		Maintenance:  queue.MaintenanceConfig{ElectInterval: 20 * time.Millisecond, ScheduleInterval: 20 * time.Millisecond},
 		Logger:       quiet(),
 	})
 	if err != nil {

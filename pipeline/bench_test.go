@@ -1,0 +1,34 @@
+package pipeline_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/docketq/docket/pipeline"
+	"github.com/docketq/docket/pipeline/extract"
+	"github.com/docketq/docket/pipeline/extract/extracttest"
+	"github.com/docketq/docket/queue"
+)
+
+// BenchmarkProcess10PagePDF measures documents per minute end to end: the
+// upload's blob write and transaction, then a worker (2 slots) running the
+// Processor on a generated 10-page PDF through to the committed result.
+func BenchmarkProcess10PagePDF(b *testing.B) {
+	e := setup(b, pipeline.Config{})
+	pdf := extracttest.ProsePDF(10).Bytes()
+	if _, id := e.upload(tenantA, extract.TypePDF, pdf); e.wait(id).State != queue.StateCompleted {
+		b.Fatal("warm-up document failed") // compiles or loads PDFium first
+	}
+	b.ResetTimer()
+	start := time.Now()
+	ids := make([]int64, b.N)
+	for i := range ids {
+		_, ids[i] = e.upload(tenantA, extract.TypePDF, pdf)
+	}
+	for _, id := range ids {
+		if job := e.wait(id); job.State != queue.StateCompleted {
+			b.Fatalf("job %d %s: %s", id, job.State, job.ErrorMessage)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Minutes(), "docs/min")
+}

@@ -1,0 +1,115 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/embedding"
+	"github.com/docketq/docket/pipeline"
+	"github.com/docketq/docket/pipeline/chunk"
+	"github.com/docketq/docket/pipeline/extract"
+	"github.com/docketq/docket/queue"
+)
+
+// embedFunc is an embedding.Embedder made of a function: the transport
+// boundary, faked to fail on cue.
+type embedFunc func(ctx context.Context, texts []string) ([][]float32, error)
+
+func (f embedFunc) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return f(ctx, texts)
+}
+func (embedFunc) Model() string   { return embedding.HashingModel }
+func (embedFunc) Dimensions() int { return embedding.DefaultDimensions }
+
+var hashing = embedding.NewHashing(0)
+
+func TestProcessor_EmbeddingErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		fail     error // the first call's error
+		state    queue.State
+		attempts int
+		message  string
+	}{
+		{"permanent", fmt.Errorf("status 401: %w", embedding.ErrUnauthorized), queue.StateFailed, 1, "embedding: unauthorized"},
+		{"transient", fmt.Errorf("status 503: %w", embedding.ErrUnavailable), queue.StateCompleted, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int32
+			e := setup(t, pipeline.Config{Embedder: embedFunc(func(ctx context.Context, texts []string) ([][]float32, error) {
+				if calls.Add(1) == 1 {
+					return nil, tt.fail
+				}
+				return hashing.Embed(ctx, texts)
+			})})
+			docID, jobID := e.upload(tenantA, extract.TypeText, []byte("Some text to embed."))
+			job := e.wait(jobID)
+			if job.State != tt.state || e.attempts(jobID) != tt.attempts || !strings.Contains(job.ErrorMessage, tt.message) {
+				t.Fatalf("job %s after %d attempts: %q", job.State, e.attempts(jobID), job.ErrorMessage)
+			}
+			doc, chunks := e.document(tenantA, docID)
+			if done := tt.state == queue.StateCompleted; (doc.Fields != nil) != done || (len(chunks) == 1) != done {
+				t.Fatalf("document %+v with %d chunks", doc, len(chunks))
+			}
+		})
+	}
+}
+
+// A job cancelled while it runs loses its lease: none of its results are
+// stored.
+func TestProcessor_LeaseLost(t *testing.T) {
+	t.Parallel()
+	started, release := make(chan struct{}), make(chan struct{})
+	e := setup(t, pipeline.Config{Embedder: embedFunc(func(ctx context.Context, texts []string) ([][]float32, error) {
+		close(started)
+		<-release
+		return hashing.Embed(ctx, texts)
+	})})
+	docID, jobID := e.upload(tenantA, extract.TypeText, []byte("Text that never gets stored."))
+	<-started
+	if _, err := e.client.Cancel(e.ctx, jobID, tenantA); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if job := e.wait(jobID); job.State != queue.StateCancelled {
+		t.Fatalf("job %s: %q", job.State, job.ErrorMessage)
+	}
+	doc, chunks := e.document(tenantA, docID)
+	if doc.Fields != nil || doc.Warnings != nil || len(chunks) != 0 {
+		t.Fatalf("results stored for a cancelled job: %+v, %d chunks", doc, len(chunks))
+	}
+}
+
+func TestNewProcessor(t *testing.T) {
+	t.Parallel()
+	e := setup(t, pipeline.Config{})
+	tests := []struct {
+		name string
+		cfg  pipeline.Config
+		ok   bool
+	}{
+		{"defaults", pipeline.Config{Store: e.db, Blobs: e.blobs}, true},
+		{"no store", pipeline.Config{Blobs: e.blobs}, false},
+		{"no blobs", pipeline.Config{Store: e.db}, false},
+		{"bad chunk config", pipeline.Config{Store: e.db, Blobs: e.blobs, Chunk: chunk.Config{Size: 10, Overlap: 10}}, false},
+		{"negative batch", pipeline.Config{Store: e.db, Blobs: e.blobs, EmbedBatch: -1}, false},
+	}
+	for _, tt := range tests {
+		p, err := pipeline.NewProcessor(tt.cfg)
+		if (err == nil) != tt.ok || err != nil && !errors.Is(err, docket.ErrInvalid) {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if tt.ok && p.HandlerConfig().Timeout != pipeline.DefaultTimeout {
+			t.Errorf("%s: timeout %s", tt.name, p.HandlerConfig().Timeout)
+		}
+	}
+}
