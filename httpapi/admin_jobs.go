@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -155,43 +156,59 @@ func (s *Server) adminFailedJobs(w http.ResponseWriter, r *http.Request) error {
 }
 
 // adminRequeue retries a failed or cancelled job: a new job linked to it
-// by retry_of (the original stays as it was). When the job was its
-// document's current job, the document moves to the new one.
+// by retry_of (the original stays as it was). A document job is retried in
+// its tenant's transaction, together with moving the document to the new
+// job when the old one was its current job.
 func (s *Server) adminRequeue(w http.ResponseWriter, r *http.Request) error {
 	id, err := parseJobID(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	job, err := s.cfg.Queue.Retry(r.Context(), id, "")
+	old, err := s.cfg.Queue.Get(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	if err := s.adminFollowRetry(r.Context(), id, job); err != nil {
+	var job *queue.Job
+	if documentIDOf(old) == "" {
+		job, err = s.cfg.Queue.Retry(r.Context(), id, "")
+	} else {
+		job, err = s.adminRetryDocumentJob(r.Context(), old)
+		if err == nil {
+			s.cfg.Queue.Bus().Publish(queue.Event{Type: queue.EventInserted, Job: job})
+		}
+	}
+	if err != nil {
 		return err
 	}
 	w.Header().Set("Location", "/v1/jobs/"+strconv.FormatInt(job.ID, 10))
 	return writeJSON(w, http.StatusAccepted, map[string]any{"job": jobView(job, -1)})
 }
 
-// adminFollowRetry points the document of job (if any, and if its current job
-// is old) at job.
-func (s *Server) adminFollowRetry(ctx context.Context, old int64, job *queue.Job) error {
-	docID := documentIDOf(job)
-	if docID == "" {
-		return nil
-	}
-	err := s.cfg.Store.InTenant(ctx, job.TenantID, func(tx docket.Tx) error {
+// adminRetryDocumentJob retries old and, in the same transaction, points
+// its document at the new job if old was the document's current job (a
+// deleted document is left alone).
+func (s *Server) adminRetryDocumentJob(ctx context.Context, old *queue.Job) (*queue.Job, error) {
+	var job *queue.Job
+	err := s.cfg.Store.InTenant(ctx, old.TenantID, func(tx docket.Tx) error {
+		exec, err := s.cfg.Queue.Driver().UnwrapTx(tx.Native())
+		if err != nil {
+			return err
+		}
+		if job, err = exec.JobRetry(ctx, &queue.JobRetryParams{ID: old.ID, TenantID: old.TenantID}); err != nil {
+			return fmt.Errorf("retry job %d: %w", old.ID, err)
+		}
+		docID := documentIDOf(old)
 		doc, err := tx.DocumentGet(ctx, docID)
-		if err != nil || doc.JobID != old {
+		if errors.Is(err, docket.ErrNotFound) || (err == nil && doc.JobID != old.ID) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 		_, err = tx.DocumentUpdate(ctx, &docket.DocumentUpdateParams{ID: docID, JobID: &job.ID})
 		return err
 	})
-	if errors.Is(err, docket.ErrNotFound) { // the document was deleted
-		return nil
-	}
-	return err
+	return job, err
 }
 
 // adminDiscard fails a scheduled, pending or running job at once, to
