@@ -14,7 +14,13 @@ import (
 // upload's blob write and transaction, then a worker (2 slots) running the
 // Processor on a generated 10-page PDF through to the committed result.
 func BenchmarkProcess10PagePDF(b *testing.B) {
-	e := setup(b, pipeline.Config{})
+	for _, backend := range backends {
+		b.Run(backend, func(b *testing.B) { benchmarkProcess(b, backend) })
+	}
+}
+
+func benchmarkProcess(b *testing.B, backend string) {
+	e := setup(b, backend, pipeline.Config{})
 	pdf := extracttest.ProsePDF(10).Bytes()
 	if _, id := e.upload(tenantA, extract.TypePDF, pdf); e.wait(id).State != queue.StateCompleted {
 		b.Fatal("warm-up document failed") // compiles or loads PDFium first

@@ -44,7 +44,7 @@ func TestProcessor_EmbeddingErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var calls atomic.Int32
-			e := setup(t, pipeline.Config{Embedder: embedFunc(func(ctx context.Context, texts []string) ([][]float32, error) {
+			e := setup(t, "sqlite", pipeline.Config{Embedder: embedFunc(func(ctx context.Context, texts []string) ([][]float32, error) {
 				if calls.Add(1) == 1 {
 					return nil, tt.fail
 				}
@@ -67,30 +67,36 @@ func TestProcessor_EmbeddingErrors(t *testing.T) {
 // stored.
 func TestProcessor_LeaseLost(t *testing.T) {
 	t.Parallel()
-	started, release := make(chan struct{}), make(chan struct{})
-	e := setup(t, pipeline.Config{Embedder: embedFunc(func(ctx context.Context, texts []string) ([][]float32, error) {
-		close(started)
-		<-release
-		return hashing.Embed(ctx, texts)
-	})})
-	docID, jobID := e.upload(tenantA, extract.TypeText, []byte("Text that never gets stored."))
-	<-started
-	if _, err := e.client.Cancel(e.ctx, jobID, tenantA); err != nil {
-		t.Fatal(err)
-	}
-	close(release)
-	if job := e.wait(jobID); job.State != queue.StateCancelled {
-		t.Fatalf("job %s: %q", job.State, job.ErrorMessage)
-	}
-	doc, chunks := e.document(tenantA, docID)
-	if doc.Fields != nil || doc.Warnings != nil || len(chunks) != 0 {
-		t.Fatalf("results stored for a cancelled job: %+v, %d chunks", doc, len(chunks))
-	}
+	forEachBackend(t, func(t *testing.T, backend string) {
+		started, release := make(chan struct{}), make(chan struct{})
+		e := setup(t, backend, pipeline.Config{Embedder: embedFunc(func(ctx context.Context, texts []string) ([][]float32, error) {
+			close(started)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return hashing.Embed(ctx, texts)
+		})})
+		docID, jobID := e.upload(tenantA, extract.TypeText, []byte("Text that never gets stored."))
+		<-started
+		_, err := e.client.Cancel(e.ctx, jobID, tenantA)
+		close(release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if job := e.wait(jobID); job.State != queue.StateCancelled {
+			t.Fatalf("job %s: %q", job.State, job.ErrorMessage)
+		}
+		doc, chunks := e.document(tenantA, docID)
+		if doc.Fields != nil || len(doc.Warnings) != 0 || len(chunks) != 0 {
+			t.Fatalf("results stored for a cancelled job: %+v, %d chunks", doc, len(chunks))
+		}
+	})
 }
 
 func TestNewProcessor(t *testing.T) {
 	t.Parallel()
-	e := setup(t, pipeline.Config{})
+	e := setup(t, "sqlite", pipeline.Config{})
 	tests := []struct {
 		name string
 		cfg  pipeline.Config

@@ -16,35 +16,37 @@ import (
 
 func TestProcessor_PDF(t *testing.T) {
 	t.Parallel()
-	e := setup(t, pipeline.Config{})
-	events, stop := e.client.Bus().Subscribe(4096, func(ev queue.Event) bool {
-		return ev.Job.Kind == pipeline.Kind
-	})
-	defer stop()
-	docID, jobID := e.upload(tenantA, extract.TypePDF, extracttest.ProsePDF(10).Bytes())
-	progress := progressUntilDone(t, events, jobID)
-	if job := e.wait(jobID); job.State != queue.StateCompleted {
-		t.Fatalf("job %s: %s", job.State, job.ErrorMessage)
-	}
-	checkProgress(t, progress)
+	forEachBackend(t, func(t *testing.T, backend string) {
+		e := setup(t, backend, pipeline.Config{})
+		events, stop := e.client.Bus().Subscribe(4096, func(ev queue.Event) bool {
+			return ev.Job.Kind == pipeline.Kind
+		})
+		defer stop()
+		docID, jobID := e.upload(tenantA, extract.TypePDF, extracttest.ProsePDF(10).Bytes())
+		progress := progressUntilDone(t, events, jobID)
+		if job := e.wait(jobID); job.State != queue.StateCompleted {
+			t.Fatalf("job %s: %s", job.State, job.ErrorMessage)
+		}
+		checkProgress(t, progress)
 
-	doc, chunks := e.document(tenantA, docID)
-	f := doc.Fields
-	switch {
-	case doc.Status != docket.StatusCompleted:
-		t.Errorf("status %s", doc.Status)
-	case f == nil:
-		t.Fatal("no fields")
-	case f.Title != "Prose, 10 pages" || f.PageCount != 10 || f.WordCount < 1000 || f.Language != "en":
-		t.Errorf("fields %+v", f)
-	case f.ChunkCount != len(chunks) || len(chunks) < 10:
-		t.Errorf("chunk count %d, %d chunks stored", f.ChunkCount, len(chunks))
-	case f.EmbeddingModel != embedding.HashingModel || f.EmbeddingDimensions != embedding.DefaultDimensions:
-		t.Errorf("embedding %s/%d", f.EmbeddingModel, f.EmbeddingDimensions)
-	case doc.Warnings == nil || f.ActiveContent:
-		t.Errorf("warnings %q, active %v", doc.Warnings, f.ActiveContent)
-	}
-	checkChunks(t, chunks, 10)
+		doc, chunks := e.document(tenantA, docID)
+		f := doc.Fields
+		switch {
+		case doc.Status != docket.StatusCompleted:
+			t.Errorf("status %s", doc.Status)
+		case f == nil:
+			t.Fatal("no fields")
+		case f.Title != "Prose, 10 pages" || f.PageCount != 10 || f.WordCount < 1000 || f.Language != "en":
+			t.Errorf("fields %+v", f)
+		case f.ChunkCount != len(chunks) || len(chunks) < 10:
+			t.Errorf("chunk count %d, %d chunks stored", f.ChunkCount, len(chunks))
+		case f.EmbeddingModel != embedding.HashingModel || f.EmbeddingDimensions != embedding.DefaultDimensions:
+			t.Errorf("embedding %s/%d", f.EmbeddingModel, f.EmbeddingDimensions)
+		case doc.Warnings == nil || f.ActiveContent:
+			t.Errorf("warnings %q, active %v", doc.Warnings, f.ActiveContent)
+		}
+		checkChunks(t, chunks, 10)
+	})
 }
 
 // progressUntilDone collects the progress of job id from events until the
@@ -121,140 +123,150 @@ func checkChunks(t *testing.T, chunks []*docket.Chunk, pages int) {
 
 func TestProcessor_Types(t *testing.T) {
 	t.Parallel()
-	e := setup(t, pipeline.Config{})
-	docx := extracttest.DOCX{Title: "Quarterly report", Body: extracttest.Para("Revenue grew on 2024-03-15.") +
-		extracttest.PageBreak() + extracttest.Para("Costs were EUR 1,234.56 in the second quarter.")}
-	tests := []struct {
-		name      string
-		typ       extract.Type
-		data      string
-		title     string
-		pages     int
-		wantWords string // a word of the first chunk
-	}{
-		{"docx", extract.TypeDOCX, string(docx.Bytes()), "Quarterly report", 2, "Revenue"},
-		{"html", extract.TypeHTML, "<!DOCTYPE html><html><head><title>Hello page</title></head><body><p>Hello from HTML, dated 2023-01-02.</p></body></html>", "Hello page", 1, "Hello"},
-		{"markdown", extract.TypeMarkdown, "# Notes\n\nSome *markdown* text about invoices.\n", "Notes", 1, "markdown"},
-		{"text", extract.TypeText, "Plain text.\fSecond page of plain text.\n", "", 2, "Plain"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			docID, jobID := e.upload(tenantA, tt.typ, []byte(tt.data))
-			if job := e.wait(jobID); job.State != queue.StateCompleted {
-				t.Fatalf("job %s: %s", job.State, job.ErrorMessage)
-			}
-			doc, chunks := e.document(tenantA, docID)
-			if doc.Fields == nil || doc.Fields.PageCount != tt.pages || tt.title != "" && doc.Fields.Title != tt.title {
-				t.Fatalf("fields %+v", doc.Fields)
-			}
-			if len(chunks) == 0 || !strings.Contains(chunks[0].Text, tt.wantWords) {
-				t.Fatalf("chunks %+v", chunks)
-			}
-			checkChunks(t, chunks, tt.pages)
-		})
-	}
+	forEachBackend(t, func(t *testing.T, backend string) {
+		e := setup(t, backend, pipeline.Config{})
+		docx := extracttest.DOCX{Title: "Quarterly report", Body: extracttest.Para("Revenue grew on 2024-03-15.") +
+			extracttest.PageBreak() + extracttest.Para("Costs were EUR 1,234.56 in the second quarter.")}
+		tests := []struct {
+			name      string
+			typ       extract.Type
+			data      string
+			title     string
+			pages     int
+			wantWords string // a word of the first chunk
+		}{
+			{"docx", extract.TypeDOCX, string(docx.Bytes()), "Quarterly report", 2, "Revenue"},
+			{"html", extract.TypeHTML, "<!DOCTYPE html><html><head><title>Hello page</title></head><body><p>Hello from HTML, dated 2023-01-02.</p></body></html>", "Hello page", 1, "Hello"},
+			{"markdown", extract.TypeMarkdown, "# Notes\n\nSome *markdown* text about invoices.\n", "Notes", 1, "markdown"},
+			{"text", extract.TypeText, "Plain text.\fSecond page of plain text.\n", "", 2, "Plain"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				docID, jobID := e.upload(tenantA, tt.typ, []byte(tt.data))
+				if job := e.wait(jobID); job.State != queue.StateCompleted {
+					t.Fatalf("job %s: %s", job.State, job.ErrorMessage)
+				}
+				doc, chunks := e.document(tenantA, docID)
+				if doc.Fields == nil || doc.Fields.PageCount != tt.pages || tt.title != "" && doc.Fields.Title != tt.title {
+					t.Fatalf("fields %+v", doc.Fields)
+				}
+				if len(chunks) == 0 || !strings.Contains(chunks[0].Text, tt.wantWords) {
+					t.Fatalf("chunks %+v", chunks)
+				}
+				checkChunks(t, chunks, tt.pages)
+			})
+		}
+	})
 }
 
 func TestProcessor_RejectedInput(t *testing.T) {
 	t.Parallel()
-	e := setup(t, pipeline.Config{})
-	_, bad := e.upload(tenantA, extract.TypePDF, []byte("%PDF-1.7\n%%EOF\n"))
-	job := e.wait(bad)
-	if job.State != queue.StateFailed || !strings.HasPrefix(job.ErrorMessage, "rejected_input: malformed: ") {
-		t.Fatalf("job %s: %q", job.State, job.ErrorMessage)
-	}
-	if n := e.attempts(bad); n != 1 || job.Attempt != 1 {
-		t.Fatalf("%d attempts (job says %d), want 1", n, job.Attempt)
-	}
-	// The worker survives and takes the next job.
-	_, good := e.upload(tenantA, extract.TypeText, []byte("Still working."))
-	if job := e.wait(good); job.State != queue.StateCompleted {
-		t.Fatalf("next job %s: %s", job.State, job.ErrorMessage)
-	}
+	forEachBackend(t, func(t *testing.T, backend string) {
+		e := setup(t, backend, pipeline.Config{})
+		_, bad := e.upload(tenantA, extract.TypePDF, []byte("%PDF-1.7\n%%EOF\n"))
+		job := e.wait(bad)
+		if job.State != queue.StateFailed || !strings.HasPrefix(job.ErrorMessage, "rejected_input: malformed: ") {
+			t.Fatalf("job %s: %q", job.State, job.ErrorMessage)
+		}
+		if n := e.attempts(bad); n != 1 || job.Attempt != 1 {
+			t.Fatalf("%d attempts (job says %d), want 1", n, job.Attempt)
+		}
+		// The worker survives and takes the next job.
+		_, good := e.upload(tenantA, extract.TypeText, []byte("Still working."))
+		if job := e.wait(good); job.State != queue.StateCompleted {
+			t.Fatalf("next job %s: %s", job.State, job.ErrorMessage)
+		}
+	})
 }
 
 func TestProcessor_Warnings(t *testing.T) {
 	t.Parallel()
-	e := setup(t, pipeline.Config{})
-	tests := []struct {
-		name    string
-		pdf     extracttest.PDF
-		warning string
-		active  bool
-	}{
-		{"no text layer", extracttest.NoTextPDF(), extract.WarnNoTextLayer, false},
-		{"active content", extracttest.ActivePDF(), "active content", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			docID, jobID := e.upload(tenantA, extract.TypePDF, tt.pdf.Bytes())
-			if job := e.wait(jobID); job.State != queue.StateCompleted {
-				t.Fatalf("job %s: %s", job.State, job.ErrorMessage)
-			}
-			doc, _ := e.document(tenantA, docID)
-			if !slices.ContainsFunc(doc.Warnings, func(w string) bool { return strings.HasPrefix(w, tt.warning) }) {
-				t.Errorf("warnings %q, want %q", doc.Warnings, tt.warning)
-			}
-			if doc.Fields == nil || doc.Fields.ActiveContent != tt.active {
-				t.Errorf("fields %+v", doc.Fields)
-			}
-		})
-	}
+	forEachBackend(t, func(t *testing.T, backend string) {
+		e := setup(t, backend, pipeline.Config{})
+		tests := []struct {
+			name    string
+			pdf     extracttest.PDF
+			warning string
+			active  bool
+		}{
+			{"no text layer", extracttest.NoTextPDF(), extract.WarnNoTextLayer, false},
+			{"active content", extracttest.ActivePDF(), "active content", true},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				docID, jobID := e.upload(tenantA, extract.TypePDF, tt.pdf.Bytes())
+				if job := e.wait(jobID); job.State != queue.StateCompleted {
+					t.Fatalf("job %s: %s", job.State, job.ErrorMessage)
+				}
+				doc, _ := e.document(tenantA, docID)
+				if !slices.ContainsFunc(doc.Warnings, func(w string) bool { return strings.HasPrefix(w, tt.warning) }) {
+					t.Errorf("warnings %q, want %q", doc.Warnings, tt.warning)
+				}
+				if doc.Fields == nil || doc.Fields.ActiveContent != tt.active {
+					t.Errorf("fields %+v", doc.Fields)
+				}
+			})
+		}
+	})
 }
 
 // RELIABILITY test 41: a job of tenant A whose args name tenant B's
 // document runs in A's scope, cannot see the document, and fails for good.
 func TestProcessor_CrossTenant(t *testing.T) {
 	t.Parallel()
-	e := setup(t, pipeline.Config{})
-	other := e.storeBlob(tenantB, extract.TypeText, []byte("Tenant B's secret."))
-	err := e.db.InTenant(e.ctx, tenantB, func(tx docket.Tx) error { return tx.DocumentInsert(e.ctx, other) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var jobID int64
-	err = e.db.InTenant(e.ctx, tenantA, func(tx docket.Tx) error {
-		res, err := e.enqueueTx(tx, other.ID)
-		if res != nil {
-			jobID = res.Job.ID
+	forEachBackend(t, func(t *testing.T, backend string) {
+		e := setup(t, backend, pipeline.Config{})
+		other := e.storeBlob(tenantB, extract.TypeText, []byte("Tenant B's secret."))
+		err := e.db.InTenant(e.ctx, tenantB, func(tx docket.Tx) error { return tx.DocumentInsert(e.ctx, other) })
+		if err != nil {
+			t.Fatal(err)
 		}
-		return err
+		var jobID int64
+		err = e.db.InTenant(e.ctx, tenantA, func(tx docket.Tx) error {
+			res, err := e.enqueueTx(tx, other.ID)
+			if res != nil {
+				jobID = res.Job.ID
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := e.wait(jobID)
+		if job.State != queue.StateFailed || job.ErrorMessage != "document not found: "+other.ID || e.attempts(jobID) != 1 {
+			t.Fatalf("job %s after %d attempts: %q", job.State, e.attempts(jobID), job.ErrorMessage)
+		}
+		doc, chunks := e.document(tenantB, other.ID)
+		if doc.Fields != nil || len(doc.Warnings) != 0 || len(chunks) != 0 {
+			t.Fatalf("tenant B's document changed: %+v, %d chunks", doc, len(chunks))
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := e.wait(jobID)
-	if job.State != queue.StateFailed || job.ErrorMessage != "document not found: "+other.ID || e.attempts(jobID) != 1 {
-		t.Fatalf("job %s after %d attempts: %q", job.State, e.attempts(jobID), job.ErrorMessage)
-	}
-	doc, chunks := e.document(tenantB, other.ID)
-	if doc.Fields != nil || doc.Warnings != nil || len(chunks) != 0 {
-		t.Fatalf("tenant B's document changed: %+v, %d chunks", doc, len(chunks))
-	}
 }
 
 func TestProcessor_DeletedDocument(t *testing.T) {
 	t.Parallel()
-	e := setup(t, pipeline.Config{})
-	doc := e.storeBlob(tenantA, extract.TypeText, []byte("Soon gone."))
-	var jobID int64
-	err := e.db.InTenant(e.ctx, tenantA, func(tx docket.Tx) error {
-		if err := tx.DocumentInsert(e.ctx, doc); err != nil {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		e := setup(t, backend, pipeline.Config{})
+		doc := e.storeBlob(tenantA, extract.TypeText, []byte("Soon gone."))
+		var jobID int64
+		err := e.db.InTenant(e.ctx, tenantA, func(tx docket.Tx) error {
+			if err := tx.DocumentInsert(e.ctx, doc); err != nil {
+				return err
+			}
+			res, err := e.enqueueTx(tx, doc.ID)
+			if err != nil {
+				return err
+			}
+			jobID = res.Job.ID
+			_, err = tx.DocumentDelete(e.ctx, doc.ID)
 			return err
-		}
-		res, err := e.enqueueTx(tx, doc.ID)
+		})
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		jobID = res.Job.ID
-		_, err = tx.DocumentDelete(e.ctx, doc.ID)
-		return err
+		job := e.wait(jobID)
+		if job.State != queue.StateFailed || !strings.HasPrefix(job.ErrorMessage, "document not found") || e.attempts(jobID) != 1 {
+			t.Fatalf("job %s after %d attempts: %q", job.State, e.attempts(jobID), job.ErrorMessage)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := e.wait(jobID)
-	if job.State != queue.StateFailed || !strings.HasPrefix(job.ErrorMessage, "document not found") || e.attempts(jobID) != 1 {
-		t.Fatalf("job %s after %d attempts: %q", job.State, e.attempts(jobID), job.ErrorMessage)
-	}
 }

@@ -15,8 +15,10 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/pipeline/extract"
+	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/sqlite"
 )
@@ -31,28 +33,69 @@ const (
 // compile PDFium (seconds).
 const waitLimit = time.Minute
 
-// env is a real SQLite store, local blobs and a worker running a Processor.
+// store is what both drivers are: the job engine's driver and the
+// document store, over one database.
+type store interface {
+	docket.Store
+	queue.Driver
+}
+
+// Backends names the drivers the end-to-end tests run on.
+var backends = []string{"sqlite", "postgres"}
+
+// env is a real store, local blobs and a worker running a Processor.
 type env struct {
 	tb     testing.TB
 	ctx    context.Context
-	db     *sqlite.Driver
+	db     store
 	blobs  *blob.Local
 	client *queue.Client
 }
 
-// setup opens a migrated store with two tenants and runs a worker with a
-// Processor made of cfg (Store and Blobs filled in) until the test ends.
-func setup(tb testing.TB, cfg pipeline.Config) *env {
+// forEachBackend runs fn as a parallel subtest per backend.
+func forEachBackend(t *testing.T, fn func(t *testing.T, backend string)) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			t.Parallel()
+			fn(t, b)
+		})
+	}
+}
+
+// open returns a fresh, migrated store of backend, closed when the test
+// ends.
+func open(tb testing.TB, backend string) store {
 	tb.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "docket.db"))
+	var db interface {
+		store
+		Close() error
+	}
+	var err error
+	switch backend {
+	case "sqlite":
+		var d *sqlite.Driver
+		if d, err = sqlite.Open(ctx, filepath.Join(tb.TempDir(), "docket.db")); err == nil {
+			db, err = d, d.Migrate(ctx)
+		}
+	case "postgres":
+		db, err = postgres.Open(ctx, testpg.NewDatabase(tb)) // migrated by TestMain's template
+	default:
+		tb.Fatalf("unknown backend %q", backend)
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		tb.Fatal(err)
-	}
+	return db
+}
+
+// setup opens a store of backend with two tenants and runs a worker with a
+// Processor made of cfg (Store and Blobs filled in) until the test ends.
+func setup(tb testing.TB, backend string, cfg pipeline.Config) *env {
+	tb.Helper()
+	ctx := context.Background()
+	db := open(tb, backend)
 	for _, id := range []string{tenantA, tenantB} {
 		p := &docket.TenantCreateParams{ID: id, Name: id, Plan: docket.PlanPro}
 		if _, err := db.TenantCreate(ctx, p); err != nil {
