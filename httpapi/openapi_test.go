@@ -191,3 +191,54 @@ func resolveRef(tree map[string]any, ref string) any {
 	}
 	return cur
 }
+
+// TestOpenAPI_Schemas checks the document's schemas name exactly the JSON
+// fields of the views the server writes, and mark the always-present
+// ones required.
+func TestOpenAPI_Schemas(t *testing.T) {
+	t.Parallel()
+	e := newAdminEnv(t, nil)
+	_, raw := loadOpenAPI(t, e)
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]any `json:"properties"`
+				Required   []string       `json:"required"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]any{
+		"Job":         httpapi.JobView{},
+		"Document":    httpapi.DocumentView{},
+		"Tenant":      httpapi.TenantView{},
+		"APIKey":      httpapi.APIKeyView{},
+		"QueueHealth": httpapi.QueueHealthView{},
+		"Performance": httpapi.PerformanceView{},
+	} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(b, &fields); err != nil {
+			t.Fatal(err)
+		}
+		s := doc.Components.Schemas[name]
+		for f := range fields {
+			if _, ok := s.Properties[f]; !ok {
+				t.Errorf("schema %s lacks field %q", name, f)
+			}
+			if !slices.Contains(s.Required, f) {
+				t.Errorf("schema %s: field %q is always sent but not required", name, f)
+			}
+		}
+		for f := range s.Properties {
+			if _, ok := fields[f]; !ok && f != "progress_message" { // omitempty
+				t.Errorf("schema %s has field %q, which the server does not send", name, f)
+			}
+		}
+	}
+}
