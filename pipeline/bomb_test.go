@@ -1,0 +1,60 @@
+package pipeline_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docketq/docket/pipeline"
+	"github.com/docketq/docket/pipeline/extract"
+	"github.com/docketq/docket/pipeline/extract/extracttest"
+	"github.com/docketq/docket/queue"
+)
+
+// RELIABILITY test 35 through the job: every hostile input ends its job
+// within the parse deadline, either completed (where the table allows it,
+// active content flagged) or failed for good after exactly one attempt with
+// its reason code, and the worker keeps working.
+func TestProcessor_BombTable(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("parses the whole bomb table (tens of seconds on two cores)")
+	}
+	e := setup(t, "sqlite", pipeline.Config{Extract: extract.Options{Timeout: 10 * time.Second}})
+	cases := append(extracttest.PDFCases(), extracttest.DOCXCases()...)
+	docs, jobs := make([]string, len(cases)), make([]int64, len(cases))
+	for i, c := range cases {
+		docs[i], jobs[i] = e.upload(tenantA, extract.Type(c.Type), c.Data)
+	}
+	for i, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			job := e.wait(jobs[i])
+			if n := e.attempts(jobs[i]); n != 1 {
+				t.Errorf("%d attempts", n)
+			}
+			switch job.State {
+			case queue.StateCompleted:
+				if !slices.Contains(c.Want, "") {
+					t.Fatalf("completed; want one of %q", c.Want)
+				}
+				if doc, _ := e.document(tenantA, docs[i]); c.Active && !doc.Fields.ActiveContent {
+					t.Errorf("active content not flagged: %+v", doc.Fields)
+				}
+			case queue.StateFailed:
+				if !slices.ContainsFunc(c.Want, func(r string) bool {
+					return r != "" && strings.HasPrefix(job.ErrorMessage, fmt.Sprintf("%s: %s: ", pipeline.ReasonRejectedInput, r))
+				}) {
+					t.Fatalf("failed with %q; want one of %q", job.ErrorMessage, c.Want)
+				}
+			default:
+				t.Fatalf("job %s: %q", job.State, job.ErrorMessage)
+			}
+		})
+	}
+	_, next := e.upload(tenantA, extract.TypeText, []byte("The worker survived."))
+	if job := e.wait(next); job.State != queue.StateCompleted {
+		t.Fatalf("next job %s: %s", job.State, job.ErrorMessage)
+	}
+}
