@@ -22,10 +22,10 @@ import (
 	"github.com/docketq/docket/sqlite"
 )
 
-// docQueue and docKind are pipeline.Queue and pipeline.Kind.
+// envQueue and envKind are pipeline.Queue and pipeline.Kind.
 const (
-	docQueue = "documents"
-	docKind  = "process_document"
+	envQueue = "documents"
+	envKind  = "process_document"
 )
 
 const testAdminKey = "test-admin-key"
@@ -69,28 +69,28 @@ func newAdminEnv(t *testing.T, edit func(*httpapi.Config)) *adminEnv {
 	if err != nil {
 		t.Fatalf("httpapi.New: %v", err)
 	}
-	return &adminEnv{t: t, ctx: ctx, driver: d, queue: q, blobs: blobs, srv: srv, url: startServer(t, srv)}
+	return &adminEnv{t: t, ctx: ctx, driver: d, queue: q, blobs: blobs, srv: srv, url: startAPIServer(t, srv)}
 }
 
 func embeddingForTests() embedding.Embedder { return embedding.NewHashing(0) }
 
-// startServer serves srv on loopback until the test ends.
-func startServer(t *testing.T, srv *httpapi.Server) string {
+// startAPIServer serves srv on loopback until the test ends.
+func startAPIServer(t *testing.T, srv *httpapi.Server) string {
 	t.Helper()
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	return hs.URL
 }
 
-// response is an answer read whole.
-type response struct {
+// envResponse is an answer read whole.
+type envResponse struct {
 	status int
 	header http.Header
 	body   []byte
 }
 
 // decode decodes the body into v, failing the test on error.
-func (r *response) decode(t *testing.T, v any) {
+func (r *envResponse) decode(t *testing.T, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("decode %s: %v", r.body, err)
@@ -99,7 +99,7 @@ func (r *response) decode(t *testing.T, v any) {
 
 // do sends a request with key as bearer (none when empty) and body as
 // JSON (a string is sent as is; nil sends none).
-func (e *adminEnv) do(method, path, key string, body any) *response {
+func (e *adminEnv) do(method, path, key string, body any) *envResponse {
 	e.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -126,7 +126,7 @@ func (e *adminEnv) do(method, path, key string, body any) *response {
 	return e.send(req)
 }
 
-func (e *adminEnv) send(req *http.Request) *response {
+func (e *adminEnv) send(req *http.Request) *envResponse {
 	e.t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -137,11 +137,11 @@ func (e *adminEnv) send(req *http.Request) *response {
 	if err != nil {
 		e.t.Fatalf("%s %s: read: %v", req.Method, req.URL.Path, err)
 	}
-	return &response{status: res.StatusCode, header: res.Header, body: b}
+	return &envResponse{status: res.StatusCode, header: res.Header, body: b}
 }
 
 // admin sends an admin request and checks its status.
-func (e *adminEnv) admin(method, path string, body any, want int) *response {
+func (e *adminEnv) admin(method, path string, body any, want int) *envResponse {
 	e.t.Helper()
 	r := e.do(method, path, testAdminKey, body)
 	if r.status != want {
@@ -184,7 +184,7 @@ func (e *adminEnv) addDocument(tenantID, name string) (*docket.Document, *queue.
 	var job *queue.Job
 	err := e.driver.InTenant(e.ctx, tenantID, func(tx docket.Tx) error {
 		res, err := e.queue.EnqueueTx(e.ctx, tx.Native(), &queue.EnqueueParams{
-			Queue: docQueue, Kind: docKind, TenantID: tenantID, Args: map[string]string{"document_id": docID},
+			Queue: envQueue, Kind: envKind, TenantID: tenantID, Args: map[string]string{"document_id": docID},
 		})
 		if err != nil {
 			return err
@@ -226,7 +226,7 @@ func (e *adminEnv) getJob(id int64) *queue.Job {
 func (e *adminEnv) claim(lease time.Duration) *queue.Job {
 	e.t.Helper()
 	jobs, err := e.driver.Executor().JobClaim(e.ctx, &queue.JobClaimParams{
-		Queue: docQueue, WorkerID: "test-worker", Max: 1, LeaseDuration: lease,
+		Queue: envQueue, WorkerID: "test-worker", Max: 1, LeaseDuration: lease,
 	})
 	if err != nil || len(jobs) != 1 {
 		e.t.Fatalf("claim: %d jobs, %v", len(jobs), err)
@@ -257,9 +257,9 @@ func testUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// eventually polls cond until it holds or 10 s pass (no sleeps to
+// pollUntil polls cond until it holds or 10 s pass (no sleeps to
 // synchronise: a short poll with a deadline).
-func eventually(t *testing.T, what string, cond func() bool) {
+func pollUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	tick := time.NewTicker(5 * time.Millisecond)

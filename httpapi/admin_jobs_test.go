@@ -19,7 +19,7 @@ type jobAnswer struct {
 	Job httpapi.JobView `json:"job"`
 }
 
-func id(n int64) string { return strconv.FormatInt(n, 10) }
+func strID(n int64) string { return strconv.FormatInt(n, 10) }
 
 func TestAdmin_FailedJobs(t *testing.T) {
 	t.Parallel()
@@ -34,14 +34,14 @@ func TestAdmin_FailedJobs(t *testing.T) {
 	e.addDocument(a, "pending.txt")
 	var p1, p2 jobsPage
 	e.admin("GET", "/v1/admin/jobs/failed?limit=2", nil, 200).decode(t, &p1)
-	if len(p1.Jobs) != 2 || p1.Jobs[0].ID != id(failed[2]) || p1.Jobs[1].ID != id(failed[1]) || p1.NextCursor == nil {
+	if len(p1.Jobs) != 2 || p1.Jobs[0].ID != strID(failed[2]) || p1.Jobs[1].ID != strID(failed[1]) || p1.NextCursor == nil {
 		t.Fatalf("page 1 = %+v", p1)
 	}
 	if j := p1.Jobs[0]; j.Status != "failed" || j.ErrorMessage == nil || *j.ErrorMessage != "boom" || j.TenantID != a || j.DocumentID == "" {
 		t.Errorf("failed job = %+v", j)
 	}
 	e.admin("GET", "/v1/admin/jobs/failed?limit=2&cursor="+*p1.NextCursor, nil, 200).decode(t, &p2)
-	if len(p2.Jobs) != 1 || p2.Jobs[0].ID != id(failed[0]) || p2.NextCursor != nil {
+	if len(p2.Jobs) != 1 || p2.Jobs[0].ID != strID(failed[0]) || p2.NextCursor != nil {
 		t.Errorf("page 2 = %+v", p2)
 	}
 	e.admin("GET", "/v1/admin/jobs/failed?tenant_id=other", nil, 200).decode(t, &p2)
@@ -59,11 +59,11 @@ func TestAdmin_Requeue(t *testing.T) {
 	a := e.createTenant("acme", nil).Tenant.ID
 	doc, job := e.addDocument(a, "a.txt")
 	e.finish(e.claim(time.Minute), queue.OutcomeFailed)
-	r := e.admin("POST", "/v1/admin/jobs/"+id(job.ID)+"/requeue", nil, http.StatusAccepted)
+	r := e.admin("POST", "/v1/admin/jobs/"+strID(job.ID)+"/requeue", nil, http.StatusAccepted)
 	var got jobAnswer
 	r.decode(t, &got)
 	nj := got.Job
-	if nj.ID == id(job.ID) || nj.RetryOf == nil || *nj.RetryOf != id(job.ID) || nj.Status != "pending" || nj.DocumentID != doc.ID || nj.TenantID != a {
+	if nj.ID == strID(job.ID) || nj.RetryOf == nil || *nj.RetryOf != strID(job.ID) || nj.Status != "pending" || nj.DocumentID != doc.ID || nj.TenantID != a {
 		t.Errorf("requeued job = %+v", nj)
 	}
 	if loc := r.header.Get("Location"); loc != "/v1/jobs/"+nj.ID {
@@ -72,7 +72,7 @@ func TestAdmin_Requeue(t *testing.T) {
 	if st := e.jobState(job.ID); st != queue.StateFailed {
 		t.Errorf("original job is %s, want failed (kept for debugging)", st)
 	}
-	if d := e.getDocument(a, doc.ID); id(d.JobID) != nj.ID || d.Status != "pending" {
+	if d := e.getDocument(a, doc.ID); strID(d.JobID) != nj.ID || d.Status != "pending" {
 		t.Errorf("document after requeue: job %d, status %s; want job %s, pending", d.JobID, d.Status, nj.ID)
 	}
 	e.admin("POST", "/v1/admin/jobs/"+nj.ID+"/requeue", nil, http.StatusConflict) // pending
@@ -86,19 +86,19 @@ func TestAdmin_Discard(t *testing.T) {
 	a := e.createTenant("acme", nil).Tenant.ID
 	_, pending := e.addDocument(a, "a.txt")
 	var got jobAnswer
-	e.admin("POST", "/v1/admin/jobs/"+id(pending.ID)+"/discard", `{"reason":"poison pill"}`, 200).decode(t, &got)
+	e.admin("POST", "/v1/admin/jobs/"+strID(pending.ID)+"/discard", `{"reason":"poison pill"}`, 200).decode(t, &got)
 	if got.Job.Status != "failed" || got.Job.ErrorMessage == nil || *got.Job.ErrorMessage != "poison pill" {
 		t.Errorf("discarded job = %+v", got.Job)
 	}
 	e.addDocument(a, "b.txt")
 	running := e.claim(time.Minute)
-	e.admin("POST", "/v1/admin/jobs/"+id(running.ID)+"/discard", nil, 200).decode(t, &got)
+	e.admin("POST", "/v1/admin/jobs/"+strID(running.ID)+"/discard", nil, 200).decode(t, &got)
 	if got.Job.Status != "failed" || e.jobState(running.ID) != queue.StateFailed {
 		t.Errorf("discarded running job = %+v", got.Job)
 	}
-	e.admin("POST", "/v1/admin/jobs/"+id(running.ID)+"/discard", nil, http.StatusConflict)
+	e.admin("POST", "/v1/admin/jobs/"+strID(running.ID)+"/discard", nil, http.StatusConflict)
 	e.admin("POST", "/v1/admin/jobs/424242/discard", nil, http.StatusNotFound)
-	e.admin("POST", "/v1/admin/jobs/"+id(running.ID)+"/discard", `{"why":1}`, http.StatusBadRequest)
+	e.admin("POST", "/v1/admin/jobs/"+strID(running.ID)+"/discard", `{"why":1}`, http.StatusBadRequest)
 }
 
 type stuckPage struct {
@@ -121,19 +121,19 @@ func TestAdmin_StuckJobs(t *testing.T) {
 	e.addDocument(b, "b.txt")
 	healthy := e.claim(time.Hour)
 	var p stuckPage
-	eventually(t, "the expired lease to show", func() bool {
+	pollUntil(t, "the expired lease to show", func() bool {
 		e.admin("GET", "/v1/admin/jobs/stuck", nil, 200).decode(t, &p)
 		return len(p.Jobs) == 1
 	})
-	if j := p.Jobs[0]; j.ID != id(expired.ID) || j.Reason != "lease_expired" || j.WorkerID != "test-worker" || p.OlderThan != 1800 {
+	if j := p.Jobs[0]; j.ID != strID(expired.ID) || j.Reason != "lease_expired" || j.WorkerID != "test-worker" || p.OlderThan != 1800 {
 		t.Errorf("stuck = %+v", p)
 	}
-	eventually(t, "the long-running job to show", func() bool {
+	pollUntil(t, "the long-running job to show", func() bool {
 		e.admin("GET", "/v1/admin/jobs/stuck?older_than=1ms", nil, 200).decode(t, &p)
 		return len(p.Jobs) == 2
 	})
 	for _, j := range p.Jobs {
-		if j.ID == id(healthy.ID) && (j.Reason != "running_too_long" || j.Status != "processing" || j.Running <= 0) {
+		if j.ID == strID(healthy.ID) && (j.Reason != "running_too_long" || j.Status != "processing" || j.Running <= 0) {
 			t.Errorf("long-running job = %+v", j)
 		}
 	}
@@ -153,7 +153,7 @@ func TestAdmin_QueueHealth(t *testing.T) {
 	var h httpapi.QueueHealthView
 	e.admin("GET", "/v1/admin/queue", nil, 200).decode(t, &h)
 	want := map[string]int{"scheduled": 0, "pending": 2, "running": 1, "completed": 0, "failed": 0, "cancelled": 0}
-	if h.Queue != docQueue || len(h.Counts) != len(want) {
+	if h.Queue != envQueue || len(h.Counts) != len(want) {
 		t.Fatalf("health = %+v", h)
 	}
 	for k, n := range want {
@@ -171,7 +171,7 @@ func TestAdmin_Performance(t *testing.T) {
 	e := newAdminEnv(t, nil)
 	var p httpapi.PerformanceView
 	e.admin("GET", "/v1/admin/performance", nil, 200).decode(t, &p)
-	if p.Completed != 0 || p.DurationSeconds.P50 != nil || p.WindowSeconds != 3600 || p.Queue != docQueue {
+	if p.Completed != 0 || p.DurationSeconds.P50 != nil || p.WindowSeconds != 3600 || p.Queue != envQueue {
 		t.Errorf("empty performance = %+v", p)
 	}
 	a := e.createTenant("acme", nil).Tenant.ID

@@ -12,8 +12,8 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// pathParam matches a pattern's wildcard ("{id}").
-var pathParam = regexp.MustCompile(`\{[a-z_]+\}`)
+// routeParam matches a pattern's wildcard ("{id}").
+var routeParam = regexp.MustCompile(`\{[a-z_]+\}`)
 
 func TestAdmin_Auth(t *testing.T) {
 	t.Parallel()
@@ -25,7 +25,7 @@ func TestAdmin_Auth(t *testing.T) {
 			continue
 		}
 		n++
-		path := pathParam.ReplaceAllString(rt.Pattern, "1")
+		path := routeParam.ReplaceAllString(rt.Pattern, "1")
 		for _, key := range []string{"", "wrong-key", ct.APIKey, testAdminKey + "x"} {
 			r := e.do(rt.Method, path, key, nil)
 			if r.status != http.StatusUnauthorized {
@@ -187,7 +187,7 @@ func TestAdmin_KeyLifecycle(t *testing.T) {
 	if r := e.do("GET", probeRoute, ct.APIKey, nil); r.status != http.StatusUnauthorized {
 		t.Errorf("revoked key on the revoking server: status %d, want 401", r.status)
 	}
-	eventually(t, "the revoked key to fail on the other server", func() bool {
+	pollUntil(t, "the revoked key to fail on the other server", func() bool {
 		return other.do("GET", probeRoute, ct.APIKey, nil).status == http.StatusUnauthorized
 	})
 	if r := other.do("GET", probeRoute, second.APIKey, nil); r.status != http.StatusOK {
@@ -210,7 +210,7 @@ func (e *adminEnv) peer() *adminEnv {
 	}
 	p := *e
 	p.srv = srv
-	p.url = startServer(e.t, srv)
+	p.url = startAPIServer(e.t, srv)
 	return &p
 }
 

@@ -83,7 +83,7 @@ func (v *bolaVictim) ids(k bolaKind) []string {
 	}
 	out := make([]string, len(v.jobs))
 	for i, j := range v.jobs {
-		out[i] = id(j)
+		out[i] = strID(j)
 	}
 	return out
 }
