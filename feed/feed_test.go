@@ -3,6 +3,7 @@ package feed_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,4 +155,42 @@ func TestFeed_RunEndsSubscriptions(t *testing.T) {
 	if _, err := f.Subscribe(t.Context(), "acme"); !errors.Is(err, feed.ErrClosed) {
 		t.Errorf("Subscribe after Run = %v, want ErrClosed", err)
 	}
+}
+
+// TestFeed_RetryThroughScheduled: a failed attempt is shown scheduled (with
+// the pending jobs ahead of it), then, once maintenance makes it due,
+// running and completed.
+func TestFeed_RetryThroughScheduled(t *testing.T) {
+	verifyNoLeaks(t)
+	client := newSQLiteClient(t)
+	f := runFeed(t, feed.Config{Client: client, PollInterval: 50 * time.Millisecond})
+	sub := subscribe(t, f, "acme")
+	var fail sync.Once
+	h := queue.HandlerFunc(func(ctx context.Context, task *queue.Task) error {
+		failed := false
+		fail.Do(func() { failed = true })
+		if failed {
+			return errors.New("transient")
+		}
+		return task.Progress(ctx, "analyzing", 90, "")
+	})
+	w, err := queue.NewWorker(client, queue.WorkerConfig{
+		Queues:        map[string]queue.QueueConfig{testQueue: {MaxWorkers: 1}},
+		Handlers:      map[string]queue.HandlerConfig{testKind: {Handler: h}},
+		PollInterval:  20 * time.Millisecond,
+		ShutdownGrace: 10 * time.Millisecond,
+		Backoff:       func(int) time.Duration { return 300 * time.Millisecond },
+		Maintenance:   queue.MaintenanceConfig{ScheduleInterval: 20 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goRun(t, w.Run)
+	j := enqueue(t, client, "acme", "j", 0)
+	next(t, sub, "acme", is(j.ID, queue.StateRunning, "", -1))
+	c := next(t, sub, "acme", is(j.ID, queue.StateScheduled, "", -1))
+	if c.Position != 0 || c.Job.ErrorMessage != "transient" || c.Job.Attempt != 1 {
+		t.Errorf("scheduled retry: position %d, error %q, attempt %d", c.Position, c.Job.ErrorMessage, c.Job.Attempt)
+	}
+	next(t, sub, "acme", is(j.ID, queue.StateCompleted, "", 100))
 }

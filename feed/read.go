@@ -9,16 +9,21 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
+// finishedLimit caps the finished jobs a re-read lists (newest first) to
+// learn the end of jobs that finished between two reads.
+const finishedLimit = 100
+
 // trackLimit caps the running and the waiting jobs read per tenant; a
 // tenant with more waiting jobs is tracked by its newest trackLimit.
 var trackLimit = 1000
 
 // readResult is a tenant's active jobs as read from the store.
 type readResult struct {
-	stamp      uint64 // taken before the read began
-	jobs       []*queue.Job
-	capped     bool  // more waiting jobs than listed
-	minWaiting int64 // smallest id of the listed waiting jobs, when capped
+	stamp      uint64       // taken before the read began
+	jobs       []*queue.Job // active
+	finished   []*queue.Job // the newest finished
+	capped     bool         // more waiting jobs than listed
+	minWaiting int64        // smallest id of the listed waiting jobs, when capped
 	base       aheadBase
 }
 
@@ -48,6 +53,13 @@ func (f *Feed) read(ctx context.Context, tenantID string) (*readResult, error) {
 		}
 	}
 	r.jobs = append(running, waiting...)
+	r.finished, err = f.client.List(ctx, &queue.JobListParams{
+		TenantID: tenantID, Queue: f.cfg.Queue, Limit: finishedLimit,
+		States: []queue.State{queue.StateCompleted, queue.StateFailed, queue.StateCancelled},
+	})
+	if err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -144,11 +156,15 @@ func (f *Feed) refreshTenant(ctx context.Context, tenantID string) error {
 	return nil
 }
 
-// vanished returns the active jobs of the view that r does not list, though
-// r began after they were last applied.
+// vanished returns the active jobs of the view that r does not list
+// (active or among the newest finished), though r began after they were
+// last applied.
 func (t *tenant) vanished(r *readResult) []int64 {
-	listed := make(map[int64]bool, len(r.jobs))
+	listed := make(map[int64]bool, len(r.jobs)+len(r.finished))
 	for _, j := range r.jobs {
+		listed[j.ID] = true
+	}
+	for _, j := range r.finished {
 		listed[j.ID] = true
 	}
 	var out []int64
@@ -165,6 +181,7 @@ func (t *tenant) merge(r *readResult, fetched []*queue.Job, missing []int64, gon
 	for _, j := range r.jobs {
 		t.offer(j, r.stamp, now)
 	}
+	t.mergeFinished(r, now)
 	for _, j := range fetched {
 		waiting := j.State == queue.StatePending || j.State == queue.StateScheduled
 		if r.capped && waiting && j.ID < r.minWaiting {
@@ -184,4 +201,21 @@ func (t *tenant) merge(r *readResult, fetched []*queue.Job, missing []int64, gon
 	}
 	t.prune(now)
 	t.capped, t.base, t.loaded = r.capped, r.base, true
+}
+
+// mergeFinished applies the newest finished jobs: those of the view, and
+// those that finished after the previous read saw the newest (jobs that
+// lived and ended between two reads). The first read only sets the mark:
+// what finished before the tenant was watched is history.
+func (t *tenant) mergeFinished(r *readResult, now time.Time) {
+	mark := t.finishedMark
+	for _, j := range r.finished {
+		if t.jobs[j.ID] != nil || (t.loaded && j.UpdatedAt.After(t.finishedMark)) {
+			t.offer(j, r.stamp, now)
+		}
+		if j.UpdatedAt.After(mark) {
+			mark = j.UpdatedAt
+		}
+	}
+	t.finishedMark = mark
 }

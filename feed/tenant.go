@@ -23,6 +23,9 @@ type tenant struct {
 	capped  bool // more waiting jobs than trackLimit
 	base    aheadBase
 	jobs    map[int64]*entry
+	// finishedMark is the newest UpdatedAt of the finished jobs read: a
+	// finished job not in the view is news only if it is newer.
+	finishedMark time.Time
 }
 
 // entry is one job of a tenant's view.
