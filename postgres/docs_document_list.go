@@ -11,15 +11,19 @@ import (
 )
 
 // docListSQL lists a tenant's documents newest first: $2 the derived
-// status or ” for all; $3, $4 the cursor's (created_at, id) or NULL; $5
-// the limit. The index (tenant_id, created_at DESC, id DESC) serves order
-// and cursor.
-const docListSQL = `SELECT ` + docColumns + ` FROM docket_documents d` + docJobJoin + `
-WHERE d.tenant_id = $1
-  AND ($2 = '' OR ` + docStatusSQL + ` = $2)
-  AND ($3::timestamptz IS NULL OR (d.created_at, d.id) < ($3, $4))
+// status or ” for all, $3 the limit; cursor is "" or a condition on $4,
+// $5 (the cursor's created_at and id). The index (tenant_id, created_at
+// DESC, id DESC) serves order and cursor as one range scan.
+func docListSQL(cursor string) string {
+	return `SELECT ` + docColumns + ` FROM docket_documents d` + docJobJoin + `
+WHERE d.tenant_id = $1 AND ($2 = '' OR ` + docStatusSQL + ` = $2)` + cursor + `
 ORDER BY d.created_at DESC, d.id DESC
-LIMIT $5`
+LIMIT $3`
+}
+
+// docCursorSQL is the cursor condition of docListSQL.
+const docCursorSQL = `
+  AND (d.created_at, d.id) < ($4, $5)`
 
 // Limits of DocumentList.
 const (
@@ -42,7 +46,7 @@ func (t *tenantTx) DocumentList(ctx context.Context, params *docket.DocumentList
 	case limit > docListMax:
 		limit = docListMax
 	}
-	var before *time.Time
+	sql, args := docListSQL(""), []any{t.tenant, string(params.Status), limit}
 	if params.Before != "" {
 		var at time.Time
 		err := t.tx.QueryRow(ctx, `SELECT created_at FROM docket_documents WHERE tenant_id = $1 AND id = $2`,
@@ -50,9 +54,9 @@ func (t *tenantTx) DocumentList(ctx context.Context, params *docket.DocumentList
 		if err != nil {
 			return nil, fmt.Errorf("list documents: cursor %q: %w", params.Before, docsError(err))
 		}
-		before = &at
+		sql, args = docListSQL(docCursorSQL), append(args, at, params.Before)
 	}
-	rows, err := t.tx.Query(ctx, docListSQL, t.tenant, string(params.Status), before, params.Before, limit)
+	rows, err := t.tx.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list documents: %w", docsError(err))
 	}

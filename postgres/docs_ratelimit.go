@@ -85,12 +85,11 @@ func (t *tenantTx) RateLimitRefund(ctx context.Context, slotID int64) error {
 // window).
 func (t *tenantTx) rateWindow(ctx context.Context, params *docket.RateLimitParams, sql string, args ...any) (*docket.RateLimit, error) {
 	var (
-		slot        *int64
-		used        int
-		oldest      *time.Time
-		now         time.Time
-		window      time.Duration
-		remainingAt time.Duration
+		slot   *int64
+		used   int
+		oldest *time.Time
+		now    time.Time
+		window time.Duration
 	)
 	if err := t.tx.QueryRow(ctx, sql, args...).Scan(&slot, &used, &oldest, &now, &window); err != nil {
 		return nil, docsError(err)
@@ -100,8 +99,7 @@ func (t *tenantTx) rateWindow(ctx context.Context, params *docket.RateLimitParam
 		rl.Allowed, rl.SlotID = true, *slot
 	}
 	if rl.Remaining == 0 && oldest != nil {
-		remainingAt = oldest.Add(window).Sub(now)
-		rl.RetryAfter = max(remainingAt, time.Microsecond)
+		rl.RetryAfter = max(oldest.Add(window).Sub(now), time.Microsecond)
 	}
 	return rl, nil
 }

@@ -61,36 +61,13 @@ func TestDocs_EnqueueAndFinishInTenant(t *testing.T) {
 
 	finish := []*queue.JobFinishParams{{Lease: jobs[0].Lease(), Outcome: queue.OutcomeCompleted, WorkerID: "w"}}
 	// Tenant b cannot finish tenant a's job: row-level security hides it.
-	inTenant(t, d, "b", func(tx docket.Tx) error {
-		x, err := d.UnwrapTx(tx.Native())
-		if err != nil {
-			return err
-		}
-		errs, err := x.JobFinish(ctx, finish)
-		if err != nil {
-			return err
-		}
-		if !errors.Is(errs[0], queue.ErrLeaseLost) {
-			t.Errorf("JobFinish of another tenant's job: %v, want ErrLeaseLost", errs[0])
-		}
-		return nil
-	})
-	inTenant(t, d, "a", func(tx docket.Tx) error {
-		x, err := d.UnwrapTx(tx.Native())
-		if err != nil {
-			return err
-		}
-		errs, err := x.JobFinish(ctx, finish)
-		if err != nil {
-			return err
-		}
-		if errs[0] != nil {
-			return errs[0]
-		}
-		status := docket.StatusCompleted
-		_, err = tx.DocumentUpdate(ctx, &docket.DocumentUpdateParams{ID: doc.ID, Status: &status})
-		return err
-	})
+	if err := finishIn(t, d, "b", finish, nil); !errors.Is(err, queue.ErrLeaseLost) {
+		t.Fatalf("JobFinish of another tenant's job: %v, want ErrLeaseLost", err)
+	}
+	status := docket.StatusCompleted
+	if err := finishIn(t, d, "a", finish, &status); err != nil {
+		t.Fatalf("JobFinish in tenant a: %v", err)
+	}
 	wantDocStatus(t, d, "a", doc.ID, docket.StatusCompleted)
 	var running int
 	err = d.Pool().QueryRow(ctx, `SELECT running FROM docket_tenant_queues WHERE tenant_id = 'a'`).Scan(&running)
@@ -161,6 +138,31 @@ func TestDocs_CompleteTxWorker(t *testing.T) {
 	if err := d.Pool().QueryRow(ctx, `SELECT state FROM docket_jobs`).Scan(&state); err != nil || state != "completed" {
 		t.Fatalf("job state %q (%v), want completed", state, err)
 	}
+}
+
+// finishIn finishes jobs inside InTenant with the executor of the tenant
+// transaction and records status on doc-1 when it is not nil. It returns
+// the first error, the finish's own included.
+func finishIn(t *testing.T, d *postgres.Driver, tenant string, finish []*queue.JobFinishParams, status *docket.DocumentStatus) error {
+	t.Helper()
+	ctx := t.Context()
+	return d.InTenant(ctx, tenant, func(tx docket.Tx) error {
+		x, err := d.UnwrapTx(tx.Native())
+		if err != nil {
+			return err
+		}
+		errs, err := x.JobFinish(ctx, finish)
+		if err != nil {
+			return err
+		}
+		if errs[0] != nil {
+			return errs[0]
+		}
+		if status != nil {
+			_, err = tx.DocumentUpdate(ctx, &docket.DocumentUpdateParams{ID: "doc-1", Status: status})
+		}
+		return err
+	})
 }
 
 func wantDocStatus(t *testing.T, d *postgres.Driver, tenant, id string, want docket.DocumentStatus) {

@@ -4,14 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -20,7 +15,6 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/queue"
 )
 
 // Tenant isolation on PostgreSQL: RELIABILITY.md §7, tests 37-39.
@@ -412,172 +406,4 @@ func checkConnClean(ctx context.Context, c *pgxpool.Conn, owner string) error {
 		return fmt.Errorf("user %q tenant %q, want %q and none", user, tenant, owner)
 	}
 	return nil
-}
-
-// sessionScopeRE finds session-level tenant or role settings: SET ROLE,
-// SET app.tenant_id (SET LOCAL is transaction-local and allowed), and
-// set_config of either with is_local false.
-var sessionScopeRE = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)\bSET\s+(SESSION\s+)?(ROLE\b|"?app\.tenant_id)`),
-	regexp.MustCompile(`(?i)set_config\s*\(\s*'(app\.tenant_id|role)'[^)]*,\s*false\s*\)`),
-}
-
-// TestRLS_NoSessionLevelScope (39, static): no .go or .sql file of the
-// repository sets the tenant or the role for the session, which would
-// outlive the transaction on a pooled connection.
-func TestRLS_NoSessionLevelScope(t *testing.T) {
-	t.Parallel()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("repository root %s: %v", root, err)
-	}
-	scanned := 0
-	err = filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() {
-			switch e.Name() {
-			case ".git", "node_modules", "vendor", "bin":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if ext := filepath.Ext(path); ext != ".go" && ext != ".sql" {
-			return nil
-		}
-		scanned++
-		return scanScope(t, root, path)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if scanned < 50 {
-		t.Fatalf("scanned only %d files under %s", scanned, root)
-	}
-}
-
-// scanScope reports each code line of path that matches sessionScopeRE.
-// Comment lines are prose, not statements.
-func scanScope(t *testing.T, root, path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	for i, line := range strings.Split(string(b), "\n") {
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "//") || strings.HasPrefix(trimmed, "--") || strings.HasPrefix(trimmed, "*") {
-			continue
-		}
-		for _, re := range sessionScopeRE {
-			if re.MatchString(line) {
-				rel, _ := filepath.Rel(root, path)
-				t.Errorf("%s:%d: session-level tenant or role setting: %s", rel, i+1, trimmed)
-			}
-		}
-	}
-	return nil
-}
-
-// TestRLS_SessionScopeRE: the static check finds what it must and lets
-// transaction-local settings pass.
-func TestRLS_SessionScopeRE(t *testing.T) {
-	t.Parallel()
-	// The bad lines are split so that this file passes the check.
-	tests := []struct {
-		line string
-		bad  bool
-	}{
-		{"SET " + "ROLE docket_app", true},
-		{"set " + "role docket_app", true},
-		{"SET " + "SESSION ROLE docket_app", true},
-		{"SET " + "app.tenant_id = 'a'", true},
-		{"SET " + "app.tenant_id TO 'a'", true},
-		{"SELECT set_config('app.tenant_id', $1, " + "false)", true},
-		{"SELECT set_config('role', 'docket_app', " + "false)", true},
-		{`SELECT set_config('app.tenant_id', $1, true)`, false},
-		{`SELECT set_config('role', 'docket_app', true)`, false},
-		{`SET LOCAL ROLE docket_app`, false},
-		{`SET LOCAL app.tenant_id = 'a'`, false},
-		{`RESET ROLE`, false},
-		{`UPDATE docket_jobs SET state = 'pending'`, false},
-	}
-	for _, tt := range tests {
-		bad := false
-		for _, re := range sessionScopeRE {
-			bad = bad || re.MatchString(tt.line)
-		}
-		if bad != tt.bad {
-			t.Errorf("%q: flagged %v, want %v", tt.line, bad, tt.bad)
-		}
-	}
-}
-
-// TestRLS_NonSuperuserOwner: with an owner that is no superuser (so
-// forced RLS applies to it), migrating works, the engine still sees every
-// tenant's jobs through the owner policy, and tenant transactions work.
-func TestRLS_NonSuperuserOwner(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	connString := testpg.NewEmptyDatabase(t)
-	admin, err := pgx.Connect(ctx, connString)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	_, err = admin.Exec(ctx, `DO $$
-BEGIN
-    CREATE ROLE docket_test_owner LOGIN NOSUPERUSER CREATEROLE;
-EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
-END $$`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = admin.Exec(ctx, `DO $$ BEGIN
-    EXECUTE format('ALTER DATABASE %I OWNER TO docket_test_owner', current_database());
-END $$`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := postgres.Open(ctx, connString+" user=docket_test_owner")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	if err := d.Migrate(ctx); err != nil {
-		t.Fatalf("migrate as a non-superuser owner: %v", err)
-	}
-	var super bool
-	if err := d.Pool().QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super); err != nil || super {
-		t.Fatalf("owner is superuser %v (%v); the test needs one that is not", super, err)
-	}
-	client := queue.NewClient(d, queue.ClientConfig{})
-	for _, tenant := range []string{"a", "b"} {
-		inTenantOf(t, d, tenant, func(tx docket.Tx) error {
-			_, err := client.EnqueueTx(ctx, tx.Native(), &queue.EnqueueParams{Queue: "documents", Kind: "k", TenantID: tenant})
-			return err
-		})
-	}
-	jobs, err := d.Executor().JobClaim(ctx, &queue.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
-	if err != nil || len(jobs) != 2 {
-		t.Fatalf("the owner claimed %d jobs (%v), want both tenants'", len(jobs), err)
-	}
-	var seen int
-	err = d.ReadTenant(ctx, "a", func(tx docket.Tx) error {
-		return tx.Native().(pgx.Tx).QueryRow(ctx, `SELECT count(*) FROM docket_jobs`).Scan(&seen)
-	})
-	if err != nil || seen != 1 {
-		t.Fatalf("tenant a sees %d jobs (%v), want 1", seen, err)
-	}
-}
-
-// inTenantOf is inTenant for a driver of another database.
-func inTenantOf(t *testing.T, d *postgres.Driver, tenant string, fn func(tx docket.Tx) error) {
-	t.Helper()
-	if err := d.InTenant(t.Context(), tenant, fn); err != nil {
-		t.Fatalf("InTenant(%s): %v", tenant, err)
-	}
 }
