@@ -37,7 +37,8 @@ func docsError(err error) error {
 		return fmt.Errorf("%w: %w", docket.ErrNotFound, err)
 	case "42501": // insufficient_privilege, raised by row-level security too
 		return fmt.Errorf("%w: %w", errIsolation, err)
-	case "23514", "23502", "22P02", "22023", "22003", "22001", "22004":
+	case "25006", // read_only_sql_transaction: a write in ReadTenant
+		"23514", "23502", "22P02", "22023", "22003", "22001", "22004":
 		return fmt.Errorf("%w: %w", docket.ErrInvalid, err)
 	}
 	return err

@@ -24,6 +24,7 @@ func TestDocsError(t *testing.T) {
 		{"foreign key", &pgconn.PgError{Code: "23503"}, docket.ErrNotFound},
 		{"row-level security", &pgconn.PgError{Code: "42501"}, errIsolation},
 		{"check", &pgconn.PgError{Code: "23514"}, docket.ErrInvalid},
+		{"read-only transaction", &pgconn.PgError{Code: "25006"}, docket.ErrInvalid},
 		{"other", other, other},
 	}
 	for _, tt := range tests {

@@ -198,8 +198,8 @@ func TestDocs_ScopeIsTransactionLocal(t *testing.T) {
 	err := d.ReadTenant(ctx, "a", func(tx docket.Tx) error {
 		return tx.DocumentInsert(ctx, &docket.Document{ID: "ro"})
 	})
-	if err == nil {
-		t.Fatal("DocumentInsert in ReadTenant succeeded")
+	if !errors.Is(err, docket.ErrInvalid) {
+		t.Fatalf("DocumentInsert in ReadTenant: %v, want ErrInvalid", err)
 	}
 	if err := d.InTenant(ctx, "", func(docket.Tx) error { return nil }); !errors.Is(err, docket.ErrInvalid) {
 		t.Fatalf("InTenant without a tenant: %v, want ErrInvalid", err)
