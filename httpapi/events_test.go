@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +35,7 @@ const (
 
 // sseEnv is a real server with a feed on a real SQLite store and queue.
 type sseEnv struct {
-	t      *testing.T
+	t      testing.TB
 	driver *sqlite.Driver
 	queue  *queue.Client
 	url    string
@@ -46,7 +47,7 @@ type sseTenant struct {
 	id, key string
 }
 
-func newSSEEnv(t *testing.T, keepAlive time.Duration) *sseEnv {
+func newSSEEnv(t testing.TB, keepAlive time.Duration) *sseEnv {
 	t.Helper()
 	opts := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, opts) })
@@ -81,7 +82,7 @@ func newSSEEnv(t *testing.T, keepAlive time.Duration) *sseEnv {
 
 // sseGo runs fn until the test ends (or the returned function is called),
 // then waits for it.
-func sseGo(t *testing.T, fn func(context.Context) error) context.CancelFunc {
+func sseGo(t testing.TB, fn func(context.Context) error) context.CancelFunc {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -159,7 +160,7 @@ type sseEvent struct {
 
 // sseStream is an open GET /v1/events.
 type sseStream struct {
-	t      *testing.T
+	t      testing.TB
 	header http.Header
 	events chan sseEvent // closed when the stream ends
 	cancel context.CancelFunc
@@ -355,4 +356,51 @@ func TestEvents_NeedsKey(t *testing.T) {
 	if res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("status %d, want 401", res.StatusCode)
 	}
+}
+
+// BenchmarkEvents_Latency times a handler's progress report (its store
+// write included) to its arrival at an SSE client over HTTP, on SQLite in
+// one process; it reports p50 and p99.
+func BenchmarkEvents_Latency(b *testing.B) {
+	e := newSSEEnv(b, time.Hour)
+	a := e.tenant("A")
+	report := make(chan int)
+	h := queue.HandlerFunc(func(ctx context.Context, task *queue.Task) error {
+		for {
+			select {
+			case i := <-report:
+				if err := task.Progress(ctx, "s"+strconv.Itoa(i), i%100, ""); err != nil {
+					return err
+				}
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	})
+	w, err := queue.NewWorker(e.queue, queue.WorkerConfig{
+		Queues:        map[string]queue.QueueConfig{sseQueue: {MaxWorkers: 1}},
+		Handlers:      map[string]queue.HandlerConfig{sseKind: {Handler: h}},
+		ShutdownGrace: 10 * time.Millisecond,
+		Maintenance:   queue.MaintenanceConfig{Disabled: true},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sseGo(b, w.Run)
+	s := e.connect(a, "")
+	j := e.enqueue(a.id, "bench")
+	s.until(a.id, func(v httpapi.JobView) bool { return v.ID == strconv.FormatInt(j.ID, 10) && v.Status == "processing" })
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		report <- i
+		stage := "s" + strconv.Itoa(i)
+		s.until(a.id, func(v httpapi.JobView) bool { return v.Stage == stage })
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
