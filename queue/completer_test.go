@@ -96,4 +96,3 @@ func TestWorker_ShutdownWaitsForFlush(t *testing.T) {
 		}
 	})
 }
-
