@@ -38,3 +38,10 @@ func interpretError(err error) error {
 	}
 	return err
 }
+
+// isDeadlock reports whether err is PostgreSQL's deadlock_detected (40P01):
+// the server aborted the transaction to break a cycle of lock waits.
+func isDeadlock(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "40P01"
+}

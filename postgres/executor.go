@@ -75,3 +75,23 @@ func (e *Executor) inTx(ctx context.Context, fn func(x *Executor) error) error {
 		return fn(&Executor{db: tx, tx: tx, repair: e.repair})
 	})
 }
+
+// deadlockRetries is how many times a statement is run again after
+// PostgreSQL aborted it to break a deadlock.
+const deadlockRetries = 3
+
+// retryDeadlock runs fn, and runs it again, up to deadlockRetries times,
+// when it fails with deadlock_detected while e is not bound to a
+// transaction: fn's statement then ran in a transaction of its own, which
+// the server rolled back whole, so running it again is safe. Statements are
+// written to lock in one order (tenant_lock.go); this is the backstop for
+// the cycles that order cannot rule out. In a caller's transaction the
+// error is returned, as the transaction is aborted.
+func (e *Executor) retryDeadlock(ctx context.Context, fn func() error) error {
+	for i := 0; ; i++ {
+		err := fn()
+		if err == nil || e.tx != nil || i == deadlockRetries || ctx.Err() != nil || !isDeadlock(err) {
+			return err
+		}
+	}
+}

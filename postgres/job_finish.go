@@ -90,20 +90,24 @@ func (e *Executor) JobFinish(ctx context.Context, params []*queue.JobFinishParam
 			results[i] = &s
 		}
 	}
-	rows, err := e.db.Query(ctx, finishSQL, ids, attempts, tokens, outcomes, errMsgs, results, retryUs, workers)
-	if err != nil {
-		return nil, fmt.Errorf("finish jobs: %w", interpretError(err))
-	}
-	defer rows.Close()
 	held := make([]bool, n)
-	for rows.Next() {
-		var ord int64
-		if err := rows.Scan(&ord); err != nil {
-			return nil, fmt.Errorf("finish jobs: %w", err)
+	err := e.retryDeadlock(ctx, func() error {
+		clear(held)
+		rows, err := e.db.Query(ctx, finishSQL, ids, attempts, tokens, outcomes, errMsgs, results, retryUs, workers)
+		if err != nil {
+			return err
 		}
-		held[ord-1] = true
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			var ord int64
+			if err := rows.Scan(&ord); err != nil {
+				return err
+			}
+			held[ord-1] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("finish jobs: %w", interpretError(err))
 	}
 	errs := make([]error, n)

@@ -32,7 +32,11 @@ func (e *Executor) JobInsertMany(ctx context.Context, params []*queue.JobInsertP
 		}
 	}
 	results := make([]queue.InsertResult, len(params))
-	if err := e.insertJobs(ctx, params, results); err != nil {
+	err := e.retryDeadlock(ctx, func() error {
+		clear(results)
+		return e.insertJobs(ctx, params, results)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("insert jobs: %w", interpretError(err))
 	}
 	// A key taken by a transaction that committed while our insert ran

@@ -10,12 +10,36 @@ import (
 // heartbeatSQL extends, in one statement, the leases still held. A held
 // lease is (id, attempt, lease_token) with a non-zero token; see finishSQL.
 // $1 ids, $2 attempts, $3 tokens, $4 lease in microseconds.
+//
+// It never waits for a row lock, so it can never close a deadlock cycle
+// (tenant_lock.go): locked takes the jobs' row locks in id order with SKIP
+// LOCKED, re-checking the lease on the newest row version, and renewed
+// extends them. A job another transaction has locked (a finish, a progress
+// write, a rescue or a cancel in flight) is skipped and reported held when
+// its lease matched in the statement's snapshot: if that transaction ends
+// the lease, the next heartbeat finds it lost; a rescue needs the lease to
+// have expired first, which the heartbeat interval keeps from happening.
 const heartbeatSQL = `
-UPDATE docket_jobs j
-SET lease_expires_at = clock_timestamp() + $4::bigint * interval '1 microsecond'
-FROM unnest($1::bigint[], $2::int[], $3::bigint[]) AS l(id, attempt, token)
-WHERE j.id = l.id AND j.attempt = l.attempt AND j.lease_token = l.token AND l.token <> 0
-RETURNING j.id, j.attempt, j.lease_token`
+WITH input AS (
+    SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[]) AS l(id, attempt, token)
+    WHERE l.token <> 0
+), locked AS (
+    SELECT j.id
+    FROM input l JOIN docket_jobs j ON j.id = l.id AND j.attempt = l.attempt AND j.lease_token = l.token
+    ORDER BY j.id
+    FOR NO KEY UPDATE OF j SKIP LOCKED
+), renewed AS (
+    UPDATE docket_jobs j
+    SET lease_expires_at = clock_timestamp() + $4::bigint * interval '1 microsecond'
+    FROM locked k
+    WHERE j.id = k.id
+    RETURNING j.id, j.attempt, j.lease_token
+)
+SELECT id, attempt, lease_token FROM renewed
+UNION ALL
+SELECT j.id, j.attempt, j.lease_token
+FROM input l JOIN docket_jobs j ON j.id = l.id AND j.attempt = l.attempt AND j.lease_token = l.token
+WHERE j.id NOT IN (SELECT id FROM locked)`
 
 // JobHeartbeat extends the held leases and returns them.
 func (e *Executor) JobHeartbeat(ctx context.Context, params *queue.JobHeartbeatParams) ([]queue.Lease, error) {
