@@ -4,6 +4,7 @@
 //	docket serve     API, dashboard and workers in one process
 //	docket worker    workers only
 //	docket migrate   bring the schema up to date
+//	docket tenants   create and list tenants
 //	docket bench     measure the engine
 package main
 
@@ -37,6 +38,7 @@ commands:
   serve     run the API, dashboard and workers in one process
   worker    run workers only
   migrate   bring the database schema up to date
+  tenants   create a tenant and print its API key; list tenants
   bench     measure the queue engine (see docket bench -h)
 
 Run "docket <command> -h" for a command's flags.
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runWorker(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "tenants":
+		return runTenants(ctx, rest, getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // syncBuffer is a bytes.Buffer safe for the writer goroutines of run.
@@ -30,34 +29,6 @@ func (b *syncBuffer) String() string {
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
-// docket serve on an empty data dir migrates SQLite, runs the demo jobs
-// through their stages and stops cleanly on cancellation.
-func TestRun_ServeDemo(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--demo-jobs", "4"}, env(map[string]string{"DOCKET_DATA_DIR": t.TempDir()}), &stdout, &stderr)
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.Count(stdout.String(), "completed") < 4 {
-		if time.Now().After(deadline) {
-			t.Fatalf("demo jobs did not complete\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("run: %v\n%s", err, stderr.String())
-	}
-	for _, stage := range []string{"downloading", "parsing", "chunking", "embedding", "analyzing"} {
-		if !strings.Contains(stdout.String(), stage) {
-			t.Errorf("stage %s never shown", stage)
-		}
-	}
-}
-
 func TestRun_BadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -70,6 +41,14 @@ func TestRun_BadInput(t *testing.T) {
 		{"bad database url", []string{"migrate"}, map[string]string{"DATABASE_URL": "mysql://x"}, "want postgres://"},
 		{"bad log level", []string{"migrate", "--log-level", "loud"}, nil, "--log-level"},
 		{"bad flag", []string{"serve", "--no-such-flag"}, nil, "flag provided but not defined"},
+		{"bad concurrency", []string{"serve", "--concurrency", "0"}, nil, "--concurrency"},
+		{"short admin key", []string{"serve", "--admin-key", "short"}, nil, "--admin-key"},
+		{"bad blob url", []string{"serve", "--blob-url", "ftp://x/y"}, nil, "unsupported scheme"},
+		{"bad listen", []string{"serve", "--listen", "256.1.1.1:99999"}, nil, "--listen"},
+		{"bad embedder", []string{"serve", "--embedding-model", "gpt"}, nil, "needs a server URL"},
+		{"tenants without name", []string{"tenants", "create"}, nil, "--name"},
+		{"tenants bad plan", []string{"tenants", "create", "--name", "x", "--plan", "gold"}, nil, "plan"},
+		{"tenants no subcommand", []string{"tenants"}, nil, "usage"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.env == nil {

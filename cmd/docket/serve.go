@@ -6,133 +6,162 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
+	"log/slog"
+	"net"
+	"net/http"
 	"sync"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/feed"
+	"github.com/docketq/docket/httpapi"
+	"github.com/docketq/docket/pipeline"
+	"github.com/docketq/docket/web"
 )
 
-// workerFlags configure the job runtime of serve and worker.
-type workerFlags struct {
-	concurrency int
-	grace       time.Duration
+// httpFlags configure the API server.
+type httpFlags struct {
+	listen   string
+	adminKey string
 }
 
-func (f *workerFlags) register(fs *flag.FlagSet, getenv func(string) string) {
-	fs.IntVar(&f.concurrency, "concurrency", 10, "jobs this process runs at once")
-	fs.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "time running jobs get to finish on SIGTERM")
-	_ = getenv
+func (f *httpFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&f.listen, "listen", envOr(getenv, "DOCKET_LISTEN", "127.0.0.1:8080"),
+		"address the API and dashboard listen on (port 0 picks a free one) [DOCKET_LISTEN]")
+	fs.StringVar(&f.adminKey, "admin-key", getenv("DOCKET_ADMIN_KEY"),
+		"key for /v1/admin/*; empty disables the admin API [DOCKET_ADMIN_KEY]")
 }
 
-func (f *workerFlags) config() queue.WorkerConfig {
-	return queue.WorkerConfig{
-		Queues:        map[string]queue.QueueConfig{queue.DefaultQueue: {MaxWorkers: f.concurrency}},
-		Handlers:      map[string]queue.HandlerConfig{demoKind: {Handler: queue.HandlerFunc(demoHandler), Timeout: time.Minute}},
-		ShutdownGrace: f.grace,
+func (f *httpFlags) check() error {
+	if f.adminKey != "" && len(f.adminKey) < 24 {
+		return errors.New("--admin-key: use at least 24 characters")
 	}
+	return nil
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var sf storeFlags
-	var wf workerFlags
+	var (
+		sf storeFlags
+		vf serviceFlags
+		hf httpFlags
+	)
 	sf.register(fs, getenv)
-	wf.register(fs, getenv)
-	demoJobs := fs.Int("demo-jobs", 12, "demo jobs to enqueue across four tenants at start (0 for none)")
+	vf.register(fs, getenv)
+	hf.register(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
+	}
+	if err := hf.check(); err != nil {
+		return err
 	}
 	logger, err := sf.logger(stderr)
 	if err != nil {
 		return err
 	}
-	d, err := sf.open(ctx)
+	svc, err := openService(ctx, &sf, &vf, logger)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	client := queue.NewClient(d, queue.ClientConfig{Logger: logger})
-	cfg := wf.config()
-	cfg.Logger = logger
-	w, err := queue.NewWorker(client, cfg)
+	defer svc.Close()
+	ln, err := net.Listen("tcp", hf.listen)
 	if err != nil {
+		return fmt.Errorf("--listen %s: %w", hf.listen, err)
+	}
+	defer ln.Close()
+	if err := firstTenant(ctx, svc, stdout); err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	events, unsubscribe := client.Bus().Subscribe(1024, nil)
-	defer unsubscribe()
-	wg.Go(func() { printEvents(stdout, events) })
-	if err := enqueueDemo(ctx, client, *demoJobs); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "docket: working; press Ctrl-C to stop\n")
-	return w.Run(ctx)
+	fmt.Fprintf(stdout, "dashboard: http://%s/\n", ln.Addr())
+	return svc.serve(ctx, ln, &vf, &hf)
 }
 
-const demoKind = "demo"
-
-var demoStages = []struct {
-	name     string
-	from, to int
-}{{"downloading", 0, 5}, {"parsing", 5, 55}, {"chunking", 55, 65}, {"embedding", 65, 85}, {"analyzing", 85, 100}}
-
-// demoHandler walks a job through the document stages with progress, taking
-// a second or two.
-func demoHandler(ctx context.Context, t *queue.Task) error {
-	for _, s := range demoStages {
-		for p := s.from; p < s.to; p += 5 {
-			if err := t.Progress(ctx, s.name, p, ""); err != nil {
-				return err
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Duration(20+rand.IntN(60)) * time.Millisecond):
-			}
-		}
+// firstTenant creates a tenant when there is none and prints its key.
+func firstTenant(ctx context.Context, svc *service, stdout io.Writer) error {
+	tenants, err := svc.store.TenantList(ctx)
+	if err != nil {
+		return fmt.Errorf("list tenants: %w", err)
 	}
-	return nil
-}
-
-func enqueueDemo(ctx context.Context, c *queue.Client, n int) error {
-	tenants := []string{"acme", "globex", "initech", "umbrella"}
-	params := make([]*queue.EnqueueParams, n)
-	for i := range params {
-		params[i] = &queue.EnqueueParams{Kind: demoKind, TenantID: tenants[i%len(tenants)], Args: map[string]int{"n": i}}
-	}
-	if n == 0 {
+	if len(tenants) > 0 {
+		fmt.Fprintf(stdout, "api_key: (issued at first start; make another with: docket tenants create --name NAME)\n")
 		return nil
 	}
-	if _, err := c.EnqueueMany(ctx, params); err != nil {
-		return fmt.Errorf("enqueue demo jobs: %w", err)
+	t, key, err := docket.Provision(ctx, svc.store, svc.client, docket.TenantCreateParams{Name: "default", Plan: docket.PlanFree})
+	if err != nil {
+		return err
 	}
+	fmt.Fprintf(stdout, "tenant: %s (%s plan, %d uploads per hour)\n", t.ID, t.Plan, t.UploadsPerHour())
+	fmt.Fprintf(stdout, "api_key: %s\n", key.Plain)
 	return nil
 }
 
-func printEvents(w io.Writer, events <-chan queue.Event) {
-	for e := range events {
-		j := e.Job
-		switch e.Type {
-		case queue.EventProgress:
-			fmt.Fprintf(w, "job %-4d tenant %-9s %-12s %3d%%\n", j.ID, j.TenantID, j.Stage, j.Progress)
-		case queue.EventFailed, queue.EventRetrying:
-			fmt.Fprintf(w, "job %-4d tenant %-9s %-12s %s\n", j.ID, j.TenantID, e.Type, j.ErrorMessage)
-		default:
-			fmt.Fprintf(w, "job %-4d tenant %-9s %s\n", j.ID, j.TenantID, e.Type)
+// serve runs the API, the event feed and the workers until ctx ends, then
+// shuts them down: the HTTP server stops taking requests, the workers let
+// running jobs finish within the grace period.
+func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, hf *httpFlags) error {
+	w, err := s.worker(vf)
+	if err != nil {
+		return err
+	}
+	events := feed.New(feed.Config{Client: s.client, Queue: pipeline.Queue, Logger: s.logger})
+	api, err := httpapi.New(httpapi.Config{
+		Store: s.store, Queue: s.client, Blobs: s.blobs, Embedder: s.embedder, Events: events,
+		AdminKey: hf.adminKey, MaxUploadBytes: vf.maxUploadBytes, Logger: s.logger,
+	})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", api.Handler())
+	mux.Handle("GET /{$}", web.Handler())
+	mux.Handle("GET /ui/", web.Handler())
+	srv := httpapi.NewHTTPServer(mux, s.logger)
+	srv.BaseContext = func(net.Listener) context.Context { return ctx }
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	wg.Go(func() { errs <- w.Run(ctx) })
+	wg.Go(func() { errs <- events.Run(ctx) })
+	wg.Go(func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errs <- fmt.Errorf("http: %w", err)
 		}
+	})
+	s.logger.Info("serving", "addr", ln.Addr().String())
+	<-ctx.Done()
+	shutdown(srv, s.logger)
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			all = append(all, err)
+		}
+	}
+	return errors.Join(all...)
+}
+
+// shutdown stops the HTTP server: new connections are refused at once and
+// requests in flight (event streams end with the server's context) get 10 s.
+func shutdown(srv *http.Server, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Warn("http shutdown", "error", err)
+		_ = srv.Close()
 	}
 }
 
 func runWorker(ctx context.Context, args []string, getenv func(string) string, _, stderr io.Writer) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var sf storeFlags
-	var wf workerFlags
+	var (
+		sf storeFlags
+		vf serviceFlags
+	)
 	sf.register(fs, getenv)
-	wf.register(fs, getenv)
+	vf.register(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -140,17 +169,12 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, _
 	if err != nil {
 		return err
 	}
-	d, err := sf.open(ctx)
+	svc, err := openService(ctx, &sf, &vf, logger)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	if !d.Capabilities().MultiProcess {
-		logger.Warn("the embedded store serves one process; run docket serve, or use PostgreSQL for separate workers")
-	}
-	cfg := wf.config()
-	cfg.Logger = logger
-	w, err := queue.NewWorker(queue.NewClient(d, queue.ClientConfig{Logger: logger}), cfg)
+	defer svc.Close()
+	w, err := svc.worker(&vf)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/embedding"
+	"github.com/docketq/docket/pipeline"
+	"github.com/docketq/docket/queue"
+)
+
+// serviceFlags configure the document service: blobs, embeddings, workers.
+type serviceFlags struct {
+	blobURL        string
+	embedURL       string
+	embedModel     string
+	embedKey       string
+	embedDims      int
+	concurrency    int
+	grace          time.Duration
+	lease          time.Duration
+	maxUploadBytes int64
+}
+
+func (f *serviceFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&f.blobURL, "blob-url", getenv("DOCKET_BLOB_URL"),
+		"where uploaded files go: a directory, file://DIR or s3://bucket[/prefix]?endpoint=...; default <data-dir>/blobs [DOCKET_BLOB_URL]")
+	fs.StringVar(&f.embedURL, "embedding-url", getenv("DOCKET_EMBEDDING_URL"),
+		"OpenAI-compatible embeddings server (OpenAI, Ollama, vLLM); empty uses the local hashing embedder [DOCKET_EMBEDDING_URL]")
+	fs.StringVar(&f.embedModel, "embedding-model", getenv("DOCKET_EMBEDDING_MODEL"),
+		"embedding model, required with --embedding-url [DOCKET_EMBEDDING_MODEL]")
+	fs.StringVar(&f.embedKey, "embedding-api-key", getenv("DOCKET_EMBEDDING_API_KEY"),
+		"API key for the embeddings server [DOCKET_EMBEDDING_API_KEY]")
+	fs.IntVar(&f.embedDims, "embedding-dimensions", 0, "vector dimensions (0: the embedder's default)")
+	fs.IntVar(&f.concurrency, "concurrency", 4, "documents this process works on at once")
+	fs.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "time running jobs get to finish on SIGTERM")
+	fs.DurationVar(&f.lease, "lease", 30*time.Second, "how long a job stays claimed without a heartbeat; a killed worker's jobs run again after it")
+	fs.Int64Var(&f.maxUploadBytes, "max-upload-bytes", 100<<20, "largest file accepted by upload")
+}
+
+func (f *serviceFlags) check() error {
+	switch {
+	case f.concurrency < 1 || f.concurrency > 1000:
+		return fmt.Errorf("--concurrency %d: want 1 to 1000", f.concurrency)
+	case f.maxUploadBytes < 1:
+		return fmt.Errorf("--max-upload-bytes %d: want a positive size", f.maxUploadBytes)
+	case f.lease < time.Second:
+		return fmt.Errorf("--lease %s: want at least 1s", f.lease)
+	case f.grace < 0:
+		return fmt.Errorf("--shutdown-grace %s: want a duration >= 0", f.grace)
+	}
+	return nil
+}
+
+// service is the document service's parts, opened from flags.
+type service struct {
+	driver    queue.Driver
+	store     docket.Store
+	client    *queue.Client
+	blobs     blob.Store
+	embedder  embedding.Embedder
+	processor *pipeline.Processor
+	logger    *slog.Logger
+}
+
+// openService opens the store, blobs and embedder the flags name.
+func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *slog.Logger) (*service, error) {
+	if err := vf.check(); err != nil {
+		return nil, err
+	}
+	emb, err := embedding.FromConfig(embedding.Config{URL: vf.embedURL, Model: vf.embedModel, APIKey: vf.embedKey, Dimensions: vf.embedDims})
+	if err != nil {
+		return nil, fmt.Errorf("embedding: %w", err)
+	}
+	blobURL := vf.blobURL
+	if blobURL == "" {
+		blobURL = filepath.Join(sf.dataDir, "blobs")
+	}
+	blobs, err := blob.Open(ctx, blobURL)
+	if err != nil {
+		return nil, err
+	}
+	d, err := sf.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	store, ok := d.(docket.Store)
+	if !ok {
+		_ = d.Close()
+		return nil, errors.New("the store does not keep documents")
+	}
+	proc, err := pipeline.NewProcessor(pipeline.Config{Store: store, Blobs: blobs, Embedder: emb, Logger: logger})
+	if err != nil {
+		_ = d.Close()
+		return nil, err
+	}
+	return &service{
+		driver: d, store: store, client: queue.NewClient(d, queue.ClientConfig{Logger: logger}),
+		blobs: blobs, embedder: emb, processor: proc, logger: logger,
+	}, nil
+}
+
+// worker returns the job runtime for document jobs.
+func (s *service) worker(vf *serviceFlags) (*queue.Worker, error) {
+	return queue.NewWorker(s.client, queue.WorkerConfig{
+		Queues:        map[string]queue.QueueConfig{pipeline.Queue: {MaxWorkers: vf.concurrency}},
+		Handlers:      map[string]queue.HandlerConfig{pipeline.Kind: s.processor.HandlerConfig()},
+		ShutdownGrace: vf.grace,
+		LeaseDuration: vf.lease,
+		Logger:        s.logger,
+	})
+}
+
+func (s *service) Close() error { return s.driver.Close() }

@@ -1,0 +1,186 @@
+// Docket dashboard: plain DOM, no framework. Text goes in with textContent only.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const jobs = new Map(); // job id -> job JSON
+let key = localStorage.getItem("docket_key") || "";
+let stream = null; // AbortController of the event stream
+let lastEventID = "";
+
+function api(path, opts = {}) {
+  opts.headers = Object.assign({ Authorization: "Bearer " + key }, opts.headers || {});
+  return fetch(path, opts);
+}
+
+async function problem(res) {
+  try { const p = await res.json(); return p.detail || p.title || res.statusText; } catch { return res.statusText; }
+}
+
+function cell(tr, text, cls) {
+  const td = document.createElement("td");
+  td.textContent = text == null ? "" : String(text);
+  if (cls) td.className = cls;
+  tr.appendChild(td);
+  return td;
+}
+
+function renderJobs() {
+  const rows = [...jobs.values()].sort((a, b) => Number(b.id) - Number(a.id)).slice(0, 200);
+  const body = $("jobrows");
+  body.replaceChildren();
+  for (const j of rows) {
+    const tr = document.createElement("tr");
+    cell(tr, j.id);
+    cell(tr, j.document_id);
+    cell(tr, j.status, "s-" + j.status);
+    cell(tr, j.stage);
+    const td = cell(tr, "");
+    const bar = document.createElement("span"); bar.className = "bar";
+    const fill = document.createElement("span"); fill.style.width = j.progress_percent + "%";
+    bar.appendChild(fill); td.appendChild(bar);
+    td.append(" " + j.progress_percent + "%");
+    cell(tr, j.queue_position == null ? "" : j.queue_position === 0 ? "next" : j.queue_position + " ahead");
+    cell(tr, j.error_message || j.progress_message || "");
+    body.appendChild(tr);
+  }
+}
+
+async function loadDocuments() {
+  const res = await api("/v1/documents?limit=50");
+  if (!res.ok) return;
+  const { documents } = await res.json();
+  const body = $("docrows");
+  body.replaceChildren();
+  for (const d of documents) {
+    const tr = document.createElement("tr");
+    const f = d.fields || {};
+    cell(tr, d.filename);
+    cell(tr, d.status, "s-" + d.status);
+    cell(tr, f.title);
+    cell(tr, f.language);
+    cell(tr, f.page_count);
+    cell(tr, f.word_count);
+    cell(tr, (d.warnings || []).join("; "));
+    body.appendChild(tr);
+  }
+}
+
+async function loadRateLimit() {
+  const res = await api("/v1/rate-limit");
+  if (!res.ok) return;
+  const r = await res.json();
+  $("ratelimit").textContent = `${r.remaining} of ${r.limit} uploads left this hour` +
+    (r.remaining === 0 ? `; next slot in ${r.retry_after_seconds} s` : "");
+}
+
+// Reads GET /v1/events with fetch (so the key is a header) and resumes with
+// Last-Event-ID after a drop.
+async function listen() {
+  if (stream) stream.abort();
+  stream = new AbortController();
+  const signal = stream.signal;
+  for (let delay = 500; !signal.aborted; delay = Math.min(delay * 2, 10000)) {
+    try {
+      const headers = lastEventID ? { "Last-Event-ID": lastEventID } : {};
+      const res = await api("/v1/events", { headers, signal });
+      if (res.status === 401) { $("conn").textContent = "invalid key"; return; }
+      if (!res.ok) throw new Error(res.statusText);
+      $("conn").textContent = "live";
+      delay = 500;
+      await readEvents(res.body.getReader());
+    } catch (e) {
+      if (signal.aborted) return;
+    }
+    $("conn").textContent = "reconnecting…";
+    await new Promise((r) => setTimeout(r, delay));
+  }
+}
+
+async function readEvents(reader) {
+  const dec = new TextDecoder();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += dec.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf("\n\n")) >= 0) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      handleEvent(block);
+    }
+  }
+}
+
+function handleEvent(block) {
+  let id = "", data = "";
+  for (const line of block.split("\n")) {
+    if (line.startsWith("id:")) id = line.slice(3).trim();
+    else if (line.startsWith("data:")) data += line.slice(5).trim();
+  }
+  if (id) lastEventID = id;
+  if (!data) return;
+  const j = JSON.parse(data);
+  const before = jobs.get(j.id);
+  jobs.set(j.id, j);
+  renderJobs();
+  if (!before || before.status !== j.status) loadDocuments();
+}
+
+async function upload(ev) {
+  ev.preventDefault();
+  for (const file of $("file").files) {
+    const form = new FormData();
+    form.append("file", file);
+    const res = await api("/v1/documents", { method: "POST", body: form });
+    if (res.status === 202) {
+      const { job } = await res.json();
+      jobs.set(job.id, job);
+      renderJobs();
+      $("uploadmsg").textContent = `${file.name}: queued as job ${job.id}`;
+    } else {
+      const retry = res.headers.get("Retry-After");
+      $("uploadmsg").textContent = `${file.name}: ${await problem(res)}` + (retry ? ` (retry in ${retry} s)` : "");
+    }
+  }
+  loadRateLimit();
+  loadDocuments();
+}
+
+async function search(ev) {
+  ev.preventDefault();
+  const q = $("q").value.trim();
+  if (!q) return;
+  const res = await api("/v1/search?k=10&q=" + encodeURIComponent(q));
+  const list = $("results");
+  list.replaceChildren();
+  if (!res.ok) { list.textContent = await problem(res); return; }
+  const { results } = await res.json();
+  for (const r of results) {
+    const li = document.createElement("li");
+    const head = document.createElement("div");
+    head.className = "muted";
+    head.textContent = `${r.score.toFixed(3)} · document ${r.document_id} · pages ${r.page_start}–${r.page_end}`;
+    const text = document.createElement("div");
+    text.textContent = r.text.slice(0, 400);
+    li.append(head, text);
+    list.appendChild(li);
+  }
+}
+
+function connect(ev) {
+  if (ev) ev.preventDefault();
+  key = $("key").value.trim() || key;
+  if (!key) return;
+  localStorage.setItem("docket_key", key);
+  jobs.clear();
+  lastEventID = "";
+  listen();
+  loadDocuments();
+  loadRateLimit();
+}
+
+$("keyform").addEventListener("submit", connect);
+$("uploadform").addEventListener("submit", upload);
+$("searchform").addEventListener("submit", search);
+if (key) { $("key").value = key; connect(); }
