@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -204,11 +205,11 @@ func at(id int64, state queue.State, pos int) func(feed.Change) bool {
 // order.
 func expect(t *testing.T, s *feed.Subscription, tenant string, matchers ...func(feed.Change) bool) {
 	t.Helper()
-	left := append([]func(feed.Change) bool(nil), matchers...)
+	left := slices.Clone(matchers)
 	next(t, s, tenant, func(c feed.Change) bool {
 		for i, m := range left {
 			if m(c) {
-				left = append(left[:i], left[i+1:]...)
+				left = slices.Delete(left, i, i+1)
 				break
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/docketq/docket/queue"
@@ -52,7 +53,7 @@ func (f *Feed) read(ctx context.Context, tenantID string) (*readResult, error) {
 			return nil, err
 		}
 	}
-	r.jobs = append(running, waiting...)
+	r.jobs = slices.Concat(running, waiting)
 	r.finished, err = f.client.List(ctx, &queue.JobListParams{
 		TenantID: tenantID, Queue: f.cfg.Queue, Limit: finishedLimit,
 		States: []queue.State{queue.StateCompleted, queue.StateFailed, queue.StateCancelled},

@@ -37,7 +37,12 @@ func TestFeed_LivedAndEndedBetweenReads(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- f.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-done })
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
 	sub, err := f.Subscribe(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
