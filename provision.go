@@ -11,9 +11,12 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// DocumentQueue is the queue of document-processing jobs; a tenant's
-// Concurrency is its limit there.
-const DocumentQueue = "documents"
+// The queue and kind of document-processing jobs. A tenant's Concurrency is
+// its limit in DocumentQueue.
+const (
+	DocumentQueue = "documents"
+	DocumentKind  = "process_document"
+)
 
 // Provision creates a tenant with a first API key and sets its concurrency
 // limit in the document queue. It returns the tenant and the key, whose

@@ -2,12 +2,10 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"net/http"
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/apikey"
 )
 
 // adminTenantCreate creates a tenant with its first API key and its queue
@@ -25,7 +23,7 @@ func (s *Server) adminTenantCreate(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	p := &docket.TenantCreateParams{ID: newTenantID(), Name: *in.Name, Plan: docket.PlanFree, Concurrency: docket.DefaultConcurrency}
+	p := docket.TenantCreateParams{Name: *in.Name}
 	if plan != nil {
 		p.Plan = *plan
 	}
@@ -35,45 +33,28 @@ func (s *Server) adminTenantCreate(w http.ResponseWriter, r *http.Request) error
 	if in.RateLimit != nil {
 		p.RateLimit = *in.RateLimit
 	}
-	t, err := s.cfg.Store.TenantCreate(r.Context(), p)
+	t, k, err := docket.Provision(r.Context(), s.cfg.Store, s.cfg.Queue, p)
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Queue.SetTenantLimit(r.Context(), t.ID, watchedQueue, t.Concurrency); err != nil {
-		return fmt.Errorf("tenant %s: set concurrency: %w", t.ID, err)
-	}
-	plain, key, err := s.newAPIKey(r.Context(), t.ID, "initial")
+	key, err := s.cfg.Store.APIKeyGet(r.Context(), k.ID)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, map[string]any{"tenant": tenantView(t), "api_key": plain, "key": apiKeyView(key)})
+	return writeJSON(w, http.StatusCreated, map[string]any{"tenant": tenantView(t), "api_key": k.Plain, "key": apiKeyView(key)})
 }
 
-// newAPIKey generates a key for a tenant and stores its hash.
+// newAPIKey issues a key for a tenant and returns it with its stored form.
 func (s *Server) newAPIKey(ctx context.Context, tenantID, name string) (string, *docket.APIKey, error) {
-	k, err := apikey.Generate()
+	k, err := docket.IssueKey(ctx, s.cfg.Store, tenantID, name)
 	if err != nil {
-		return "", nil, fmt.Errorf("generate API key: %w", err)
+		return "", nil, fmt.Errorf("tenant %s: %w", tenantID, err)
 	}
-	key := &docket.APIKey{ID: k.ID, TenantID: tenantID, Hash: k.Hash, Name: name}
-	if err := s.cfg.Store.APIKeyInsert(ctx, key); err != nil {
-		return "", nil, fmt.Errorf("tenant %s: store API key: %w", tenantID, err)
-	}
-	if key.CreatedAt.IsZero() { // a store that does not report it
-		if stored, err := s.cfg.Store.APIKeyGet(ctx, k.ID); err == nil {
-			key = stored
-		}
+	key, err := s.cfg.Store.APIKeyGet(ctx, k.ID)
+	if err != nil {
+		return "", nil, err
 	}
 	return k.Plain, key, nil
-}
-
-// newTenantID returns a random (version 4) UUID.
-func newTenantID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 func (s *Server) adminTenantList(w http.ResponseWriter, r *http.Request) error {

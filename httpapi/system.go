@@ -9,13 +9,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue"
 )
 
 // watchedQueue is the queue of document jobs that the admin and system
-// routes report on (the same value as pipeline.Queue, which httpapi does
-// not import).
-const watchedQueue = "documents"
+// routes report on.
+const watchedQueue = docket.DocumentQueue
 
 // readyTimeout bounds the store query behind GET /readyz.
 const readyTimeout = 2 * time.Second

@@ -27,10 +27,12 @@
 // returned as is, and the queue retries the job with backoff.
 package pipeline
 
+import "github.com/docketq/docket"
+
 // Queue and job kind of document jobs.
 const (
-	Queue = "documents"        // the queue of document jobs
-	Kind  = "process_document" // the job kind
+	Queue = docket.DocumentQueue // the queue of document jobs
+	Kind  = docket.DocumentKind  // the job kind
 )
 
 // Args are a document job's arguments.
