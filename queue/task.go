@@ -23,8 +23,15 @@ type Task struct {
 	lost          bool
 	completedInTx bool
 	lastWrite     time.Time
+	seq           uint64             // numbers progress reports, in call order
 	pending       *JobProgressParams // coalesced progress not yet written
+	pendingSeq    uint64
 	timer         *time.Timer
+
+	// wmu orders progress writes: a write older than one already stored
+	// (a coalesced flush overtaken by a stage change) is dropped.
+	wmu     sync.Mutex
+	written uint64
 }
 
 // Lease returns the lease of this attempt.
@@ -43,8 +50,10 @@ func (t *Task) Progress(ctx context.Context, stage string, percent int, message 
 	}
 	stageChanged := stage != t.Job.Stage
 	t.Job.Stage, t.Job.Progress, t.Job.ProgressMessage = stage, percent, message
+	t.seq++
+	seq := t.seq
 	if !stageChanged && time.Since(t.lastWrite) < progressInterval {
-		t.pending = p
+		t.pending, t.pendingSeq = p, seq
 		if t.timer == nil {
 			t.timer = time.AfterFunc(progressInterval-time.Since(t.lastWrite), t.flushProgress)
 		}
@@ -54,14 +63,14 @@ func (t *Task) Progress(ctx context.Context, stage string, percent int, message 
 	t.pending = nil
 	t.lastWrite = time.Now()
 	t.mu.Unlock()
-	return t.writeProgress(ctx, p)
+	return t.writeProgressSeq(ctx, p, seq)
 }
 
 func (t *Task) flushProgress() {
 	t.mu.Lock()
-	p := t.pending
+	p, seq := t.pending, t.pendingSeq
 	t.pending, t.timer = nil, nil
-	if p == nil || t.lost {
+	if p == nil || t.lost || t.completedInTx {
 		t.mu.Unlock()
 		return
 	}
@@ -69,13 +78,30 @@ func (t *Task) flushProgress() {
 	t.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := t.writeProgress(ctx, p); err != nil {
+	if err := t.writeProgressSeq(ctx, p, seq); err != nil && !t.completedInTxDone() {
 		t.w.logger.Warn("progress write failed", "job_id", t.lease.JobID, "error", err)
 	}
 }
 
+// writeProgress writes the latest report (a final flush).
 func (t *Task) writeProgress(ctx context.Context, p *JobProgressParams) error {
+	t.mu.Lock()
+	seq := t.seq
+	t.mu.Unlock()
+	return t.writeProgressSeq(ctx, p, seq)
+}
+
+// writeProgressSeq writes report number seq unless a later one is stored.
+func (t *Task) writeProgressSeq(ctx context.Context, p *JobProgressParams, seq uint64) error {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if seq <= t.written {
+		return nil
+	}
 	err := t.w.exec.JobProgress(ctx, p)
+	if err == nil {
+		t.written = seq
+	}
 	switch {
 	case err == nil:
 		t.w.publish(EventProgress, t.snapshot())
@@ -116,6 +142,7 @@ func (t *Task) CompleteTx(ctx context.Context, tx any) error {
 	if err != nil {
 		return err
 	}
+	t.stopProgress() // completion sets progress 100; a later flush would only fail
 	errs, err := exec.JobFinish(ctx, []*JobFinishParams{{
 		Lease: t.lease, Outcome: OutcomeCompleted, WorkerID: t.w.id,
 	}})
