@@ -38,6 +38,9 @@ const (
 UPDATE docket_tenant_queues SET running = running + ?1, served_at = ?2, has_work = ?3
 WHERE queue = ?4 AND tenant_id = ?5`
 	sqlNoWork = `UPDATE docket_tenant_queues SET has_work = 0 WHERE queue = ? AND tenant_id = ?`
+	// sqlHasPending tells whether a tenant has a pending job left, from the
+	// fetch index.
+	sqlHasPending = `SELECT EXISTS (SELECT 1 FROM docket_jobs WHERE queue = ? AND tenant_id = ? AND state = 'pending')`
 )
 
 type readyTenant struct {
@@ -100,8 +103,10 @@ func (t *txn) readyTenants(ctx context.Context, queueName string, limit int) ([]
 }
 
 // claimTenant claims up to want jobs of one tenant and updates its slot
-// row: running, served_at, and has_work (cleared once the fetch index ran
-// short, which means no pending job is left).
+// row: running, served_at, and has_work, which stays set only while a
+// pending job is left (the fetch index ran short, or a look-up finds none
+// after a full take). The flag is exact, so a later claim never picks a
+// tenant whose last job is gone and comes back empty.
 func (t *txn) claimTenant(ctx context.Context, p *queue.JobClaimParams, tenant string, want int, expires int64) ([]*queue.Job, error) {
 	jobs, err := scanJobs(t.query(ctx, sqlClaimTenantJobs, expires, p.WorkerID, t.now, p.Queue, tenant, want))
 	if err != nil {
@@ -115,7 +120,12 @@ func (t *txn) claimTenant(ctx context.Context, p *queue.JobClaimParams, tenant s
 	slices.SortFunc(jobs, func(a, b *queue.Job) int {
 		return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.ID, b.ID))
 	})
-	hasWork := len(jobs) == want
+	hasWork := false
+	if len(jobs) == want {
+		if err := t.queryRow(ctx, sqlHasPending, p.Queue, tenant).Scan(&hasWork); err != nil {
+			return nil, fmt.Errorf("tenant %s: %w", tenant, err)
+		}
+	}
 	_, err = t.exec(ctx, sqlServeTenant, len(jobs), t.now, hasWork, p.Queue, tenant)
 	return jobs, err
 }

@@ -1,0 +1,49 @@
+package queue_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/docketq/docket/queue"
+)
+
+// A claim that takes a tenant's last pending job marks the tenant idle at
+// once, so a later claim never comes back empty while another tenant has a
+// pending job: the tenants t0..t2 each lose their only job to the first
+// claim, and then each claim of one job must find z's.
+func TestJobClaim_NoEmptyClaimWhilePending(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store) {
+		ctx := context.Background()
+		x := s.driver.Executor()
+		c := queue.NewClient(s.driver, queue.ClientConfig{})
+		claim := func(max int) []*queue.Job {
+			t.Helper()
+			jobs, err := x.JobClaim(ctx, &queue.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: "w", Max: max, LeaseDuration: time.Minute})
+			if err != nil {
+				t.Fatalf("claim: %v", err)
+			}
+			return jobs
+		}
+		for _, tenant := range []string{"t0", "t1", "t2", "z"} {
+			if err := x.TenantLimitSet(ctx, &queue.TenantLimitParams{TenantID: tenant, Queue: queue.DefaultQueue, MaxRunning: 10}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 3 {
+			enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: fmt.Sprintf("t%d", i)})
+		}
+		if got := claim(3); len(got) != 3 {
+			t.Fatalf("first claim got %d jobs, want 3", len(got))
+		}
+		enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: "z"})
+		enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: "z"})
+		for i := range 2 {
+			got := claim(1)
+			if len(got) != 1 || got[0].TenantID != "z" {
+				t.Errorf("claim %d of one job got %d jobs while z has pending ones", i+1, len(got))
+			}
+		}
+	})
+}
