@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -52,6 +53,8 @@ type Driver struct {
 	now    func() time.Time
 	exec   *executor
 	stmts  stmtCache // the writer's prepared statements
+	// orphans ends the leases of a dead process once, at the first Migrate.
+	orphans sync.Once
 }
 
 // Open opens (creating it if needed) the database at path with the default

@@ -80,5 +80,9 @@ func (d *Driver) Migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate %s: %w", m.name, err)
 		}
 	}
-	return d.stmts.prepare(ctx, d.writer)
+	if err := d.stmts.prepare(ctx, d.writer); err != nil {
+		return err
+	}
+	d.orphans.Do(func() { err = d.expireOrphans(ctx) })
+	return err
 }
