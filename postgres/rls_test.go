@@ -381,7 +381,7 @@ func leakRound(ctx context.Context, d *postgres.Driver, owner string, n int) err
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errRollback) && !(n%11 == 0 && strings.Contains(err.Error(), "division by zero")) {
+	if err != nil && !errors.Is(err, errRollback) && (n%11 != 0 || !strings.Contains(err.Error(), "division by zero")) {
 		return fmt.Errorf("round %d: %w", n, err)
 	}
 	c, err := d.Pool().Acquire(ctx)

@@ -65,7 +65,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer svc.Close()
-	ln, err := net.Listen("tcp", hf.listen)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", hf.listen)
 	if err != nil {
 		return fmt.Errorf("--listen %s: %w", hf.listen, err)
 	}
