@@ -43,8 +43,14 @@ type apiTenant struct {
 
 func newTenantEnv(t testing.TB, edit func(*Config)) *tenantEnv {
 	t.Helper()
+	return newTenantEnvClock(t, nil, edit)
+}
+
+// newTenantEnvClock is newTenantEnv with the store's clock (nil: time.Now).
+func newTenantEnvClock(t testing.TB, now func() time.Time, edit func(*Config)) *tenantEnv {
+	t.Helper()
 	ctx := context.Background()
-	d, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	d, err := sqlite.OpenConfig(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "docket.db"), Now: now})
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/docketq/docket"
@@ -23,15 +24,15 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request) error {
 	t := tenantOf(r)
 	key, err := idempotencyKey(r)
 	if err != nil {
-		return err
+		return refuseUnread(w, r, err)
 	}
 	boundary, err := s.checkUploadHeaders(r)
 	if err != nil {
-		return err
+		return refuseUnread(w, r, err)
 	}
 	slot, err := s.takeUploadSlot(r.Context(), t)
 	if err != nil {
-		return err
+		return refuseUnread(w, r, err)
 	}
 	u := &upload{s: s, tenant: t, slot: slot, idemKey: key}
 	defer u.cleanup(r.Context())
@@ -43,6 +44,18 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return res.write(w)
+}
+
+// refuseUnread passes err on; when the client waits for "100 Continue"
+// before sending its body, it also makes the server close the connection
+// right after the refusal (Go's server would otherwise wait, after the
+// response, for a body that such a client never sends).
+func refuseUnread(w http.ResponseWriter, r *http.Request, err error) error {
+	if strings.EqualFold(r.Header.Get("Expect"), "100-continue") && r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	return err
 }
 
 // idempotencyKey returns the Idempotency-Key header ("" when absent): at

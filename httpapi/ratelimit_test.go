@@ -1,0 +1,117 @@
+package httpapi
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRateLimit_Upload: a tenant with 2 uploads per hour gets 429 with
+// Retry-After on the third; refused uploads give their slot back; the
+// window reopens when the store's clock passes the oldest slot.
+func TestRateLimit_Upload(t *testing.T) {
+	t.Parallel()
+	var offset atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	e := newTenantEnvClock(t, now, nil)
+	a := e.newTenant(t, "acme", 2)
+	b := e.newTenant(t, "globex", 2)
+	e.upload(t, a.key, "empty.txt", nil).want(t, http.StatusBadRequest) // refunded
+	e.upload(t, a.key, "x.png", []byte("\x89PNG\r\n\x1a\n")).want(t, http.StatusUnsupportedMediaType)
+	e.uploadOK(t, a.key, "one")
+	var rl rateLimitView
+	e.do(t, http.MethodGet, "/v1/rate-limit", a.key, nil).want(t, http.StatusOK).decode(t, &rl)
+	if rl != (rateLimitView{Limit: 2, Remaining: 1, WindowSeconds: 3600}) {
+		t.Errorf("rate limit %+v", rl)
+	}
+	e.uploadOK(t, a.key, "two")
+	r := e.upload(t, a.key, "three.txt", []byte("three")).want(t, http.StatusTooManyRequests)
+	secs, err := strconv.Atoi(r.header.Get("Retry-After"))
+	if err != nil || secs <= 0 || secs > 3600 {
+		t.Fatalf("Retry-After %q, want 1-3600", r.header.Get("Retry-After"))
+	}
+	var p struct {
+		RetryAfter int `json:"retry_after_seconds"`
+		Status     int `json:"status"`
+	}
+	r.decode(t, &p)
+	if p.RetryAfter != secs || p.Status != http.StatusTooManyRequests || r.header.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("problem %s", r.body)
+	}
+	e.do(t, http.MethodGet, "/v1/rate-limit", a.key, nil).want(t, http.StatusOK).decode(t, &rl)
+	if rl.Remaining != 0 || rl.RetryAfterSeconds <= 0 || rl.RetryAfterSeconds > 3600 {
+		t.Errorf("rate limit %+v", rl)
+	}
+	e.uploadOK(t, b.key, "tenant B is not limited by A")
+	offset.Store(int64(time.Duration(secs) * time.Second))
+	e.uploadOK(t, a.key, "the next slot opened")
+}
+
+// rawRequest sends head (a request without its body) on a new connection
+// and returns the status line of the first response and whether the server
+// then closed the connection (within 2 s) without waiting for the body.
+func rawRequest(t *testing.T, base, head string) (status string, closed bool) {
+	t.Helper()
+	u, _ := url.Parse(base)
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte(head)); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("read response: %v", err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	_ = res.Body.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	_, err = br.ReadByte()
+	return res.Status, err != nil && !isTimeout(err)
+}
+
+// TestUpload_ExpectContinueRefused: a client that asked for 100-continue
+// and is refused by its headers gets the refusal, never "100 Continue", and
+// sends no body. The upload handler's own refusals also close the
+// connection at once; after a 401 (refused before any handler), Go's server
+// keeps the connection open for the body the client will not send, until
+// the client closes it.
+func TestUpload_ExpectContinueRefused(t *testing.T) {
+	t.Parallel()
+	e := newTenantEnv(t, func(c *Config) { c.MaxUploadBytes = 1 << 20 })
+	a := e.newTenant(t, "acme", 1)
+	e.uploadOK(t, a.key, "uses the only slot")
+	head := func(key string, length int) string {
+		return fmt.Sprintf("POST /v1/documents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
+			"Content-Type: multipart/form-data; boundary=b\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", key, length)
+	}
+	cases := []struct {
+		name, head string
+		want       int
+		closed     bool
+	}{
+		{"no key", strings.Replace(head("x", 100), "Authorization: Bearer x\r\n", "", 1), http.StatusUnauthorized, false},
+		{"bad key", head("dk_bogus", 100), http.StatusUnauthorized, false},
+		{"too large", head(a.key, 2<<20), http.StatusRequestEntityTooLarge, true},
+		{"rate limited", head(a.key, 100), http.StatusTooManyRequests, true},
+		{"not multipart", strings.Replace(head(a.key, 100), "multipart/form-data; boundary=b", "application/pdf", 1), http.StatusUnsupportedMediaType, true},
+	}
+	for _, c := range cases {
+		status, closed := rawRequest(t, e.url, c.head)
+		if !strings.HasPrefix(status, strconv.Itoa(c.want)) || c.closed && !closed {
+			t.Errorf("%s: %q (closed %v), want %d (closed %v)", c.name, status, closed, c.want, c.closed)
+		}
+	}
+}
