@@ -115,3 +115,5 @@ func TestUpload_ExpectContinueRefused(t *testing.T) {
 		}
 	}
 }
+
+func bufioReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }

@@ -80,8 +80,17 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 }
 
 // done clears the read deadline, so that the connection can serve its next
-// request.
-func (b *bodyReader) done() { _ = b.rc.SetReadDeadline(time.Time{}) }
+// request; after a client too slow, it rather makes the server close the
+// connection without reading the rest of the body (which Go's server would
+// otherwise try before it answers).
+func (b *bodyReader) done(w http.ResponseWriter) {
+	if errors.Is(b.err, errUploadSlow) {
+		w.Header().Set("Connection", "close")
+		_ = b.rc.SetReadDeadline(time.Now())
+		return
+	}
+	_ = b.rc.SetReadDeadline(time.Time{})
+}
 
 func isTimeout(err error) bool {
 	var ne net.Error

@@ -37,7 +37,7 @@ type upload struct {
 // u.doc. Memory stays flat whatever the file's size.
 func (u *upload) receive(w http.ResponseWriter, r *http.Request, boundary string) error {
 	body := newBodyReader(w, r)
-	defer body.done()
+	defer body.done(w)
 	mr := multipart.NewReader(body, boundary)
 	part, err := u.filePart(mr, body)
 	if err != nil {
