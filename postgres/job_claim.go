@@ -17,23 +17,19 @@ import (
 //     READ COMMITTED a row changed since the statement's snapshot is
 //     re-checked on its newest version, so running < max_running holds for
 //     every row locked here, whatever the race.
-//   - picked: each tenant's next jobs from the fetch index, wanted + 1 of
-//     them, where wanted is at most its free slots and at most
-//     ceil(max / tenants), locked; the one past wanted is not claimed, it
-//     only tells that the tenant has work left. SKIP LOCKED again: a
+//   - picked: each tenant's next jobs from the fetch index, at most its free
+//     slots and at most ceil(max / tenants), locked. SKIP LOCKED again: a
 //     job pending in our snapshot may since have been claimed by a
 //     transaction that committed, and now be locked by its worker's finish,
 //     which waits for the tenant row we hold. The claim thus never waits for
 //     a lock, and a changed row is re-checked to be still pending.
 //   - chosen: round-robin over the tenants (first job of each, then second
-//     ...), at most wanted per tenant and max in all.
+//     ...), at most max.
 //   - claimed: the jobs start a new attempt.
 //   - idle, served: running grows by what was claimed, served_at moves the
-//     tenant to the back, and a tenant all of whose picked jobs were claimed
-//     (so none is left pending) is marked idle (has_work false), if no
-//     insert for it is in progress; see rewakeSQL. The flag is thus exact: a
-//     tenant whose last job was just taken does not stay marked, to make a
-//     later claim that picks it come back empty. The rows are found by primary key (= ANY of
+//     tenant to the back, and a tenant that had fewer pending jobs than asked
+//     for is marked idle (has_work false), if no insert for it is in
+//     progress; see rewakeSQL. The rows are found by primary key (= ANY of
 //     the locked tenants), never by a scan of the table.
 var claimSQL = `
 WITH tenants AS (
@@ -54,15 +50,14 @@ WITH tenants AS (
         FROM docket_jobs j
         WHERE j.queue = $1 AND j.tenant_id = s.tenant_id AND j.state = 'pending'
         ORDER BY j.priority DESC, j.id
-        LIMIT s.wanted + 1
+        LIMIT s.wanted
         FOR NO KEY UPDATE SKIP LOCKED
     ) p ON true
 ), chosen AS (
     SELECT id
-    FROM (SELECT id, tenant_id, served_at, wanted,
+    FROM (SELECT id, tenant_id, served_at,
                  row_number() OVER (PARTITION BY tenant_id ORDER BY priority DESC, id) AS rn
           FROM picked WHERE id IS NOT NULL) r
-    WHERE rn <= wanted
     ORDER BY rn, served_at, tenant_id
     LIMIT $2
 ), claimed AS (
@@ -79,12 +74,11 @@ WITH tenants AS (
     WHERE j.id = c.id
     RETURNING ` + jobCols("j.") + `
 ), idle AS (
-    SELECT p.tenant_id,
-           CASE WHEN bool_and(p.id IS NULL OR c.id IS NOT NULL)
-                THEN pg_try_advisory_xact_lock(1684763761, docket_tenant_lock_key($1, p.tenant_id))
+    SELECT tenant_id,
+           CASE WHEN count(id) < wanted
+                THEN pg_try_advisory_xact_lock(1684763761, docket_tenant_lock_key($1, tenant_id))
                 ELSE false END AS idle
-    FROM picked p LEFT JOIN chosen c ON c.id = p.id
-    GROUP BY p.tenant_id
+    FROM picked GROUP BY tenant_id, wanted
 ), served AS (
     UPDATE docket_tenant_queues t SET
         running = t.running + (SELECT count(*) FROM claimed c WHERE c.tenant_id = t.tenant_id),

@@ -15,6 +15,13 @@ import (
 // claim, and then each claim of one job must find z's.
 func TestJobClaim_NoEmptyClaimWhilePending(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store) {
+		if s.driver.Capabilities().MultiProcess {
+			// The PostgreSQL half of this fix (pick wanted+1 jobs per tenant,
+			// mark idle when all picked were claimed) halved drain throughput
+			// (9k vs 19k jobs/s side by side) and was reverted; the flag stays
+			// lazy there. See docs/benchmarks.md, "What holds docket back" 4.
+			t.Skip("postgres: has_work is cleared lazily (exact flag reverted for throughput)")
+		}
 		ctx := context.Background()
 		x := s.driver.Executor()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
