@@ -4,8 +4,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/docketq/docket"
 	"github.com/google/uuid"
+
+	"github.com/docketq/docket"
 )
 
 // statusParam parses a ?status= filter: empty or one of the API's statuses.

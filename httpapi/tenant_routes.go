@@ -3,14 +3,14 @@ package httpapi
 import (
 	"net/http"
 	"time"
+
+	"github.com/docketq/docket"
 )
 
-// The queue and kind of document jobs: the same values as pipeline.Queue
-// and pipeline.Kind (repeated here so that the API does not import the
-// pipeline).
+// The queue and kind of document jobs (pipeline.Queue and pipeline.Kind).
 const (
-	documentsQueue = "documents"
-	documentKind   = "process_document"
+	documentsQueue = docket.DocumentQueue
+	documentKind   = docket.DocumentKind
 )
 
 // Page sizes of the list routes (?limit=).
