@@ -167,6 +167,12 @@ func (s *Server) wrap(rt route) http.Handler {
 		r, err := s.authorize(rt.access, r)
 		if err == nil {
 			err = rt.handle(sw, r)
+		} else if r.ContentLength != 0 {
+			// Refused before its body was read: close the connection
+			// rather than wait for (or read) a body nobody wants. A client
+			// that sent Expect: 100-continue never sends it.
+			sw.Header().Set("Connection", "close")
+			_ = http.NewResponseController(sw).SetReadDeadline(time.Now())
 		}
 		if err != nil {
 			s.writeError(sw, r, err)
