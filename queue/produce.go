@@ -14,11 +14,15 @@ func (w *Worker) produce(ctx context.Context, queue string) {
 	maxWorkers := w.cfg.Queues[queue].MaxWorkers
 	poll := time.NewTimer(w.cfg.PollInterval)
 	defer poll.Stop()
-	var backoff time.Duration
+	var (
+		backoff   time.Duration
+		lastClaim time.Time
+	)
 	for {
 		free := maxWorkers - w.active.running(queue)
 		if free > 0 {
 			want := min(free, claimBatchMax)
+			lastClaim = time.Now()
 			jobs, err := w.claim(ctx, queue, want)
 			switch {
 			case ctx.Err() != nil:
@@ -48,7 +52,9 @@ func (w *Worker) produce(ctx context.Context, queue string) {
 		case <-ctx.Done():
 			return
 		case <-w.wake[queue]:
-			if !sleepCtx(ctx, w.cfg.FetchCooldown) {
+			// The cooldown spaces claims; a wake-up long after the last
+			// claim does not wait for it again.
+			if !sleepCtx(ctx, time.Until(lastClaim.Add(w.cfg.FetchCooldown))) {
 				return
 			}
 		case <-poll.C:
