@@ -5,6 +5,7 @@
 //	docket worker    workers only
 //	docket migrate   bring the schema up to date
 //	docket tenants   create and list tenants
+//	docket jobs      list, inspect, cancel, retry and discard jobs
 //	docket bench     measure the engine
 package main
 
@@ -39,6 +40,7 @@ commands:
   worker    run workers only
   migrate   bring the database schema up to date
   tenants   create a tenant and print its API key; list tenants
+  jobs      list, inspect, cancel, retry and discard jobs
   bench     measure the queue engine (see docket bench -h)
 
 Run "docket <command> -h" for a command's flags.
@@ -61,6 +63,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "tenants":
 		return runTenants(ctx, rest, getenv, stdout, stderr)
+	case "jobs":
+		return runJobs(ctx, rest, getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
