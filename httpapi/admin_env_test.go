@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
 )
 
 // envQueue and envKind are pipeline.Queue and pipeline.Kind.
@@ -30,29 +28,42 @@ const (
 
 const testAdminKey = "test-admin-key"
 
-// adminEnv is a real server on a real SQLite store, queue and local blobs.
+// adminEnv is a real server on a real store (SQLite, or PostgreSQL through
+// forEachAdminStore), queue and local blobs.
 type adminEnv struct {
-	t      *testing.T
-	ctx    context.Context
-	driver *sqlite.Driver
-	queue  *queue.Client
-	blobs  blob.Store
-	srv    *httpapi.Server
-	url    string
+	t        *testing.T
+	ctx      context.Context
+	driver   httpapi.TestStore
+	queue    *queue.Client
+	blobs    blob.Store
+	embedder embedding.Embedder
+	srv      *httpapi.Server
+	url      string
 }
 
-// newAdminEnv starts a server; edit may change its configuration.
+// newAdminEnv starts a server on SQLite; edit may change its
+// configuration.
 func newAdminEnv(t *testing.T, edit func(*httpapi.Config)) *adminEnv {
 	t.Helper()
+	return newAdminEnvStore(t, httpapi.OpenTestStore(t, "sqlite"), edit)
+}
+
+// forEachAdminStore runs fn as a parallel subtest per store ("sqlite",
+// "postgres"), each on a fresh adminEnv configured by edit.
+func forEachAdminStore(t *testing.T, edit func(*httpapi.Config), fn func(t *testing.T, e *adminEnv)) {
+	t.Helper()
+	for _, b := range httpapi.TestBackends {
+		t.Run(b, func(t *testing.T) {
+			t.Parallel()
+			fn(t, newAdminEnvStore(t, httpapi.OpenTestStore(t, b), edit))
+		})
+	}
+}
+
+// newAdminEnvStore starts a server on store d.
+func newAdminEnvStore(t *testing.T, d httpapi.TestStore, edit func(*httpapi.Config)) *adminEnv {
+	t.Helper()
 	ctx := t.Context()
-	d, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
-	if err != nil {
-		t.Fatalf("open sqlite: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if err := d.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
 	blobs, err := blob.NewLocal(t.TempDir())
 	if err != nil {
 		t.Fatalf("blobs: %v", err)
@@ -69,7 +80,7 @@ func newAdminEnv(t *testing.T, edit func(*httpapi.Config)) *adminEnv {
 	if err != nil {
 		t.Fatalf("httpapi.New: %v", err)
 	}
-	return &adminEnv{t: t, ctx: ctx, driver: d, queue: q, blobs: blobs, srv: srv, url: startAPIServer(t, srv)}
+	return &adminEnv{t: t, ctx: ctx, driver: d, queue: q, blobs: blobs, embedder: cfg.Embedder, srv: srv, url: startAPIServer(t, srv)}
 }
 
 func embeddingForTests() embedding.Embedder { return embedding.NewHashing(0) }

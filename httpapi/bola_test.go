@@ -123,40 +123,41 @@ func (e *adminEnv) snapshot(v *bolaVictim) string {
 // nothing of B's.
 func TestBOLA_Sweep(t *testing.T) {
 	t.Parallel()
-	e := newAdminEnv(t, nil)
-	v := newBolaVictim(e)
-	keyA := e.createTenant("tenant-a", nil).APIKey
-	e.addDocument(e.createTenant("tenant-c", nil).Tenant.ID, "c.txt") // a bystander
-	before := e.snapshot(v)
-	var swept []string
-	for _, rt := range e.srv.Routes() {
-		if rt.Admin || rt.Public || !strings.Contains(rt.Pattern, "{") {
-			continue
-		}
-		name := rt.Method + " " + rt.Pattern
-		kind, ok := bolaRoutes[name]
-		if !ok {
-			t.Errorf("route %s has an object id but no BOLA case: add it to bolaRoutes", name)
-			continue
-		}
-		swept = append(swept, name)
-		for _, objID := range v.ids(kind) {
-			path := strings.Replace(rt.Pattern, "{id}", objID, 1)
-			if r := e.do(rt.Method, path, keyA, nil); r.status != http.StatusNotFound {
-				t.Errorf("%s %s with another tenant's key: status %d, want 404: %s", rt.Method, path, r.status, r.body)
+	forEachAdminStore(t, nil, func(t *testing.T, e *adminEnv) {
+		v := newBolaVictim(e)
+		keyA := e.createTenant("tenant-a", nil).APIKey
+		e.addDocument(e.createTenant("tenant-c", nil).Tenant.ID, "c.txt") // a bystander
+		before := e.snapshot(v)
+		var swept []string
+		for _, rt := range e.srv.Routes() {
+			if rt.Admin || rt.Public || !strings.Contains(rt.Pattern, "{") {
+				continue
+			}
+			name := rt.Method + " " + rt.Pattern
+			kind, ok := bolaRoutes[name]
+			if !ok {
+				t.Errorf("route %s has an object id but no BOLA case: add it to bolaRoutes", name)
+				continue
+			}
+			swept = append(swept, name)
+			for _, objID := range v.ids(kind) {
+				path := strings.Replace(rt.Pattern, "{id}", objID, 1)
+				if r := e.do(rt.Method, path, keyA, nil); r.status != http.StatusNotFound {
+					t.Errorf("%s %s with another tenant's key: status %d, want 404: %s", rt.Method, path, r.status, r.body)
+				}
 			}
 		}
-	}
-	for name := range bolaRoutes {
-		if !slices.Contains(swept, name) {
-			t.Errorf("bolaRoutes has %s, which is not served", name)
+		for name := range bolaRoutes {
+			if !slices.Contains(swept, name) {
+				t.Errorf("bolaRoutes has %s, which is not served", name)
+			}
 		}
-	}
-	if after := e.snapshot(v); after != before {
-		t.Errorf("tenant B's objects changed:\nbefore:\n%safter:\n%s", before, after)
-	}
-	e.checkListsHide(keyA, v)
-	e.checkOwnerReaches(v)
+		if after := e.snapshot(v); after != before {
+			t.Errorf("tenant B's objects changed:\nbefore:\n%safter:\n%s", before, after)
+		}
+		e.checkListsHide(keyA, v)
+		e.checkOwnerReaches(v)
+	})
 }
 
 // checkListsHide checks A's listings and searches show nothing of B's.

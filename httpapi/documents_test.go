@@ -14,36 +14,37 @@ import (
 // failed one, which stays as it was.
 func TestDocuments_Retry(t *testing.T) {
 	t.Parallel()
-	e := newTenantEnv(t, nil)
-	a := e.newTenant(t, "acme", 0)
-	u := e.uploadOK(t, a.key, "will fail")
-	path := "/v1/documents/" + u.Document.ID + "/retry"
-	e.do(t, http.MethodPost, path, a.key, nil).want(t, http.StatusConflict) // pending
-	j := e.claim(t)
-	e.finish(t, j, queue.OutcomeFailed)
-	r := e.do(t, http.MethodPost, path, a.key, nil).want(t, http.StatusAccepted)
-	var res struct {
-		Job JobView `json:"job"`
-	}
-	r.decode(t, &res)
-	if res.Job.RetryOf == nil || *res.Job.RetryOf != u.Job.ID || res.Job.ID == u.Job.ID ||
-		res.Job.Status != "pending" || res.Job.QueuePosition == nil || res.Job.DocumentID != u.Document.ID {
-		t.Errorf("retry job %+v", res.Job)
-	}
-	if r.header.Get("Location") != "/v1/jobs/"+res.Job.ID {
-		t.Errorf("Location %q", r.header.Get("Location"))
-	}
-	var orig JobView
-	e.do(t, http.MethodGet, "/v1/jobs/"+u.Job.ID, a.key, nil).want(t, http.StatusOK).decode(t, &orig)
-	if orig.Status != "failed" || orig.ErrorMessage == nil || *orig.ErrorMessage != "test failure" {
-		t.Errorf("original job %+v", orig)
-	}
-	var d DocumentView
-	e.do(t, http.MethodGet, "/v1/documents/"+u.Document.ID, a.key, nil).want(t, http.StatusOK).decode(t, &d)
-	if d.JobID != res.Job.ID || d.Status != "pending" {
-		t.Errorf("document %+v", d)
-	}
-	e.do(t, http.MethodPost, path, a.key, nil).want(t, http.StatusConflict) // pending again
+	forEachStore(t, nil, func(t *testing.T, e *tenantEnv) {
+		a := e.newTenant(t, "acme", 0)
+		u := e.uploadOK(t, a.key, "will fail")
+		path := "/v1/documents/" + u.Document.ID + "/retry"
+		e.do(t, http.MethodPost, path, a.key, nil).want(t, http.StatusConflict) // pending
+		j := e.claim(t)
+		e.finish(t, j, queue.OutcomeFailed)
+		r := e.do(t, http.MethodPost, path, a.key, nil).want(t, http.StatusAccepted)
+		var res struct {
+			Job JobView `json:"job"`
+		}
+		r.decode(t, &res)
+		if res.Job.RetryOf == nil || *res.Job.RetryOf != u.Job.ID || res.Job.ID == u.Job.ID ||
+			res.Job.Status != "pending" || res.Job.QueuePosition == nil || res.Job.DocumentID != u.Document.ID {
+			t.Errorf("retry job %+v", res.Job)
+		}
+		if r.header.Get("Location") != "/v1/jobs/"+res.Job.ID {
+			t.Errorf("Location %q", r.header.Get("Location"))
+		}
+		var orig JobView
+		e.do(t, http.MethodGet, "/v1/jobs/"+u.Job.ID, a.key, nil).want(t, http.StatusOK).decode(t, &orig)
+		if orig.Status != "failed" || orig.ErrorMessage == nil || *orig.ErrorMessage != "test failure" {
+			t.Errorf("original job %+v", orig)
+		}
+		var d DocumentView
+		e.do(t, http.MethodGet, "/v1/documents/"+u.Document.ID, a.key, nil).want(t, http.StatusOK).decode(t, &d)
+		if d.JobID != res.Job.ID || d.Status != "pending" {
+			t.Errorf("document %+v", d)
+		}
+		e.do(t, http.MethodPost, path, a.key, nil).want(t, http.StatusConflict) // pending again
+	})
 }
 
 func TestDocuments_ListAndFilter(t *testing.T) {

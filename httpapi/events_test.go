@@ -164,31 +164,39 @@ type sseStream struct {
 	header http.Header
 	events chan sseEvent // closed when the stream ends
 	cancel context.CancelFunc
+	wait   time.Duration // how long next waits for an event
 }
 
 // connect opens the event stream as tenant, resuming after lastID when set.
 func (e *sseEnv) connect(tn sseTenant, lastID string) *sseStream {
 	e.t.Helper()
-	ctx, cancel := context.WithCancel(e.t.Context())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/v1/events", nil)
+	return connectSSE(e.t, e.url, tn.key, lastID)
+}
+
+// connectSSE opens GET /v1/events of the server at base with key,
+// resuming after lastID when set.
+func connectSSE(t testing.TB, base, key, lastID string) *sseStream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/events", nil)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+tn.key)
+	req.Header.Set("Authorization", "Bearer "+key)
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if res.StatusCode != http.StatusOK {
-		e.t.Fatalf("GET /v1/events: %s", res.Status)
+		t.Fatalf("GET /v1/events: %s", res.Status)
 	}
-	s := &sseStream{t: e.t, header: res.Header, events: make(chan sseEvent, 100), cancel: cancel}
+	s := &sseStream{t: t, header: res.Header, events: make(chan sseEvent, 100), cancel: cancel, wait: sseWait}
 	var wg sync.WaitGroup
 	wg.Go(func() { s.read(res) })
-	e.t.Cleanup(func() { cancel(); wg.Wait() })
+	t.Cleanup(func() { cancel(); wg.Wait() })
 	return s
 }
 
@@ -221,13 +229,13 @@ func (s *sseStream) read(res *http.Response) {
 	}
 }
 
-// next returns the next event (comments too), failing after sseWait.
+// next returns the next event (comments too), failing after s.wait.
 func (s *sseStream) next() (sseEvent, bool) {
 	s.t.Helper()
 	select {
 	case ev, ok := <-s.events:
 		return ev, ok
-	case <-time.After(sseWait):
+	case <-time.After(s.wait):
 		s.t.Fatal("no event")
 		return sseEvent{}, false
 	}

@@ -61,50 +61,51 @@ func boolInt(b bool) int {
 // covered here.
 func TestTenantRoutes_BOLA(t *testing.T) {
 	t.Parallel()
-	e := newTenantEnv(t, nil)
-	a := e.newTenant(t, "acme", 0)
-	b := e.newTenant(t, "globex", 0)
-	e.uploadOK(t, a.key, "A has a document too")
-	failed := e.uploadOK(t, b.key, "B's failed document")
-	j := e.claim(t)
-	if j.TenantID == a.id {
-		j = e.claim(t) // the claim is round-robin; take B's
-	}
-	e.finish(t, j, queue.OutcomeFailed)
-	pending := e.uploadOK(t, b.key, "B's pending document")
-	ids := map[string]string{
-		"/v1/documents/": failed.Document.ID, // retry, delete would succeed for B
-		"/v1/jobs/":      pending.Job.ID,     // cancel would succeed for B
-	}
-	blobs := e.blobCount(t)
-	covered := 0
-	for _, rt := range e.srv.table {
-		prefix, _, hasID := strings.Cut(rt.pattern, "{id}")
-		if rt.access != tenant || !hasID {
-			continue
+	forEachStore(t, nil, func(t *testing.T, e *tenantEnv) {
+		a := e.newTenant(t, "acme", 0)
+		b := e.newTenant(t, "globex", 0)
+		e.uploadOK(t, a.key, "A has a document too")
+		failed := e.uploadOK(t, b.key, "B's failed document")
+		j := e.claim(t)
+		if j.TenantID == a.id {
+			j = e.claim(t) // the claim is round-robin; take B's
 		}
-		id, ok := ids[prefix]
-		if !ok {
-			t.Errorf("route %s %s: not covered by the BOLA sweep", rt.method, rt.pattern)
-			continue
+		e.finish(t, j, queue.OutcomeFailed)
+		pending := e.uploadOK(t, b.key, "B's pending document")
+		ids := map[string]string{
+			"/v1/documents/": failed.Document.ID, // retry, delete would succeed for B
+			"/v1/jobs/":      pending.Job.ID,     // cancel would succeed for B
 		}
-		covered++
-		for _, oid := range []string{id, "not-an-id", "-1", "00000000-0000-0000-0000-000000000000", "99999"} {
-			path := strings.Replace(rt.pattern, "{id}", oid, 1)
-			e.do(t, rt.method, path, a.key, nil).want(t, http.StatusNotFound)
+		blobs := e.blobCount(t)
+		covered := 0
+		for _, rt := range e.srv.table {
+			prefix, _, hasID := strings.Cut(rt.pattern, "{id}")
+			if rt.access != tenant || !hasID {
+				continue
+			}
+			id, ok := ids[prefix]
+			if !ok {
+				t.Errorf("route %s %s: not covered by the BOLA sweep", rt.method, rt.pattern)
+				continue
+			}
+			covered++
+			for _, oid := range []string{id, "not-an-id", "-1", "00000000-0000-0000-0000-000000000000", "99999"} {
+				path := strings.Replace(rt.pattern, "{id}", oid, 1)
+				e.do(t, rt.method, path, a.key, nil).want(t, http.StatusNotFound)
+			}
 		}
-	}
-	if covered < 6 {
-		t.Errorf("%d routes with ids, want at least 6", covered)
-	}
-	e.checkUnchanged(t, b, failed, pending, blobs)
-	// B's lists do not leak into A's.
-	for _, path := range []string{"/v1/documents", "/v1/jobs", "/v1/search?q=document"} {
-		r := e.do(t, http.MethodGet, path, a.key, nil).want(t, http.StatusOK)
-		if strings.Contains(string(r.body), b.id) || strings.Contains(string(r.body), failed.Document.ID) {
-			t.Errorf("%s shows B's objects: %s", path, r.body)
+		if covered < 6 {
+			t.Errorf("%d routes with ids, want at least 6", covered)
 		}
-	}
+		e.checkUnchanged(t, b, failed, pending, blobs)
+		// B's lists do not leak into A's.
+		for _, path := range []string{"/v1/documents", "/v1/jobs", "/v1/search?q=document"} {
+			r := e.do(t, http.MethodGet, path, a.key, nil).want(t, http.StatusOK)
+			if strings.Contains(string(r.body), b.id) || strings.Contains(string(r.body), failed.Document.ID) {
+				t.Errorf("%s shows B's objects: %s", path, r.body)
+			}
+		}
+	})
 }
 
 // checkUnchanged checks that tenant b's objects are as they were before the

@@ -20,15 +20,14 @@ import (
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
 )
 
-// tenantEnv is a real server (httptest, loopback) on a real SQLite store,
-// queue client, local blob directory and hashing embedder. Store calls are
-// counted.
+// tenantEnv is a real server (httptest, loopback) on a real store (SQLite,
+// or PostgreSQL through forEachStore), queue client, local blob directory
+// and hashing embedder. Store calls are counted.
 type tenantEnv struct {
 	t      *testing.T
-	driver *sqlite.Driver
+	driver TestStore
 	store  *countingStore
 	queue  *queue.Client
 	blobs  *blob.Local
@@ -41,23 +40,23 @@ type apiTenant struct {
 	id, key string
 }
 
+// newTenantEnv starts a server on SQLite; edit may change its
+// configuration. forEachStore runs a test on every store instead.
 func newTenantEnv(t testing.TB, edit func(*Config)) *tenantEnv {
 	t.Helper()
 	return newTenantEnvClock(t, nil, edit)
 }
 
-// newTenantEnvClock is newTenantEnv with the store's clock (nil: time.Now).
+// newTenantEnvClock is newTenantEnv on SQLite with the store's clock (nil:
+// time.Now). Only SQLite takes a clock: PostgreSQL's is the database's.
 func newTenantEnvClock(t testing.TB, now func() time.Time, edit func(*Config)) *tenantEnv {
 	t.Helper()
-	ctx := context.Background()
-	d, err := sqlite.OpenConfig(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "docket.db"), Now: now})
-	if err != nil {
-		t.Fatalf("open sqlite: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if err := d.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
+	return newTenantEnvStore(t, openSQLite(t, now), edit)
+}
+
+// newTenantEnvStore starts a server on store d.
+func newTenantEnvStore(t testing.TB, d TestStore, edit func(*Config)) *tenantEnv {
+	t.Helper()
 	blobs, err := blob.NewLocal(t.TempDir())
 	if err != nil {
 		t.Fatalf("blobs: %v", err)

@@ -67,80 +67,82 @@ func TestUpload_Accepted(t *testing.T) {
 // TestUpload_BadInput is RELIABILITY test 34 for the upload route.
 func TestUpload_BadInput(t *testing.T) {
 	t.Parallel()
-	e := newTenantEnv(t, func(c *Config) { c.MaxUploadBytes = 1 << 20 })
-	a := e.newTenant(t, "acme", 1000)
-	zipNoDoc := zipWith(t, map[string]string{"[Content_Types].xml": "<Types/>", "word/other.xml": "<x/>"})
-	cases := []struct {
-		name, filename string
-		data           []byte
-		want           int
-	}{
-		{"empty", "a.txt", nil, http.StatusBadRequest},
-		{"png as pdf", "a.pdf", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), http.StatusUnsupportedMediaType},
-		{"zip as pdf", "a.pdf", zipNoDoc, http.StatusUnsupportedMediaType},
-		{"zip without document.xml", "a.docx", zipNoDoc, http.StatusUnsupportedMediaType},
-		{"exe named pdf.exe", "report.pdf.exe", []byte("MZ\x90\x00\x03\x00\x00\x00"), http.StatusUnsupportedMediaType},
-		{"svg with PDF inside", "a.pdf", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><!-- %PDF-1.7 --></svg>`), http.StatusUnsupportedMediaType},
-		{"pdf magic not at 0", "a.pdf", []byte("\x00\x01%PDF-1.7\n"), http.StatusUnsupportedMediaType},
-		{"html named pdf", "a.pdf", []byte("<!doctype html><p>%PDF-1.4</p>"), http.StatusAccepted},
-		{"limit", "big.txt", bytes.Repeat([]byte("a"), 1<<20), http.StatusAccepted},
-		{"limit + 1", "big.txt", bytes.Repeat([]byte("a"), 1<<20+1), http.StatusRequestEntityTooLarge},
-	}
-	for _, c := range cases {
-		before := e.blobCount(t)
-		r := e.upload(t, a.key, c.filename, c.data)
-		if r.status != c.want {
-			t.Errorf("%s: status %d, want %d: %s", c.name, r.status, c.want, r.body)
+	forEachStore(t, func(c *Config) { c.MaxUploadBytes = 1 << 20 }, func(t *testing.T, e *tenantEnv) {
+		a := e.newTenant(t, "acme", 1000)
+		zipNoDoc := zipWith(t, map[string]string{"[Content_Types].xml": "<Types/>", "word/other.xml": "<x/>"})
+		cases := []struct {
+			name, filename string
+			data           []byte
+			want           int
+		}{
+			{"empty", "a.txt", nil, http.StatusBadRequest},
+			{"png as pdf", "a.pdf", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), http.StatusUnsupportedMediaType},
+			{"zip as pdf", "a.pdf", zipNoDoc, http.StatusUnsupportedMediaType},
+			{"zip without document.xml", "a.docx", zipNoDoc, http.StatusUnsupportedMediaType},
+			{"exe named pdf.exe", "report.pdf.exe", []byte("MZ\x90\x00\x03\x00\x00\x00"), http.StatusUnsupportedMediaType},
+			{"svg with PDF inside", "a.pdf", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><!-- %PDF-1.7 --></svg>`), http.StatusUnsupportedMediaType},
+			{"pdf magic not at 0", "a.pdf", []byte("\x00\x01%PDF-1.7\n"), http.StatusUnsupportedMediaType},
+			{"html named pdf", "a.pdf", []byte("<!doctype html><p>%PDF-1.4</p>"), http.StatusAccepted},
+			{"limit", "big.txt", bytes.Repeat([]byte("a"), 1<<20), http.StatusAccepted},
+			{"limit + 1", "big.txt", bytes.Repeat([]byte("a"), 1<<20+1), http.StatusRequestEntityTooLarge},
 		}
-		if grew := e.blobCount(t) - before; c.want != http.StatusAccepted && grew != 0 {
-			t.Errorf("%s: %d blobs left behind", c.name, grew)
+		for _, c := range cases {
+			before := e.blobCount(t)
+			r := e.upload(t, a.key, c.filename, c.data)
+			if r.status != c.want {
+				t.Errorf("%s: status %d, want %d: %s", c.name, r.status, c.want, r.body)
+			}
+			if grew := e.blobCount(t) - before; c.want != http.StatusAccepted && grew != 0 {
+				t.Errorf("%s: %d blobs left behind", c.name, grew)
+			}
 		}
-	}
-	// An HTML body labelled application/pdf is stored as what it is.
-	r := e.upload(t, a.key, "x.pdf", []byte("<html><body>hi</body></html>")).want(t, http.StatusAccepted)
-	var u uploaded
-	r.decode(t, &u)
-	if !strings.HasPrefix(u.Document.ContentType, "text/html") {
-		t.Errorf("content type %q", u.Document.ContentType)
-	}
+		// An HTML body labelled application/pdf is stored as what it is.
+		r := e.upload(t, a.key, "x.pdf", []byte("<html><body>hi</body></html>")).want(t, http.StatusAccepted)
+		var u uploaded
+		r.decode(t, &u)
+		if !strings.HasPrefix(u.Document.ContentType, "text/html") {
+			t.Errorf("content type %q", u.Document.ContentType)
+		}
+	})
 }
 
 func TestUpload_BlobKeyAndFilename(t *testing.T) {
 	t.Parallel()
-	e := newTenantEnv(t, nil)
-	a := e.newTenant(t, "acme", 1000)
-	keyRE := regexp.MustCompile(`^acme/[0-9a-f-]{36}/[0-9a-f-]{36}$`)
-	names := []string{
-		"../../../app/config.yaml", `..\..\x`, "/abs", `C:\x`, "%2e%2e%2f", "a.pdf\x00.exe",
-		"evil\u202etxt.pdf", strings.Repeat("n", 1000), "", ".", "..", "CON", "trailing. ", "ok name-1.txt",
-	}
-	for _, name := range names {
-		before := e.blobCount(t)
-		r := e.upload(t, a.key, name, []byte("hello"))
-		if r.status == http.StatusBadRequest && strings.ContainsRune(name, 0) {
-			// A NUL in a header is malformed multipart: refused, nothing stored.
-			if e.blobCount(t) != before {
-				t.Errorf("%q: refused but a blob was left", name)
+	forEachStore(t, nil, func(t *testing.T, e *tenantEnv) {
+		a := e.newTenant(t, "acme", 1000)
+		keyRE := regexp.MustCompile(`^acme/[0-9a-f-]{36}/[0-9a-f-]{36}$`)
+		names := []string{
+			"../../../app/config.yaml", `..\..\x`, "/abs", `C:\x`, "%2e%2e%2f", "a.pdf\x00.exe",
+			"evil\u202etxt.pdf", strings.Repeat("n", 1000), "", ".", "..", "CON", "trailing. ", "ok name-1.txt",
+		}
+		for _, name := range names {
+			before := e.blobCount(t)
+			r := e.upload(t, a.key, name, []byte("hello"))
+			if r.status == http.StatusBadRequest && strings.ContainsRune(name, 0) {
+				// A NUL in a header is malformed multipart: refused, nothing stored.
+				if e.blobCount(t) != before {
+					t.Errorf("%q: refused but a blob was left", name)
+				}
+				continue
 			}
-			continue
+			if r.status != http.StatusAccepted {
+				t.Errorf("%q: status %d: %s", name, r.status, r.body)
+				continue
+			}
+			var u uploaded
+			r.decode(t, &u)
+			checkDisplayName(t, name, u.Document.Filename)
+			var doc *docket.Document
+			_ = e.driver.ReadTenant(context.Background(), a.id, func(tx docket.Tx) error {
+				var err error
+				doc, err = tx.DocumentGet(context.Background(), u.Document.ID)
+				return err
+			})
+			if doc == nil || !keyRE.MatchString(doc.BlobKey) {
+				t.Errorf("%q: blob key %v", name, doc)
+			}
 		}
-		if r.status != http.StatusAccepted {
-			t.Errorf("%q: status %d: %s", name, r.status, r.body)
-			continue
-		}
-		var u uploaded
-		r.decode(t, &u)
-		checkDisplayName(t, name, u.Document.Filename)
-		var doc *docket.Document
-		_ = e.driver.ReadTenant(context.Background(), a.id, func(tx docket.Tx) error {
-			var err error
-			doc, err = tx.DocumentGet(context.Background(), u.Document.ID)
-			return err
-		})
-		if doc == nil || !keyRE.MatchString(doc.BlobKey) {
-			t.Errorf("%q: blob key %v", name, doc)
-		}
-	}
+	})
 }
 
 // zipWith returns a ZIP archive of files.

@@ -1,0 +1,91 @@
+package httpapi
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/sqlite"
+)
+
+// TestMain starts one throwaway PostgreSQL cluster for the test binary (the
+// httpapi and httpapi_test packages share it); every PostgreSQL test gets
+// its own database, copied from a migrated template.
+func TestMain(m *testing.M) {
+	testpg.Main(m, testpg.Options{Template: migrate})
+}
+
+// migrate runs the PostgreSQL migrations once, into the template database.
+func migrate(connString string) error {
+	ctx := context.Background()
+	d, err := postgres.Open(ctx, connString)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Migrate(ctx)
+}
+
+// TestStore is what both drivers are: the job engine's driver and the
+// document store over one database. Exported for the httpapi_test package.
+type TestStore interface {
+	docket.Store
+	queue.Driver
+	Close() error
+}
+
+// TestBackends names the stores the API tests run on.
+var TestBackends = []string{"sqlite", "postgres"}
+
+// OpenTestStore returns a fresh, migrated store of backend, closed when the
+// test ends. Exported for the httpapi_test package.
+func OpenTestStore(tb testing.TB, backend string) TestStore {
+	tb.Helper()
+	switch backend {
+	case "sqlite":
+		return openSQLite(tb, nil)
+	case "postgres":
+		// migrated by TestMain's template; the pool as cmd/docket opens it
+		d, err := postgres.Open(context.Background(), testpg.NewDatabase(tb))
+		if err != nil {
+			tb.Fatalf("open postgres: %v", err)
+		}
+		tb.Cleanup(func() { _ = d.Close() })
+		return d
+	}
+	tb.Fatalf("unknown backend %q", backend)
+	return nil
+}
+
+// openSQLite returns a fresh, migrated SQLite store whose clock is now
+// (nil: time.Now), closed when the test ends.
+func openSQLite(tb testing.TB, now func() time.Time) *sqlite.Driver {
+	tb.Helper()
+	ctx := context.Background()
+	d, err := sqlite.OpenConfig(ctx, sqlite.Config{Path: filepath.Join(tb.TempDir(), "docket.db"), Now: now})
+	if err != nil {
+		tb.Fatalf("open sqlite: %v", err)
+	}
+	tb.Cleanup(func() { _ = d.Close() })
+	if err := d.Migrate(ctx); err != nil {
+		tb.Fatalf("migrate: %v", err)
+	}
+	return d
+}
+
+// forEachStore runs fn as a parallel subtest per store ("sqlite",
+// "postgres"), each on a fresh tenantEnv configured by edit.
+func forEachStore(t *testing.T, edit func(*Config), fn func(t *testing.T, e *tenantEnv)) {
+	t.Helper()
+	for _, b := range TestBackends {
+		t.Run(b, func(t *testing.T) {
+			t.Parallel()
+			fn(t, newTenantEnvStore(t, OpenTestStore(t, b), edit))
+		})
+	}
+}
