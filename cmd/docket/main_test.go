@@ -4,10 +4,47 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/docketq/docket/internal/testpg"
 )
+
+// cluster is this test process's throwaway PostgreSQL (nil with -short).
+var cluster *testpg.Cluster
+
+// TestMain starts one PostgreSQL cluster for the package's multi-process
+// tests (each gets its own empty database) and removes the docket binary
+// the tests built. With -short, no cluster starts and those tests skip.
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	flag.Parse()
+	defer removeDocketBinary()
+	if testing.Short() {
+		return m.Run()
+	}
+	c, err := testpg.Start(testpg.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cluster = c
+	code := m.Run()
+	if err := c.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
 
 // syncBuffer is a bytes.Buffer safe for the writer goroutines of run.
 type syncBuffer struct {

@@ -7,20 +7,50 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// buildDocket builds this command into a temporary directory.
+// The docket binary, built once per test process by buildDocket and
+// removed by TestMain.
+var docketBin struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// buildDocket builds this command (once per test process) and returns the
+// binary's path.
 func buildDocket(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "docket")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	docketBin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "docket-bin-")
+		if err != nil {
+			docketBin.err = err
+			return
+		}
+		docketBin.dir = dir
+		bin := filepath.Join(dir, "docket")
+		out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+		if err != nil {
+			docketBin.err = fmt.Errorf("go build: %w\n%s", err, out)
+			return
+		}
+		docketBin.path = bin
+	})
+	if docketBin.err != nil {
+		t.Fatal(docketBin.err)
 	}
-	return bin
+	return docketBin.path
+}
+
+func removeDocketBinary() {
+	if docketBin.dir != "" {
+		_ = os.RemoveAll(docketBin.dir)
+	}
 }
 
 // startProcess runs `docket serve` on dataDir as a child process.
