@@ -1,5 +1,11 @@
 package docket
 
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
 // Chunk is a piece of a document's text with its embedding.
 type Chunk struct {
 	DocumentID string
@@ -27,4 +33,32 @@ type ChunkScanParams struct {
 type SearchHit struct {
 	Chunk *Chunk
 	Score float64 // cosine similarity, -1..1
+}
+
+// EncodeVector is the form both drivers store a vector in: float32
+// little-endian, 4 bytes a number; nil for no vector.
+func EncodeVector(v []float32) []byte {
+	if v == nil {
+		return nil
+	}
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+// DecodeVector reverses EncodeVector.
+func DecodeVector(b []byte) ([]float32, error) {
+	if b == nil {
+		return nil, nil
+	}
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("vector of %d bytes is not a run of float32s", len(b))
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, nil
 }

@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/docketq/docket"
 )
@@ -119,29 +117,8 @@ func (t *tenantTx) ChunkScan(ctx context.Context, params *docket.ChunkScanParams
 	return nil
 }
 
-// encodeVector is v as float32 little-endian; nil for no vector.
-func encodeVector(v []float32) []byte {
-	if v == nil {
-		return nil
-	}
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
+// encodeVector is v as stored (docket.EncodeVector).
+func encodeVector(v []float32) []byte { return docket.EncodeVector(v) }
 
 // decodeVector reverses encodeVector.
-func decodeVector(b []byte) ([]float32, error) {
-	if b == nil {
-		return nil, nil
-	}
-	if len(b)%4 != 0 {
-		return nil, fmt.Errorf("vector of %d bytes is not float32s", len(b))
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v, nil
-}
+func decodeVector(b []byte) ([]float32, error) { return docket.DecodeVector(b) }

@@ -3,9 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/docketq/docket"
 )
@@ -137,28 +135,12 @@ func scanChunkVector(rows *sql.Rows) (*docket.Chunk, error) {
 	return &c, nil
 }
 
-// encodeVector stores v as float32 little-endian; nil is NULL.
+// encodeVector stores v as docket.EncodeVector does; nil is NULL.
 func encodeVector(v []float32) any {
 	if v == nil {
 		return nil
 	}
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
+	return docket.EncodeVector(v)
 }
 
-func decodeVector(b []byte) ([]float32, error) {
-	if b == nil {
-		return nil, nil
-	}
-	if len(b)%4 != 0 {
-		return nil, fmt.Errorf("vector of %d bytes, not a multiple of 4", len(b))
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v, nil
-}
+func decodeVector(b []byte) ([]float32, error) { return docket.DecodeVector(b) }
