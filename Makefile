@@ -27,6 +27,10 @@ test-race: ## Only go test -race (installs PostgreSQL if missing), for PKGS
 test-short: ## go vet + go test -race -short, no lint, for PKGS
 	scripts/test.sh --skip lint,nested --short $(PKGS)
 
+.PHONY: test-browser
+test-browser: ## The dashboard's tests in a real headless Chromium (installs chromium if missing)
+	GOTESTFLAGS='-run TestDashboard' scripts/test.sh --only setup,test ./web/... ./cmd/docket/
+
 .PHONY: test-nightly
 test-nightly: setup ## The nightly tier: full-size chaos tests (kill -9 storm of 100k jobs, ...), about 5 minutes
 	$(GO) test -race -count=1 -tags chaos -timeout 45m ./chaos/...
@@ -40,7 +44,7 @@ tools: ## Build the pinned golangci-lint into ./bin
 	scripts/test.sh --only tools
 
 .PHONY: setup
-setup: ## Install PostgreSQL 15 and the postgres user if missing (as root)
+setup: ## Install PostgreSQL 15, the postgres user and Chromium if missing (as root)
 	scripts/test.sh --only setup
 
 .PHONY: bench

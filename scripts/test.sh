@@ -6,7 +6,8 @@
 #
 #   setup  PostgreSQL 15 server binaries (initdb on PATH, else /usr/lib/postgresql/15/bin,
 #          else `apt-get install postgresql-15`); a C compiler for -race; as root, a
-#          `postgres` OS user (internal/testpg runs initdb through `runuser -u postgres`)
+#          `postgres` OS user (internal/testpg runs initdb through `runuser -u postgres`);
+#          Chromium for the dashboard's browser test (else `apt-get install chromium`)
 #   tools  golangci-lint, pinned, built from source into ./bin (only if missing or stale);
 #          versitygw likewise (the S3 server the blob tests start), also before the test step
 #   vet    go vet
@@ -28,6 +29,9 @@
 #   DOCKET_TEST_TIMEOUT  go test -timeout (default 20m)
 #   DOCKET_TEST_SKIP     steps to skip, same as --skip (space- or comma-separated)
 #   DOCKET_SKIP_S3=1     skip the tests against versitygw (and building it before the tests)
+#   DOCKET_REQUIRE_BROWSER  1 (the default here) makes the dashboard's browser test fail, not
+#                        skip, when Chromium is missing; 0 lets it skip
+#   DOCKET_CHROMIUM      the Chromium binary the browser test starts (default: chromium on PATH)
 #
 # It never runs `go mod tidy`, never commits, and changes the system only to install what is
 # missing (with apt-get as root, or through passwordless sudo).
@@ -235,11 +239,33 @@ setup_cc() { # go test -race needs cgo and a C compiler
 	log "C compiler: $(command -v "${cc:-gcc}")"
 }
 
+chromium_bin() { # prints the Chromium the browser test will start, or fails
+	local c
+	for c in ${DOCKET_CHROMIUM:-} chromium chromium-browser; do
+		if command -v "$c" >/dev/null 2>&1; then
+			command -v "$c"
+			return 0
+		fi
+	done
+	return 1
+}
+
+setup_chromium() { # the dashboard's end-to-end test drives a real headless Chromium
+	local bin
+	if ! bin=$(chromium_bin); then
+		log "Chromium not found; installing chromium (for the dashboard's browser test)"
+		apt_install chromium
+		bin=$(chromium_bin) || die "chromium installed but not found on PATH"
+	fi
+	log "chromium: $bin ($("$bin" --version 2>/dev/null | head -n 1))"
+}
+
 setup() {
 	command -v go >/dev/null 2>&1 || die "go not found on PATH (install Go 1.26 or later)"
 	log "$(go version)"
 	setup_postgres
 	setup_cc
+	setup_chromium
 }
 
 # --- step: tools ------------------------------------------------------------------------------
@@ -303,6 +329,8 @@ go_vet() { go vet "${PKGS[@]}"; }
 golangci_lint_run() { "$GOLANGCI_LINT" run --config "$ROOT/.golangci.yml" "$@"; }
 
 go_test() {
+	# The browser test fails rather than skips when Chromium is missing (setup installs it).
+	export DOCKET_REQUIRE_BROWSER=${DOCKET_REQUIRE_BROWSER:-1}
 	local flags
 	read -r -a flags <<<"${GOTESTFLAGS:-}"
 	CGO_ENABLED=1 go test -race -count=1 -p "${DOCKET_TEST_P:-2}" \
@@ -335,7 +363,7 @@ check_module() { # check_module DIR: vet, build and (unless skipped) lint one ne
 cd "$ROOT"
 log "Docket tests in $ROOT (steps:$(for s in $ALL_STEPS; do wanted "$s" && printf ' %s' "$s"; done))"
 
-wanted setup && step "setup: PostgreSQL $PG_MAJOR, C compiler, postgres user" setup
+wanted setup && step "setup: PostgreSQL $PG_MAJOR, C compiler, postgres user, Chromium" setup
 if wanted tools || wanted lint; then
 	step "tools: golangci-lint $GOLANGCI_LINT_VERSION" tools
 fi

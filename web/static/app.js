@@ -3,6 +3,7 @@
 
 const $ = (id) => document.getElementById(id);
 const jobs = new Map(); // job id -> job JSON
+const docs = new Map(); // document id -> document JSON
 let key = localStorage.getItem("docket_key") || "";
 let stream = null; // AbortController of the event stream
 let lastEventID = "";
@@ -14,6 +15,20 @@ function api(path, opts = {}) {
 
 async function problem(res) {
   try { const p = await res.json(); return p.detail || p.title || res.statusText; } catch { return res.statusText; }
+}
+
+// putJob records a job read from a response (upload, job list) unless the
+// page already shows a newer state of it: the event stream may have told
+// of its progress, even its completion, before that response arrived.
+function putJob(j) {
+  const old = jobs.get(j.id);
+  if (old && !(Date.parse(j.updated_at) > Date.parse(old.updated_at))) return;
+  jobs.set(j.id, j);
+}
+
+function setStatus(text, bad) {
+  $("conn").textContent = text;
+  $("conn").classList.toggle("bad", !!bad);
 }
 
 function cell(tr, text, cls) {
@@ -40,7 +55,7 @@ function renderJobs() {
     bar.appendChild(fill); td.appendChild(bar);
     td.append(" " + j.progress_percent + "%");
     cell(tr, j.queue_position == null ? "" : j.queue_position === 0 ? "next" : j.queue_position + " ahead");
-    cell(tr, j.error_message || j.progress_message || "");
+    cell(tr, j.error_message || (j.status === "processing" ? j.progress_message : ""));
     body.appendChild(tr);
   }
 }
@@ -51,7 +66,9 @@ async function loadDocuments() {
   const { documents } = await res.json();
   const body = $("docrows");
   body.replaceChildren();
+  docs.clear();
   for (const d of documents) {
+    docs.set(d.id, d);
     const tr = document.createElement("tr");
     const f = d.fields || {};
     cell(tr, d.filename);
@@ -63,6 +80,16 @@ async function loadDocuments() {
     cell(tr, (d.warnings || []).join("; "));
     body.appendChild(tr);
   }
+}
+
+// loadJobs lists the latest jobs, finished ones included: the event stream
+// starts with the active jobs only.
+async function loadJobs() {
+  const res = await api("/v1/jobs?limit=50");
+  if (!res.ok) return;
+  const { jobs: list } = await res.json();
+  for (const j of list) putJob(j);
+  renderJobs();
 }
 
 async function loadRateLimit() {
@@ -83,15 +110,16 @@ async function listen() {
     try {
       const headers = lastEventID ? { "Last-Event-ID": lastEventID } : {};
       const res = await api("/v1/events", { headers, signal });
-      if (res.status === 401) { $("conn").textContent = "invalid key"; return; }
+      if (signal.aborted) return; // connected again meanwhile
+      if (res.status === 401) { setStatus(await problem(res), true); return; }
       if (!res.ok) throw new Error(res.statusText);
-      $("conn").textContent = "live";
+      setStatus("live");
       delay = 500;
       await readEvents(res.body.getReader());
     } catch (e) {
       if (signal.aborted) return;
     }
-    $("conn").textContent = "reconnecting…";
+    setStatus("reconnecting…");
     await new Promise((r) => setTimeout(r, delay));
   }
 }
@@ -129,19 +157,32 @@ function handleEvent(block) {
 
 async function upload(ev) {
   ev.preventDefault();
-  for (const file of $("file").files) {
+  const files = [...$("file").files];
+  const msg = $("uploadmsg");
+  if (!key) { msg.textContent = "Connect with your API key first."; return; }
+  if (files.length === 0) { msg.textContent = "Choose a file to upload."; return; }
+  $("uploadform").reset();
+  const lines = [];
+  for (const file of files) {
     const form = new FormData();
     form.append("file", file);
-    const res = await api("/v1/documents", { method: "POST", body: form });
-    if (res.status === 202) {
-      const { job } = await res.json();
-      jobs.set(job.id, job);
-      renderJobs();
-      $("uploadmsg").textContent = `${file.name}: queued as job ${job.id}`;
-    } else {
-      const retry = res.headers.get("Retry-After");
-      $("uploadmsg").textContent = `${file.name}: ${await problem(res)}` + (retry ? ` (retry in ${retry} s)` : "");
+    let line;
+    try {
+      const res = await api("/v1/documents", { method: "POST", body: form });
+      if (res.status === 202) {
+        const { job } = await res.json();
+        putJob(job);
+        renderJobs();
+        line = `${file.name}: queued as job ${job.id}`;
+      } else {
+        const retry = res.headers.get("Retry-After");
+        line = `${file.name}: ${await problem(res)}` + (retry ? ` (retry in ${retry} s)` : "");
+      }
+    } catch (e) {
+      line = `${file.name}: upload failed: ${e.message}`;
     }
+    lines.push(line);
+    msg.textContent = lines.join("\n");
   }
   loadRateLimit();
   loadDocuments();
@@ -154,13 +195,16 @@ async function search(ev) {
   const res = await api("/v1/search?k=10&q=" + encodeURIComponent(q));
   const list = $("results");
   list.replaceChildren();
-  if (!res.ok) { list.textContent = await problem(res); return; }
+  if (!res.ok) { $("searchmsg").textContent = await problem(res); return; }
   const { results } = await res.json();
+  $("searchmsg").textContent = results.length === 0 ? "No matches." : "";
   for (const r of results) {
     const li = document.createElement("li");
     const head = document.createElement("div");
     head.className = "muted";
-    head.textContent = `${r.score.toFixed(3)} · document ${r.document_id} · pages ${r.page_start}–${r.page_end}`;
+    const d = docs.get(r.document_id);
+    const name = d ? d.filename : `document ${r.document_id}`;
+    head.textContent = `${r.score.toFixed(3)} · ${name} · pages ${r.page_start}–${r.page_end}`;
     const text = document.createElement("div");
     text.textContent = r.text.slice(0, 400);
     li.append(head, text);
@@ -173,9 +217,16 @@ function connect(ev) {
   key = $("key").value.trim() || key;
   if (!key) return;
   localStorage.setItem("docket_key", key);
+  // Nothing of the previous key's tenant stays on the page.
   jobs.clear();
+  docs.clear();
+  renderJobs();
+  for (const id of ["docrows", "results"]) $(id).replaceChildren();
+  for (const id of ["ratelimit", "uploadmsg", "searchmsg"]) $(id).textContent = "";
+  setStatus("connecting…");
   lastEventID = "";
   listen();
+  loadJobs();
   loadDocuments();
   loadRateLimit();
 }
