@@ -167,12 +167,8 @@ func (s *Server) wrap(rt route) http.Handler {
 		r, err := s.authorize(rt.access, r)
 		if err == nil {
 			err = rt.handle(sw, r)
-		} else if r.ContentLength != 0 {
-			// Refused before its body was read: close the connection
-			// rather than wait for (or read) a body nobody wants. A client
-			// that sent Expect: 100-continue never sends it.
-			sw.Header().Set("Connection", "close")
-			_ = http.NewResponseController(sw).SetReadDeadline(time.Now())
+		} else {
+			err = refuseUnread(sw, r, err) // refused before its body was read
 		}
 		if err != nil {
 			s.writeError(sw, r, err)
