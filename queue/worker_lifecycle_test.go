@@ -215,7 +215,9 @@ func TestClient_CancelRunning(t *testing.T) {
 			cause <- context.Cause(ctx)
 			return ctx.Err()
 		})
-		startWorker(t, c, fastConfig(map[string]queue.HandlerConfig{"k": {Handler: h}}, 1))
+		ran2 := make(chan struct{})
+		h2 := queue.HandlerFunc(func(context.Context, *queue.Task) error { close(ran2); return nil })
+		startWorker(t, c, fastConfig(map[string]queue.HandlerConfig{"k": {Handler: h}, "k2": {Handler: h2}}, 1))
 		job := enqueue(t, c, &queue.EnqueueParams{Kind: "k", TenantID: "a"})
 		<-running
 		if _, err := c.Cancel(ctx, job.ID, "a"); err != nil {
@@ -235,11 +237,14 @@ func TestClient_CancelRunning(t *testing.T) {
 		}
 		// The second job of the tenant runs: the slot was freed.
 		next := enqueue(t, c, &queue.EnqueueParams{Kind: "k2", TenantID: "a"})
-		if _, err := c.Cancel(ctx, next.ID, "a"); err != nil {
-			t.Fatal(err)
+		select {
+		case <-ran2:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the tenant's next job did not run: its slot was not freed")
 		}
+		waitState(t, c, next.ID, queue.StateCompleted, 5*time.Second)
 		if _, err := c.Cancel(ctx, next.ID, "a"); !errors.Is(err, queue.ErrConflict) {
-			t.Errorf("second cancel: %v, want ErrConflict", err)
+			t.Errorf("cancel of a completed job: %v, want ErrConflict", err)
 		}
 	})
 }
