@@ -82,7 +82,9 @@ func awaitListening(t *testing.T, f *feed.Feed, other *queue.Client) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	deadline := time.Now().Add(waitFor)
+	// Generous: under a loaded CI machine the listening connection may take
+	// a few reconnection rounds to come up.
+	deadline := time.Now().Add(3 * waitFor)
 	for i := 0; time.Now().Before(deadline); i++ {
 		j := enqueue(t, other, "warm-up", fmt.Sprint("w", i), 0)
 		select {
