@@ -129,8 +129,9 @@ WHERE NOT t.has_work AND t.cleared_at >= now() AND t.cleared_by = txid_current_i
   AND EXISTS (SELECT FROM docket_jobs j WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
               OFFSET 0)`
 
-// JobClaim claims up to params.Max jobs in one round trip: claimSQL and
-// rewakeSQL in one transaction. See queue.Executor.
+// JobClaim claims up to params.Max jobs in one round trip: foldFreedSQL
+// (the slots finishes freed since the last claim, see tenant_lock.go),
+// claimSQL and rewakeSQL in one transaction. See queue.Executor.
 func (e *Executor) JobClaim(ctx context.Context, params *queue.JobClaimParams) ([]*queue.Job, error) {
 	if err := queue.ValidateQueueName(params.Queue); err != nil {
 		return nil, err
@@ -140,6 +141,7 @@ func (e *Executor) JobClaim(ctx context.Context, params *queue.JobClaimParams) (
 	}
 	var jobs []*queue.Job
 	b := &pgx.Batch{}
+	b.Queue(foldFreedSQL, params.Queue)
 	b.Queue(claimSQL, params.Queue, params.Max, micros(params.LeaseDuration), params.WorkerID).
 		Query(func(rows pgx.Rows) error {
 			var err error

@@ -20,10 +20,20 @@ import (
 //     makes a token non-zero exactly while the job runs, and leaving
 //     state = 'running' out of the WHERE keeps the planner on the primary
 //     key (the partial index of running jobs would otherwise tempt it).
-//   - slots_*: per tenant, the slots freed (see tenant_lock.go); a tenant
-//     with a job back to pending is claimable again.
+//   - slots_* (and wake_locked, woken): per tenant, the slots freed (see
+//     tenant_lock.go: subtracted from the tenant row in finishSQL, recorded
+//     for the next claim in finishRecordSQL); a tenant with a job back to
+//     pending is claimable again.
 //   - attempts: one record per ended attempt.
-var finishSQL = `
+var finishSQL = finishStatement(freeSlotsSQL("done"))
+
+// finishRecordSQL is finishSQL with the freed slots recorded in
+// docket_tenant_freed instead of subtracted from the tenant rows; JobFinish
+// uses it outside a caller's transaction (see recordFreedSlotsSQL).
+var finishRecordSQL = finishStatement(recordFreedSlotsSQL("done"))
+
+func finishStatement(slots string) string {
+	return `
 WITH input AS (
     SELECT DISTINCT ON (id, attempt, token) *
     FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[], $5::text[],
@@ -53,7 +63,7 @@ WITH input AS (
     WHERE j.id = i.id AND j.attempt = i.attempt AND j.lease_token = i.token AND i.token <> 0
     RETURNING j.id, j.queue, j.tenant_id, j.state, j.started_at, j.worker_id,
               i.ord, i.attempt AS lease_attempt, i.outcome, i.error, i.worker_id AS by_worker
-), ` + freeSlotsSQL("done") + `, attempts AS (
+), ` + slots + `, attempts AS (
     INSERT INTO docket_job_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome, error)
     SELECT id, lease_attempt, coalesce(nullif(by_worker, ''), worker_id), started_at, clock_timestamp(),
            outcome, coalesce(error, '')
@@ -64,6 +74,7 @@ WITH input AS (
     SELECT pg_notify('docket_insert', q.queue) FROM (SELECT DISTINCT queue FROM done WHERE state = 'pending') q
 )
 SELECT ord FROM done WHERE (SELECT count(*) FROM notified) >= 0`
+}
 
 // JobFinish ends a batch of attempts in one statement; see finishSQL.
 func (e *Executor) JobFinish(ctx context.Context, params []*queue.JobFinishParams) ([]error, error) {
@@ -90,10 +101,17 @@ func (e *Executor) JobFinish(ctx context.Context, params []*queue.JobFinishParam
 			results[i] = &s
 		}
 	}
+	// Inside a caller's transaction (CompleteTx) the tenant rows are updated
+	// at once, so the transaction sees exact counters; the worker's batches
+	// record the freed slots for the next claim to fold in.
+	query := finishRecordSQL
+	if e.tx != nil {
+		query = finishSQL
+	}
 	held := make([]bool, n)
 	err := e.retryDeadlock(ctx, func() error {
 		clear(held)
-		rows, err := e.db.Query(ctx, finishSQL, ids, attempts, tokens, outcomes, errMsgs, results, retryUs, workers)
+		rows, err := e.db.Query(ctx, query, ids, attempts, tokens, outcomes, errMsgs, results, retryUs, workers)
 		if err != nil {
 			return err
 		}

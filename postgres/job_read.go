@@ -82,7 +82,8 @@ SELECT j.state,
     (SELECT count(*) FROM docket_jobs p
      WHERE p.queue = j.queue AND p.tenant_id = j.tenant_id AND p.state = 'pending'
        AND (j.state = 'scheduled' OR p.priority > j.priority OR (p.priority = j.priority AND p.id < j.id))),
-    coalesce(t.running, 0),
+    greatest(coalesce(t.running, 0) - coalesce((SELECT sum(f.n) FROM docket_tenant_freed f
+                                                 WHERE f.tenant_id = j.tenant_id AND f.queue = j.queue), 0), 0)::int,
     coalesce(t.max_running, docket_tenant_limit(j.queue, j.tenant_id)),
     coalesce((SELECT extract(epoch FROM avg(c.completed_at - c.started_at))::float8
               FROM (SELECT completed_at, started_at FROM docket_jobs

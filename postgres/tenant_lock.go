@@ -34,6 +34,50 @@ func freeSlotsSQL(cte string) string {
 )`
 }
 
+// recordFreedSlotsSQL is freeSlotsSQL for the worker's batched finishes
+// (see JobFinish): the CTEs slots_freed, slots_woken, wake_locked and
+// woken record one slot freed per row of cte as one docket_tenant_freed
+// row per tenant, to be folded into running by the next claim (see
+// foldFreedSQL), and make claimable the tenants with a job back to
+// pending. Recording takes no lock on the tenant row, so a finish neither
+// waits for a claim that holds it nor makes claims skip its tenants until
+// it commits; only the rare job back to pending locks the row.
+func recordFreedSlotsSQL(cte string) string {
+	return `slots_freed AS (
+    INSERT INTO docket_tenant_freed (tenant_id, queue, n)
+    SELECT tenant_id, queue, count(*) FROM ` + cte + ` GROUP BY queue, tenant_id
+), slots_woken AS (
+    SELECT queue, tenant_id FROM ` + cte + ` WHERE state = 'pending'
+), ` + wakeTenantsSQL("slots_woken")
+}
+
+// foldFreedSQL subtracts the slots recorded in docket_tenant_freed from
+// their tenants' running counters, for queue $1, and deletes the records.
+// A claim runs it first, in its transaction: the tenant rows it folds stay
+// locked to its commit. It locks tenant rows with SKIP LOCKED (a locked
+// tenant is folded by a later claim) and then deletes only the records of
+// tenants it holds, which nobody else deletes, so it never waits. Records
+// committed after its snapshot wait for the next claim; running is never
+// below the tenant's running jobs.
+const foldFreedSQL = `
+WITH owed AS (
+    SELECT DISTINCT tenant_id FROM docket_tenant_freed WHERE queue = $1
+), locked AS (
+    SELECT t.tenant_id
+    FROM owed o JOIN docket_tenant_queues t ON t.queue = $1 AND t.tenant_id = o.tenant_id
+    ORDER BY t.tenant_id
+    FOR NO KEY UPDATE OF t SKIP LOCKED
+), gone AS (
+    DELETE FROM docket_tenant_freed f USING locked l
+    WHERE f.tenant_id = l.tenant_id AND f.queue = $1
+    RETURNING f.tenant_id, f.n
+), sums AS (
+    SELECT tenant_id, sum(n) AS n FROM gone GROUP BY tenant_id
+)
+UPDATE docket_tenant_queues t SET running = greatest(t.running - s.n, 0)
+FROM sums s
+WHERE t.queue = $1 AND t.tenant_id = s.tenant_id`
+
 // wakeTenantsSQL returns the CTEs wake_locked and woken, which mark
 // claimable the tenants of the rows of cte. It locks each row, waiting for
 // a claim that may be marking it idle, and updates it when its newest
