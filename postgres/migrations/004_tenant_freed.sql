@@ -23,3 +23,8 @@ BEGIN
     EXECUTE format('CREATE POLICY docket_owner ON docket_tenant_freed TO %I USING (true) WITH CHECK (true)', current_user);
 END
 $$;
+
+-- A job completed in a tenant's own transaction (Task.CompleteTx under
+-- docket_app) records its freed slot here, and a queue position read there
+-- counts the slots not yet folded in.
+GRANT SELECT, INSERT ON docket_tenant_freed TO docket_app;
