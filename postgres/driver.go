@@ -16,8 +16,12 @@
 // (one round trip with a small follow-up). The row lock serialises the claimers of a tenant and READ
 // COMMITTED re-checks running < max_running on the newest row version, so no
 // race exceeds a limit; the cost depends on neither the backlog nor the
-// number of idle tenants. Every write that frees a slot decrements running in
-// the same statement. A claim that finds a tenant empty marks it idle so
+// number of idle tenants. The worker's batched finishes do not touch the
+// tenant rows: they record the slots they free in docket_tenant_freed, and
+// the next claim folds those records into running while it holds the rows
+// (until then running over-counts, so a limit can be under-used for a moment,
+// never exceeded); cancels, rescues and completions in a caller's
+// transaction decrement running at once. A claim that finds a tenant empty marks it idle so
 // that later claims skip it; an advisory lock that inserters share and a
 // second look with a fresh snapshot keep a concurrent insert from being
 // missed (see rewakeSQL), without making inserts for one tenant wait for
