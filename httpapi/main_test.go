@@ -17,18 +17,7 @@ import (
 // httpapi and httpapi_test packages share it); every PostgreSQL test gets
 // its own database, copied from a migrated template.
 func TestMain(m *testing.M) {
-	testpg.Main(m, testpg.Options{Template: migrate})
-}
-
-// migrate runs the PostgreSQL migrations once, into the template database.
-func migrate(connString string) error {
-	ctx := context.Background()
-	d, err := postgres.Open(ctx, connString)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Migrate(ctx)
+	testpg.Main(m, testpg.Options{Template: postgres.MigrateURL})
 }
 
 // TestStore is what both drivers are: the job engine's driver and the

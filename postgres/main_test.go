@@ -12,18 +12,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testpg.Main(m, testpg.Options{Template: migrate})
-}
-
-// migrate runs the migrations once, into the template database.
-func migrate(connString string) error {
-	ctx := context.Background()
-	d, err := postgres.Open(ctx, connString)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Migrate(ctx)
+	testpg.Main(m, testpg.Options{Template: postgres.MigrateURL})
 }
 
 // newDriver returns a driver on a fresh, migrated database.

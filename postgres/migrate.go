@@ -113,3 +113,16 @@ func migrations() ([]migration, error) {
 	}
 	return migs, nil
 }
+
+// MigrateURL connects to connString, brings its schema up to date and
+// disconnects: for tools and for test templates
+// (testpg.Options{Template: postgres.MigrateURL}).
+func MigrateURL(connString string) error {
+	ctx := context.Background()
+	d, err := Open(ctx, connString)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Migrate(ctx)
+}
