@@ -1,7 +1,6 @@
 package feed
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -72,16 +71,7 @@ func TestFeed_CappedTenant(t *testing.T) {
 		}
 		ids = append(ids, res.Job.ID)
 	}
-	f := New(Config{Client: client, Queue: "documents", Debounce: time.Millisecond})
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- f.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
+	f := startFeed(t, Config{Client: client, Queue: "documents", Debounce: time.Millisecond})
 
 	sub, err := f.Subscribe(ctx, "acme")
 	if err != nil {

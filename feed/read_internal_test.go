@@ -1,7 +1,6 @@
 package feed
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -33,16 +32,7 @@ func TestFeed_LivedAndEndedBetweenReads(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f := New(Config{Client: here, Queue: "documents", PollInterval: time.Hour})
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- f.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
+	f := startFeed(t, Config{Client: here, Queue: "documents", PollInterval: time.Hour})
 	sub, err := f.Subscribe(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
