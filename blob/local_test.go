@@ -133,3 +133,25 @@ func TestLocal_PutDeleteRace(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A Put under a key whose directories do not exist creates them, however deep.
+func TestLocal_PutNewNestedKey(t *testing.T) {
+	t.Parallel()
+	s := newLocal(t)
+	for _, key := range []string{"t/d1/a/b/c/obj", "t/d1/a/x/obj", "t/d2/obj"} {
+		data := []byte(key)
+		if _, err := s.Put(t.Context(), key, bytes.NewReader(data)); err != nil {
+			t.Fatalf("Put(%q): %v", key, err)
+		}
+		got, err := os.ReadFile(filepath.Join(s.Root(), filepath.FromSlash(key)))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("after Put(%q): file holds %q, %v; want %q", key, got, err, data)
+		}
+	}
+	for _, dir := range []string{"t", "t/d1", "t/d1/a", "t/d1/a/b", "t/d1/a/b/c", "t/d1/a/x", "t/d2"} {
+		fi, err := os.Stat(filepath.Join(s.Root(), filepath.FromSlash(dir)))
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != blob.DirPerm {
+			t.Errorf("%s: stat = %v, %v; want a directory with mode %v", dir, fi, err, blob.DirPerm)
+		}
+	}
+}
