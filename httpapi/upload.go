@@ -81,7 +81,7 @@ func idempotencyKey(r *http.Request) (string, error) {
 // multipart/form-data (415) or whose Content-Length is over the limit (413).
 // It returns the multipart boundary.
 func (s *Server) checkUploadHeaders(r *http.Request) (string, error) {
-	if r.ContentLength > s.cfg.MaxUploadBytes+uploadOverhead {
+	if r.ContentLength > s.maxUploadBody() {
 		return "", errorf(http.StatusRequestEntityTooLarge, "the upload is over the %d-byte limit", s.cfg.MaxUploadBytes)
 	}
 	media, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -90,6 +90,11 @@ func (s *Server) checkUploadHeaders(r *http.Request) (string, error) {
 	}
 	return params["boundary"], nil
 }
+
+// maxUploadBody is the largest upload body: the file, and up to
+// uploadOverhead bytes of headers and fields before it and as many after
+// it (the closing boundary, an epilogue).
+func (s *Server) maxUploadBody() int64 { return s.cfg.MaxUploadBytes + 2*uploadOverhead }
 
 // rateParams is the tenant's upload rate limit.
 func rateParams(t *docket.Tenant) *docket.RateLimitParams {

@@ -9,12 +9,13 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/docketq/docket/internal/formdata"
 )
 
 // Errors of reading an upload; bodyError maps them to problems.
 var (
 	errUploadTooLarge = errors.New("upload too large")
-	errUploadHeaders  = errors.New("multipart headers too large")
 	errUploadSlow     = errors.New("upload below the minimum transfer rate")
 )
 
@@ -22,7 +23,7 @@ var (
 // before each read it sets the connection's read deadline to the time by
 // which the bytes read so far would fall below minRate (after a grace
 // period), so a client that trickles its body is cut off. Reading past
-// limit fails with over.
+// limit fails with errUploadTooLarge.
 type bodyReader struct {
 	r     io.Reader
 	rc    *http.ResponseController
@@ -32,21 +33,14 @@ type bodyReader struct {
 
 	n     int64 // bytes read
 	limit int64
-	over  error
 	err   error // the first error returned, io.EOF excluded
 }
 
-func newBodyReader(w http.ResponseWriter, r *http.Request) *bodyReader {
+func newBodyReader(w http.ResponseWriter, r *http.Request, limit int64) *bodyReader {
 	return &bodyReader{
 		r: r.Body, rc: http.NewResponseController(w), start: time.Now(),
-		grace: uploadGrace, rate: uploadMinRate,
-		limit: uploadOverhead, over: errUploadHeaders,
+		grace: uploadGrace, rate: uploadMinRate, limit: limit,
 	}
-}
-
-// setLimit allows limit more bytes from now on; more fail with over.
-func (b *bodyReader) setLimit(limit int64, over error) {
-	b.limit, b.over = b.n+limit, over
 }
 
 func (b *bodyReader) Read(p []byte) (int, error) {
@@ -67,7 +61,7 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	if b.n > b.limit {
 		n -= int(b.n - b.limit)
 		b.n = b.limit
-		b.err = b.over
+		b.err = errUploadTooLarge
 		return n, b.err
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -139,7 +133,7 @@ func (s *Server) bodyError(err error) (herr error, ok bool) {
 		return nil, false
 	case errors.Is(err, errUploadTooLarge):
 		return errorf(http.StatusRequestEntityTooLarge, "the file is over the %d-byte limit", s.cfg.MaxUploadBytes), true
-	case errors.Is(err, errUploadHeaders):
+	case errors.Is(err, formdata.ErrLimit), errors.Is(err, formdata.ErrHeaderTooLarge):
 		return errorf(http.StatusBadRequest, "multipart headers or fields before the file are over %d bytes", uploadOverhead), true
 	case errors.Is(err, errUploadSlow):
 		return &httpError{status: http.StatusRequestTimeout, title: "Request Timeout",

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 
 	"github.com/google/uuid"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/internal/formdata"
 	"github.com/docketq/docket/pipeline/extract"
 )
 
@@ -36,15 +36,13 @@ type upload struct {
 // receive streams the multipart field "file" to blob storage and fills
 // u.doc. Memory stays flat whatever the file's size.
 func (u *upload) receive(w http.ResponseWriter, r *http.Request, boundary string) error {
-	body := newBodyReader(w, r)
+	body := newBodyReader(w, r, u.s.maxUploadBody())
 	defer body.done(w)
-	mr := multipart.NewReader(body, boundary)
+	mr := formdata.NewReader(body, boundary, 0)
 	part, err := u.filePart(mr, body)
 	if err != nil {
 		return err
 	}
-	defer part.Close()
-	body.setLimit(u.s.cfg.MaxUploadBytes+uploadOverhead, errUploadTooLarge)
 	docID := uuid.NewString()
 	u.doc = &docket.Document{
 		ID: docID, Filename: sanitizeFilename(part.FileName()),
@@ -53,10 +51,11 @@ func (u *upload) receive(w http.ResponseWriter, r *http.Request, boundary string
 	return u.store(r.Context(), part, body)
 }
 
-// filePart returns the part named "file", skipping (within the header
-// budget) at most maxUploadParts others.
-func (u *upload) filePart(mr *multipart.Reader, body *bodyReader) (*multipart.Part, error) {
-	for range maxUploadParts {
+// filePart returns the part named "file", skipping at most maxUploadParts
+// others; what comes before its data may not pass uploadOverhead bytes.
+func (u *upload) filePart(mr *formdata.Reader, body *bodyReader) (*formdata.Part, error) {
+	mr.SetLimit(uploadOverhead)
+	for range maxUploadParts + 1 {
 		p, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
 			return nil, errorf(http.StatusBadRequest, "no multipart field \"file\"")
@@ -65,12 +64,8 @@ func (u *upload) filePart(mr *multipart.Reader, body *bodyReader) (*multipart.Pa
 			return nil, u.readError(body, err)
 		}
 		if p.FormName() == "file" {
+			mr.SetLimit(-1)
 			return p, nil
-		}
-		_, err = io.Copy(io.Discard, p)
-		_ = p.Close()
-		if err != nil {
-			return nil, u.readError(body, err)
 		}
 	}
 	return nil, errorf(http.StatusBadRequest, "more than %d multipart parts before the field \"file\"", maxUploadParts)
