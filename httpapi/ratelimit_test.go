@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,6 +27,43 @@ func TestRateLimit_Upload(t *testing.T) {
 		}
 		b := e.newTenant(t, "globex", 2)
 		e.uploadOK(t, b.key, "tenant B is not limited by A")
+	})
+}
+
+// TestRateLimit_LastSlotRace: uploads that pass the check before the body
+// for the same last slot at once are settled by the commit that takes it:
+// exactly the tenant's limit is accepted, the rest get 429 with
+// Retry-After, and no refused upload leaves a blob behind.
+func TestRateLimit_LastSlotRace(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, nil, func(t *testing.T, e *tenantEnv) {
+		const limit, uploaders = 2, 8
+		a := e.newTenant(t, "acme", limit)
+		var accepted, refused atomic.Int32
+		var wg sync.WaitGroup
+		for i := range uploaders {
+			wg.Go(func() {
+				r := e.upload(t, a.key, fmt.Sprint("f", i, ".txt"), []byte(strings.Repeat("x", 200<<10)))
+				switch r.status {
+				case http.StatusAccepted:
+					accepted.Add(1)
+				case http.StatusTooManyRequests:
+					if r.header.Get("Retry-After") == "" {
+						t.Error("429 without Retry-After")
+					}
+					refused.Add(1)
+				default:
+					t.Errorf("status %d", r.status)
+				}
+			})
+		}
+		wg.Wait()
+		if accepted.Load() != limit || refused.Load() != uploaders-limit {
+			t.Errorf("%d accepted, %d refused; want %d and %d", accepted.Load(), refused.Load(), limit, uploaders-limit)
+		}
+		if n := e.blobCount(t); n != limit {
+			t.Errorf("%d blobs, want %d", n, limit)
+		}
 	})
 }
 

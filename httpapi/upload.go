@@ -19,7 +19,13 @@ const maxIdempotencyKey = 255
 // (headers, rate limit) first, so that a refused client that asked for
 // "Expect: 100-continue" never sends its body; then the file is streamed to
 // blob storage and the document and its job are created in one
-// transaction.
+// transaction, which also takes the rate-limit slot.
+//
+// The check before the body only reads the window; the slot is taken in
+// the commit, so an upload costs one write transaction (one fsync), not
+// two, and a refused or failed upload has no slot to give back. When
+// several uploads pass the check for the last free slot at once, the ones
+// that commit after it is gone get their 429 after their body.
 func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request) error {
 	t := tenantOf(r)
 	key, err := idempotencyKey(r)
@@ -30,11 +36,10 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return refuseUnread(w, r, err)
 	}
-	slot, err := s.takeUploadSlot(r.Context(), t)
-	if err != nil {
+	if err := s.checkUploadSlot(r.Context(), t); err != nil {
 		return refuseUnread(w, r, err)
 	}
-	u := &upload{s: s, tenant: t, slot: slot, idemKey: key}
+	u := &upload{s: s, tenant: t, idemKey: key}
 	defer u.cleanup(r.Context())
 	if err := u.receive(w, r, boundary); err != nil {
 		return err
@@ -101,28 +106,33 @@ func rateParams(t *docket.Tenant) *docket.RateLimitParams {
 	return &docket.RateLimitParams{Limit: t.UploadsPerHour(), Window: docket.RateWindow}
 }
 
-// takeUploadSlot takes a slot of the tenant's upload window and returns its
-// id, or a 429 when none is free.
-func (s *Server) takeUploadSlot(ctx context.Context, t *docket.Tenant) (int64, error) {
+// checkUploadSlot refuses (429) an upload when the tenant's window has no
+// free slot; it takes none.
+func (s *Server) checkUploadSlot(ctx context.Context, t *docket.Tenant) error {
 	var rl *docket.RateLimit
-	err := s.cfg.Store.InTenant(ctx, t.ID, func(tx docket.Tx) error {
+	err := s.cfg.Store.ReadTenant(ctx, t.ID, func(tx docket.Tx) error {
 		var err error
-		rl, err = tx.RateLimitTake(ctx, rateParams(t))
+		rl, err = tx.RateLimitPeek(ctx, rateParams(t))
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("take upload slot: %w", err)
+		return fmt.Errorf("check upload rate limit: %w", err)
 	}
-	if !rl.Allowed {
-		secs := ceilSeconds(rl.RetryAfter)
-		return 0, &httpError{
-			status: http.StatusTooManyRequests, title: "Too Many Requests",
-			detail:     fmt.Sprintf("upload rate limit reached (%d per hour); the next slot opens in %d s", rl.Limit, secs),
-			retryAfter: secs,
-			extra:      map[string]any{"retry_after_seconds": secs, "limit": rl.Limit},
-		}
+	if rl.Remaining <= 0 {
+		return rateLimited(rl)
 	}
-	return rl.SlotID, nil
+	return nil
+}
+
+// rateLimited is the 429 of a window with no free slot.
+func rateLimited(rl *docket.RateLimit) error {
+	secs := max(1, ceilSeconds(rl.RetryAfter))
+	return &httpError{
+		status: http.StatusTooManyRequests, title: "Too Many Requests",
+		detail:     fmt.Sprintf("upload rate limit reached (%d per hour); the next slot opens in %d s", rl.Limit, secs),
+		retryAfter: secs,
+		extra:      map[string]any{"retry_after_seconds": secs, "limit": rl.Limit},
+	}
 }
 
 // ceilSeconds rounds d up to whole seconds, at least 1 when d is positive.
@@ -133,12 +143,3 @@ func ceilSeconds(d time.Duration) int {
 	return int(math.Ceil(d.Seconds()))
 }
 
-// refundSlot gives an upload slot back; it runs after the request's
-// context may have ended.
-func (s *Server) refundSlot(ctx context.Context, tenantID string, slot int64) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	return s.cfg.Store.InTenant(ctx, tenantID, func(tx docket.Tx) error {
-		return tx.RateLimitRefund(ctx, slot)
-	})
-}

@@ -31,10 +31,12 @@ type uploadResult struct {
 // already recorded.
 var errIdempotencySeen = errors.New("idempotency key already recorded")
 
-// commit creates the document and its job in one transaction, with the
-// idempotency record when the request has a key. A key already recorded
-// (before or concurrently) replays its response, or is a 422 when the body
-// differs; either way this upload's blob and slot are given back.
+// commit takes the upload's rate-limit slot and creates the document and
+// its job in one transaction, with the idempotency record when the request
+// has a key. A key already recorded (before or concurrently) replays its
+// response, or is a 422 when the body differs, and takes no slot; a window
+// filled since the check before the body is a 429. Whenever it does not
+// commit, this upload's blob is deleted (cleanup).
 func (u *upload) commit(ctx context.Context) (*uploadResult, error) {
 	var (
 		prior  *docket.IdempotencyRecord
@@ -53,7 +55,13 @@ func (u *upload) commit(ctx context.Context) (*uploadResult, error) {
 				return err
 			}
 		}
-		var err error
+		rl, err := tx.RateLimitTake(ctx, rateParams(u.tenant))
+		if err != nil {
+			return err
+		}
+		if !rl.Allowed {
+			return rateLimited(rl)
+		}
 		if job, err = u.insert(ctx, tx); err != nil || u.idemKey == "" {
 			return err
 		}
@@ -62,11 +70,14 @@ func (u *upload) commit(ctx context.Context) (*uploadResult, error) {
 		}
 		return err
 	})
+	var refused *httpError
 	switch {
 	case errors.Is(err, errIdempotencySeen):
 		return u.replay(prior)
 	case idemUp:
 		return u.replayStored(ctx)
+	case errors.As(err, &refused):
+		return nil, refused
 	case err != nil:
 		return nil, fmt.Errorf("create document: %w", err)
 	}

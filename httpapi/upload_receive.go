@@ -21,11 +21,10 @@ import (
 const maxUploadParts = 16
 
 // upload is one POST /v1/documents in progress. Until commit succeeds,
-// cleanup deletes its blob and refunds its rate-limit slot.
+// cleanup deletes its blob.
 type upload struct {
 	s       *Server
 	tenant  *docket.Tenant
-	slot    int64
 	idemKey string
 
 	doc         *docket.Document
@@ -133,8 +132,7 @@ func (u *upload) checkDOCX(ctx context.Context, size int64) error {
 	return nil
 }
 
-// cleanup undoes an upload that did not commit: it deletes the blob and
-// refunds the rate-limit slot.
+// cleanup undoes an upload that did not commit: it deletes the blob.
 func (u *upload) cleanup(ctx context.Context) {
 	if u.committed {
 		return
@@ -143,11 +141,6 @@ func (u *upload) cleanup(ctx context.Context) {
 	if u.doc != nil {
 		if err := u.s.cfg.Blobs.Delete(ctx, u.doc.BlobKey); err != nil {
 			u.s.logger.Warn("delete refused upload", "blob_key", u.doc.BlobKey, "error", err)
-		}
-	}
-	if u.slot != 0 {
-		if err := u.s.refundSlot(ctx, u.tenant.ID, u.slot); err != nil {
-			u.s.logger.Warn("refund upload slot", "tenant_id", u.tenant.ID, "error", err)
 		}
 	}
 }
