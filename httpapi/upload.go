@@ -142,4 +142,3 @@ func ceilSeconds(d time.Duration) int {
 	}
 	return int(math.Ceil(d.Seconds()))
 }
-
