@@ -67,7 +67,7 @@ type Document struct {
 	ContentType string // the sniffed MIME type, e.g. "application/pdf"
 	Size        int64  // bytes
 	SHA256      string // hex digest of the content
-	BlobKey     string // "<tenant>/<uuid>/<uuid>"
+	BlobKey     string // "<tenant>/<document id>" (documents uploaded before may have "<tenant>/<uuid>/<uuid>")
 	// JobID is the document's current processing job (the latest retry).
 	JobID int64
 	// Status is derived by the store from the state of job JobID (StatusOf).
