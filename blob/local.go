@@ -160,8 +160,14 @@ func mkdirAllSync(dir string, syncParent func(string) error) error {
 		setUnsynced(d)
 		if err := os.Mkdir(d, DirPerm); err != nil {
 			// Tolerate a directory created meanwhile, by a concurrent Put for instance (which
-			// may not have made it durable yet, so fsync its parent all the same).
-			if fi, serr := os.Lstat(d); serr != nil || !fi.IsDir() {
+			// may not have made it durable yet, so fsync its parent all the same). One
+			// removed again since by a concurrent Delete is ErrNotExist, which createTemp
+			// retries.
+			fi, serr := os.Lstat(d)
+			if serr != nil {
+				return serr
+			}
+			if !fi.IsDir() {
 				return err
 			}
 		}
