@@ -12,8 +12,12 @@ import (
 	"github.com/docketq/docket"
 )
 
-// maxIdempotencyKey caps the Idempotency-Key header.
-const maxIdempotencyKey = 255
+// Header caps: the Idempotency-Key header, and a multipart boundary
+// (RFC 2046 allows 70 characters).
+const (
+	maxIdempotencyKey = 255
+	maxBoundary       = 70
+)
 
 // uploadDocument serves POST /v1/documents: the checks that need no body
 // (headers, rate limit) first, so that a refused client that asked for
@@ -92,6 +96,9 @@ func (s *Server) checkUploadHeaders(r *http.Request) (string, error) {
 	media, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || media != "multipart/form-data" || params["boundary"] == "" {
 		return "", errorf(http.StatusUnsupportedMediaType, "send the file as multipart/form-data in the field \"file\"")
+	}
+	if b := params["boundary"]; len(b) > maxBoundary {
+		return "", errorf(http.StatusBadRequest, "the multipart boundary is %d characters long; at most %d are allowed (RFC 2046)", len(b), maxBoundary)
 	}
 	return params["boundary"], nil
 }

@@ -67,6 +67,7 @@ func TestUpload_MultipartBombs(t *testing.T) {
 		{"20,000 header fields", "multipart/form-data; boundary=b", []byte(headers)},
 		{"10 MB header line", "multipart/form-data; boundary=b", []byte(line)},
 		{"no file field", "multipart/form-data; boundary=b", []byte("--b\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\nv\r\n--b--\r\n")},
+		{"71-character boundary", "multipart/form-data; boundary=" + strings.Repeat("b", 71), []byte("--" + strings.Repeat("b", 71) + "\r\n\r\nx\r\n--" + strings.Repeat("b", 71) + "--\r\n")},
 		{"quoted-printable file", "multipart/form-data; boundary=b", []byte("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a\"\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nhello=3D\r\n--b--\r\n")},
 		{"truncated", "multipart/form-data; boundary=b", []byte("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a\"\r\n\r\nhello")},
 	}

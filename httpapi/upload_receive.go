@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -16,6 +17,10 @@ import (
 	"github.com/docketq/docket/internal/formdata"
 	"github.com/docketq/docket/pipeline/extract"
 )
+
+// uploadBufs holds the multipart readers' buffers: an upload in progress
+// holds one, whatever the file's size.
+var uploadBufs = sync.Pool{New: func() any { return new([formdata.DefaultBufferSize]byte) }}
 
 // maxUploadParts caps the multipart parts read before the file part.
 const maxUploadParts = 16
@@ -37,7 +42,9 @@ type upload struct {
 func (u *upload) receive(w http.ResponseWriter, r *http.Request, boundary string) error {
 	body := newBodyReader(w, r, u.s.maxUploadBody())
 	defer body.done(w)
-	mr := formdata.NewReader(body, boundary, 0)
+	buf := uploadBufs.Get().(*[formdata.DefaultBufferSize]byte)
+	defer uploadBufs.Put(buf)
+	mr := formdata.NewReader(body, boundary, buf[:])
 	part, err := u.filePart(mr, body)
 	if err != nil {
 		return err

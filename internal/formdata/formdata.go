@@ -30,7 +30,7 @@ import (
 	"strings"
 )
 
-// DefaultBufferSize is the buffer NewReader uses when given 0.
+// DefaultBufferSize is the buffer NewReader allocates when given none.
 const DefaultBufferSize = 256 << 10
 
 // minBufferSize keeps a boundary line and a small header block in the buffer.
@@ -69,24 +69,34 @@ type Reader struct {
 }
 
 // NewReader returns a Reader of the body r with the given boundary (the
-// Content-Type's boundary parameter). bufSize is the read buffer's size:
-// 0 means DefaultBufferSize; it is at least 4 KiB. A part's header block
-// must fit in it.
-func NewReader(r io.Reader, boundary string, bufSize int) *Reader {
-	if bufSize == 0 {
-		bufSize = DefaultBufferSize
+// Content-Type's boundary parameter), reading through buf: nil means a new
+// buffer of DefaultBufferSize, and one shorter than 4 KiB (or than four
+// boundaries) is replaced by a new one of that size. A part's header block
+// must fit in the buffer. The Reader uses buf until its caller is done
+// with it and its parts, so a caller may take buf from a pool.
+func NewReader(r io.Reader, boundary string, buf []byte) *Reader {
+	if buf == nil {
+		buf = make([]byte, DefaultBufferSize)
 	}
-	return newReaderSize(r, boundary, max(bufSize, minBufferSize))
+	if need := max(minBufferSize, 4*(len(boundary)+6)); len(buf) < need {
+		buf = make([]byte, need)
+	}
+	return newReader(r, boundary, buf)
 }
 
-// newReaderSize is NewReader without the 4 KiB floor, for tests that make
-// lines and boundaries cross the end of the buffer. The buffer still holds
-// a boundary and what follows it twice over, so the scan always progresses.
+// newReaderSize returns a Reader with a new buffer of bufSize bytes and no
+// 4 KiB floor, for tests that make lines and boundaries cross the end of
+// the buffer. The buffer still holds a boundary and what follows it twice
+// over, so the scan always progresses.
 func newReaderSize(r io.Reader, boundary string, bufSize int) *Reader {
+	return newReader(r, boundary, make([]byte, max(bufSize, 2*(len(boundary)+6)+4)))
+}
+
+func newReader(r io.Reader, boundary string, buf []byte) *Reader {
 	b := []byte("\r\n--" + boundary + "--")
 	return &Reader{
 		src:              r,
-		buf:              make([]byte, max(bufSize, 2*len(b)+4)),
+		buf:              buf,
 		limit:            -1,
 		nl:               b[:2],
 		nlDashBoundary:   b[:len(b)-2],

@@ -212,7 +212,7 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 func TestReader_LargeReads(t *testing.T) {
 	data := bytes.Repeat([]byte("lorem ipsum dolor sit amet\n"), 40_000) // ~1 MB
 	body := "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a\"\r\n\r\n" + string(data) + "\r\n--b--\r\n"
-	mr := NewReader(strings.NewReader(body), "b", 0)
+	mr := NewReader(strings.NewReader(body), "b", nil)
 	p, err := mr.NextPart()
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +253,7 @@ func TestReader_Limit(t *testing.T) {
 		{"preamble over the limit", strings.Repeat("preamble\r\n", 1000) + file, 4000, false},
 		{"header over the limit", "--b\r\n" + strings.Repeat("X-A: b\r\n", 1000) + "\r\nx\r\n--b--", 4000, false},
 	} {
-		mr := NewReader(strings.NewReader(tc.body), "b", 0)
+		mr := NewReader(strings.NewReader(tc.body), "b", nil)
 		mr.SetLimit(tc.limit)
 		var err error
 		for {
@@ -286,7 +286,7 @@ func TestReader_Refusals(t *testing.T) {
 		{"truncated", "--b\r\n\r\nhello", io.ErrUnexpectedEOF},
 		{"not multipart", "hello", ErrMalformed},
 	} {
-		mr := NewReader(strings.NewReader(tc.body), "b", 4096)
+		mr := NewReader(strings.NewReader(tc.body), "b", make([]byte, 4096))
 		p, err := mr.NextPart()
 		if err == nil {
 			_, err = io.ReadAll(p)
@@ -297,8 +297,22 @@ func TestReader_Refusals(t *testing.T) {
 	}
 }
 
+// TestReader_SmallBuffer: a buffer too small for the 4 KiB floor or for
+// the boundary is replaced, so a long boundary still parses.
+func TestReader_SmallBuffer(t *testing.T) {
+	boundary := strings.Repeat("b", 3000)
+	body := "--" + boundary + "\r\n\r\nhello\r\n--" + boundary + "--\r\n"
+	p, err := NewReader(strings.NewReader(body), boundary, make([]byte, 16)).NextPart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(p); err != nil || string(b) != "hello" {
+		t.Fatalf("read %q, %v", b, err)
+	}
+}
+
 func TestReader_EmptyBoundary(t *testing.T) {
-	if _, err := NewReader(strings.NewReader("--\r\n"), "", 0).NextPart(); !errors.Is(err, ErrMalformed) {
+	if _, err := NewReader(strings.NewReader("--\r\n"), "", nil).NextPart(); !errors.Is(err, ErrMalformed) {
 		t.Errorf("error %v, want ErrMalformed", err)
 	}
 }
@@ -312,7 +326,7 @@ func BenchmarkRead(b *testing.B) {
 	b.Run("formdata", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			p, err := NewReader(bytes.NewReader(body), "b", 0).NextPart()
+			p, err := NewReader(bytes.NewReader(body), "b", nil).NextPart()
 			if err != nil {
 				b.Fatal(err)
 			}
