@@ -84,14 +84,6 @@ func NewReader(r io.Reader, boundary string, buf []byte) *Reader {
 	return newReader(r, boundary, buf)
 }
 
-// newReaderSize returns a Reader with a new buffer of bufSize bytes and no
-// 4 KiB floor, for tests that make lines and boundaries cross the end of
-// the buffer. The buffer still holds a boundary and what follows it twice
-// over, so the scan always progresses.
-func newReaderSize(r io.Reader, boundary string, bufSize int) *Reader {
-	return newReader(r, boundary, make([]byte, max(bufSize, 2*(len(boundary)+6)+4)))
-}
-
 func newReader(r io.Reader, boundary string, buf []byte) *Reader {
 	b := []byte("\r\n--" + boundary + "--")
 	return &Reader{
@@ -401,15 +393,8 @@ func (p *Part) parseDisposition() {
 // Read reads the part's data; io.EOF at the boundary that ends it.
 func (p *Part) Read(d []byte) (int, error) {
 	mr := p.mr
-	for p.n == 0 && p.err == nil {
-		p.n, p.err = p.scan(mr.buf[mr.r:mr.w])
-		if p.n == 0 && p.err == nil && !mr.fill() {
-			if mr.err == nil {
-				// Cannot happen: the buffer holds more than a boundary.
-				return 0, fmt.Errorf("%w: boundary scan stalled", ErrMalformed)
-			}
-			p.readErr = mr.sourceErr()
-		}
+	if err := p.scanMore(); err != nil {
+		return 0, err
 	}
 	if p.n == 0 {
 		return 0, p.err
@@ -430,18 +415,29 @@ func (p *Part) Read(d []byte) (int, error) {
 	return n, nil
 }
 
+// scanMore reads until the buffer holds data of the part (p.n > 0) or its
+// end is known (p.err: io.EOF at the boundary, or the source's error).
+func (p *Part) scanMore() error {
+	mr := p.mr
+	for p.n == 0 && p.err == nil {
+		p.n, p.err = p.scan(mr.buf[mr.r:mr.w])
+		if p.n == 0 && p.err == nil && !mr.fill() {
+			if mr.err == nil {
+				// Cannot happen: the buffer holds more than a boundary.
+				return fmt.Errorf("%w: boundary scan stalled", ErrMalformed)
+			}
+			p.readErr = mr.sourceErr()
+		}
+	}
+	return nil
+}
+
 // discard reads the rest of the part.
 func (p *Part) discard() error {
 	mr := p.mr
 	for {
-		for p.n == 0 && p.err == nil {
-			p.n, p.err = p.scan(mr.buf[mr.r:mr.w])
-			if p.n == 0 && p.err == nil && !mr.fill() {
-				if mr.err == nil {
-					return fmt.Errorf("%w: boundary scan stalled", ErrMalformed)
-				}
-				p.readErr = mr.sourceErr()
-			}
+		if err := p.scanMore(); err != nil {
+			return err
 		}
 		if p.n > 0 {
 			if _, err := mr.consume(p.n); err != nil {

@@ -13,6 +13,14 @@ import (
 	"testing/iotest"
 )
 
+// newReaderSize returns a Reader with a new buffer of bufSize bytes and no
+// 4 KiB floor, for tests that make lines and boundaries cross the end of
+// the buffer. The buffer still holds a boundary and what follows it twice
+// over, so the scan always progresses.
+func newReaderSize(r io.Reader, boundary string, bufSize int) *Reader {
+	return newReader(r, boundary, make([]byte, max(bufSize, 2*(len(boundary)+6)+4)))
+}
+
 // part is what a parse yields for one part.
 type part struct {
 	Header   textproto.MIMEHeader
