@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,17 +22,24 @@ Runs benchmark scenarios, each on a fresh store: on PostgreSQL a new
 database docket_bench_<random> (dropped afterwards; the user needs CREATEDB),
 with no --database-url a new SQLite file in a temporary directory.
 
-scenarios: %s, or all
+scenarios: %s, or all; named only (not in all): %s
+
+fleet starts worker processes (this program, re-executed) that work one
+PostgreSQL database together; it needs --database-url.
 
 flags:
 `
 
 // runBench runs `docket bench`.
 func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 1 && args[0] == fleetWorkerFlag {
+		// A fleet worker process, started by the fleet scenario.
+		return bench.RunFleetWorker(ctx, getenv(bench.FleetEnv), os.Stdin, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, benchUsage, strings.Join(bench.Names(), ", "))
+		fmt.Fprintf(stderr, benchUsage, strings.Join(bench.Names(), ", "), strings.Join(bench.NamedOnly(), ", "))
 		fs.PrintDefaults()
 	}
 	var cfg bench.Config
@@ -46,6 +54,8 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	fs.IntVar(&cfg.Backlog, "backlog", 20_000, "pending jobs steady keeps topped up")
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", 20*time.Millisecond, "worker poll interval")
 	fs.DurationVar(&cfg.FetchCooldown, "fetch-cooldown", 2*time.Millisecond, "least time between two claims of a worker")
+	fleet := fs.String("fleet", "1,2,4,8", "worker process counts fleet runs with, comma-separated")
+	fs.StringVar(&cfg.FleetCPUProfile, "fleet-cpuprofile", "", "directory each fleet worker process writes a CPU profile to")
 	asJSON := fs.Bool("json", false, "print one JSON object per line per scenario")
 	verbose := fs.Bool("v", false, "print progress and the engine's warnings to stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
@@ -59,6 +69,16 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	names, err := bench.ParseNames(*list)
 	if err != nil {
 		return err
+	}
+	if cfg.Fleet, err = bench.ParseFleet(*fleet); err != nil {
+		return err
+	}
+	if slices.Contains(names, "fleet") {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("fleet: %w", err)
+		}
+		cfg.FleetWorker = []string{exe, "bench", fleetWorkerFlag}
 	}
 	if *verbose {
 		cfg.Progress = stderr
@@ -82,6 +102,10 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		return r.WriteTable(stdout)
 	})
 }
+
+// fleetWorkerFlag is the hidden argument that makes `docket bench` a fleet
+// worker process.
+const fleetWorkerFlag = "--fleet-worker"
 
 func startCPUProfile(path string) (func(), error) {
 	f, err := os.Create(path)

@@ -1,10 +1,13 @@
 // Package bench measures the queue engine end to end: the scenarios behind
-// `docket bench` (drain, steady, latency, fairness, scale).
+// `docket bench` (drain, steady, latency, fairness, scale, fleet).
 //
 // Each scenario runs on a fresh, migrated, empty store that a [Store] hands
 // out (a new PostgreSQL database, or a new SQLite file in a temporary
 // directory) and removes afterwards, and returns a [Result]: named figures
-// (jobs_per_sec, p50_ms, ...) and the settings it ran with. Worker settings
+// (jobs_per_sec, p50_ms, ...) and the settings it ran with. The fleet
+// scenario (K worker processes on one PostgreSQL server) runs only when
+// named: it needs PostgreSQL and a command that starts a worker process
+// (Config.FleetWorker). Worker settings
 // are tuned for throughput (see [Config]); they are reported with every
 // result so that figures are never quoted without them.
 //
@@ -23,6 +26,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Config sizes the scenarios and tunes the workers. Zero fields take the
@@ -50,6 +55,17 @@ type Config struct {
 	PollInterval  time.Duration
 	FetchCooldown time.Duration
 
+	// Fleet is the numbers of worker processes the fleet scenario runs
+	// with, one after the other. Default 1, 2, 4, 8.
+	Fleet []int
+	// FleetWorker is the command (program and arguments) that starts one
+	// fleet worker process; the process must call RunFleetWorker with the
+	// value of the environment variable FleetEnv. Needed by fleet only.
+	FleetWorker []string
+	// FleetCPUProfile, when set, is a directory each fleet worker process
+	// writes a CPU profile of its working time to.
+	FleetCPUProfile string
+
 	// Logger receives the engine's warnings. Default: discard.
 	Logger *slog.Logger
 	// Progress, when set, receives a line per phase of a scenario.
@@ -69,6 +85,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.FetchCooldown <= 0 {
 		c.FetchCooldown = 2 * time.Millisecond
+	}
+	if len(c.Fleet) == 0 {
+		c.Fleet = []int{1, 2, 4, 8}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -96,21 +115,38 @@ func (c *Config) jobsOr(def int) int {
 type scenario struct {
 	name string
 	run  func(ctx context.Context, r *runner) (*Result, error)
+	// named: not part of "all"; runs only when named.
+	named bool
 }
 
 var scenarios = []scenario{
-	{"drain", runDrain},
-	{"steady", runSteady},
-	{"latency", runLatency},
-	{"fairness", runFairness},
-	{"scale", runScale},
+	{"drain", runDrain, false},
+	{"steady", runSteady, false},
+	{"latency", runLatency, false},
+	{"fairness", runFairness, false},
+	{"scale", runScale, false},
+	{"fleet", runFleet, true},
 }
 
 // Names returns the scenario names in the order "all" runs them.
 func Names() []string {
-	names := make([]string, len(scenarios))
-	for i, s := range scenarios {
-		names[i] = s.name
+	var names []string
+	for _, s := range scenarios {
+		if !s.named {
+			names = append(names, s.name)
+		}
+	}
+	return names
+}
+
+// NamedOnly returns the scenarios that "all" leaves out: they run only
+// when named.
+func NamedOnly() []string {
+	var names []string
+	for _, s := range scenarios {
+		if s.named {
+			names = append(names, s.name)
+		}
 	}
 	return names
 }
@@ -124,8 +160,8 @@ func ParseNames(list string) ([]string, error) {
 	var names []string
 	for n := range strings.SplitSeq(list, ",") {
 		n = strings.TrimSpace(n)
-		if !slices.Contains(Names(), n) {
-			return nil, fmt.Errorf("unknown scenario %q (want %s or all)", n, strings.Join(Names(), ", "))
+		if !slices.ContainsFunc(scenarios, func(s scenario) bool { return s.name == n }) {
+			return nil, fmt.Errorf("unknown scenario %q (want %s or all)", n, strings.Join(append(Names(), NamedOnly()...), ", "))
 		}
 		names = append(names, n)
 	}
@@ -160,12 +196,27 @@ func runOne(ctx context.Context, cfg *Config, store Store, s scenario) (res *Res
 	defer func() { err = errors.Join(err, env.Close()) }()
 	r := &runner{cfg: cfg, env: env, store: store, name: s.name}
 	r.progressf("start on %s", env.Describe)
+	// drain and steady also report the WAL and the transactions per job
+	// of the whole scenario, its load included, on PostgreSQL.
+	pool := pgPool(env.Driver)
+	measure := pool != nil && (s.name == "drain" || s.name == "steady")
+	var mark pgMark
+	if measure {
+		if mark, err = markPG(ctx, pool); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now()
 	res, err = s.run(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	res.Scenario = s.name
+	if measure {
+		if err := addWAL(ctx, pool, mark, res); err != nil {
+			return nil, err
+		}
+	}
 	r.progressf("done in %s", time.Since(start).Round(time.Millisecond))
 	return res, nil
 }
@@ -180,4 +231,30 @@ type runner struct {
 
 func (r *runner) progressf(format string, args ...any) {
 	fmt.Fprintf(r.cfg.Progress, "bench %s: %s\n", r.name, fmt.Sprintf(format, args...))
+}
+
+// addWAL adds wal_bytes_per_job and xacts_per_job since mark to a drain or
+// steady result: per job drained (drain's "jobs") or completed (steady's
+// "completed"), the load's inserts included.
+func addWAL(ctx context.Context, pool *pgxpool.Pool, mark pgMark, res *Result) error {
+	if err := flushStats(ctx, pool); err != nil {
+		return err
+	}
+	wal, xacts, err := sincePG(ctx, pool, mark)
+	if err != nil {
+		return err
+	}
+	var jobs float64
+	if v, ok := res.Get("jobs").(int); ok {
+		jobs = float64(v)
+	}
+	if v, ok := res.Get("completed").(int64); ok {
+		jobs = float64(v)
+	}
+	if jobs <= 0 {
+		return nil
+	}
+	res.add("wal_bytes_per_job", wal/jobs)
+	res.add("xacts_per_job", float64(xacts)/jobs)
+	return nil
 }
