@@ -15,7 +15,12 @@
 #
 # Environment:
 #   RUNS=3                              runs of each scenario and system
-#   SCENARIOS=drain,steady,latency      scenarios (both systems have these three)
+#   SCENARIOS=drain,steady,latency      scenarios (both systems have these three, and fleet:
+#                                       K worker processes on one database, named only;
+#                                       SCENARIOS=fleet compares it per K)
+#   FLEET=1,2,4,8                       worker process counts fleet runs with
+#   FLEET_CPUPROFILE                    a directory every fleet worker process (of both
+#                                       systems) writes a CPU profile to
 #   JOBS (each scenario's default) DURATION=10s SAMPLES=1000 TENANTS=100
 #   DOCKET_ARGS, RIVER_ARGS             extra flags for `docket bench` / riverbench
 #   RIVER_DEFAULTS=drain                also run River with its default settings in these
@@ -30,6 +35,7 @@ JOBS=${JOBS:-}
 DURATION=${DURATION:-10s}
 SAMPLES=${SAMPLES:-1000}
 TENANTS=${TENANTS:-100}
+FLEET=${FLEET:-1,2,4,8}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${OUT:-$ROOT/.tmp/bench-compare}
 
@@ -113,8 +119,12 @@ fi
 : >"$OUT/river.jsonl"
 : >"$OUT/river-defaults.jsonl"
 
-common=(--database-url "$URL" --duration "$DURATION" --samples "$SAMPLES" --tenants "$TENANTS" --json)
+common=(--database-url "$URL" --duration "$DURATION" --samples "$SAMPLES" --tenants "$TENANTS" --fleet "$FLEET" --json)
 [ -n "$JOBS" ] && common+=(--jobs "$JOBS")
+if [ -n "${FLEET_CPUPROFILE:-}" ]; then
+	mkdir -p "$FLEET_CPUPROFILE"
+	common+=(--fleet-cpuprofile "$(cd "$FLEET_CPUPROFILE" && pwd)")
+fi
 read -r -a docket_args <<<"${DOCKET_ARGS:-}"
 read -r -a river_args <<<"${RIVER_ARGS:-}"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }

@@ -233,7 +233,7 @@ func (r *runner) progressf(format string, args ...any) {
 	fmt.Fprintf(r.cfg.Progress, "bench %s: %s\n", r.name, fmt.Sprintf(format, args...))
 }
 
-// addWAL adds wal_bytes_per_job and xacts_per_job since mark to a drain or
+// addWAL adds wal_bytes_per_job and xacts_per_1k_jobs since mark to a drain or
 // steady result: per job drained (drain's "jobs") or completed (steady's
 // "completed"), the load's inserts included.
 func addWAL(ctx context.Context, pool *pgxpool.Pool, mark pgMark, res *Result) error {
@@ -255,6 +255,6 @@ func addWAL(ctx context.Context, pool *pgxpool.Pool, mark pgMark, res *Result) e
 		return nil
 	}
 	res.add("wal_bytes_per_job", wal/jobs)
-	res.add("xacts_per_job", float64(xacts)/jobs)
+	res.add("xacts_per_1k_jobs", 1000*float64(xacts)/jobs)
 	return nil
 }

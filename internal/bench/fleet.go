@@ -329,7 +329,7 @@ func (r *runner) fleetPhase(ctx context.Context, ps *PostgresStore, k int, phase
 	jobs := float64(done.n.Load())
 	res.add(prefix+"jobs_per_sec", jobsPerSec)
 	res.add(prefix+"wal_bytes_per_job", wal/jobs)
-	res.add(prefix+"xacts_per_job", float64(xacts)/jobs)
+	res.add(prefix+"xacts_per_1k_jobs", 1000*float64(xacts)/jobs)
 	res.add(prefix+"worker_cpu_us_per_job", float64(f.cpu().Microseconds())/jobs)
 	res.add(prefix+"machine_cpu_busy", cpu1.busySince(cpu0))
 	return nil

@@ -46,12 +46,12 @@ func TestRun_Fleet(t *testing.T) {
 	}
 	var keys []string
 	for _, phase := range []string{"drain", "steady"} {
-		for _, f := range []string{"jobs_per_sec", "wal_bytes_per_job", "xacts_per_job", "worker_cpu_us_per_job"} {
+		for _, f := range []string{"jobs_per_sec", "wal_bytes_per_job", "xacts_per_1k_jobs", "worker_cpu_us_per_job"} {
 			keys = append(keys, "k2_"+phase+"_"+f)
 		}
 	}
 	checkResult(t, got[0], keys)
-	for _, k := range []string{"k2_drain_wal_bytes_per_job", "k2_drain_xacts_per_job", "k2_steady_jobs_per_sec"} {
+	for _, k := range []string{"k2_drain_wal_bytes_per_job", "k2_drain_xacts_per_1k_jobs", "k2_steady_jobs_per_sec"} {
 		if v, _ := got[0].Get(k).(float64); v <= 0 {
 			t.Errorf("%s = %v, want > 0", k, got[0].Get(k))
 		}
