@@ -5,56 +5,100 @@ import (
 	"sync"
 )
 
-// activeSet tracks the jobs this worker holds leases for, from claim until
-// their finish is stored.
+// activeSet tracks the attempts this worker holds leases for, from claim
+// until their outcome is stored. It is keyed by lease, not by job id: a
+// worker can hold a job's next attempt while the handler of an earlier one
+// (given up on as stuck, or whose lease expired and was rescued) is still
+// running, and each attempt keeps its own slot and state.
 type activeSet struct {
 	mu      sync.Mutex
-	entries map[int64]*activeJob
-	byQueue map[string]int // handlers running, per queue
+	entries map[Lease]*activeJob
+	byQueue map[string]int // handlers holding a slot, per queue
 }
 
 type activeJob struct {
 	task      *Task
 	cancel    context.CancelCauseFunc
-	running   bool // handler still running (holds a local slot)
-	abandoned bool // handler stuck; lease no longer renewed
+	running   bool // handler still running and holding a local slot
+	abandoned bool // handler stuck: slot given back, lease no longer renewed
+	lost      bool // lease known lost (or ended by CompleteTx): no longer renewed
+	settled   bool // outcome decided and handed on: nothing else may finish it
 }
 
 func newActiveSet() *activeSet {
-	return &activeSet{entries: make(map[int64]*activeJob), byQueue: make(map[string]int)}
+	return &activeSet{entries: make(map[Lease]*activeJob), byQueue: make(map[string]int)}
 }
 
 func (s *activeSet) add(t *Task, cancel context.CancelCauseFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.entries[t.lease.JobID] = &activeJob{task: t, cancel: cancel, running: true}
+	s.entries[t.lease] = &activeJob{task: t, cancel: cancel, running: true}
 	s.byQueue[t.Job.Queue]++
 }
 
-// handlerDone frees the job's local slot; its lease stays held until the
-// finish is stored.
+// entry returns t's entry, or nil once it is removed. s.mu must be held.
+func (s *activeSet) entry(t *Task) *activeJob {
+	if e, ok := s.entries[t.lease]; ok && e.task == t {
+		return e
+	}
+	return nil
+}
+
+// handlerDone frees the attempt's local slot; its lease stays held until
+// the outcome is stored.
 func (s *activeSet) handlerDone(t *Task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.entries[t.lease.JobID]; ok && e.running {
+	if e := s.entry(t); e != nil && e.running {
 		e.running = false
 		s.byQueue[t.Job.Queue]--
 	}
 }
 
+// settle claims the right to decide the attempt's outcome. It reports
+// false when the outcome was already decided (by the shutdown releasing the
+// job of a handler that ignored cancellation) or the entry is gone: the
+// caller must then store nothing and report nothing.
+func (s *activeSet) settle(t *Task) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entry(t)
+	if e == nil || e.settled {
+		return false
+	}
+	e.settled = true
+	return true
+}
+
+// settleRest settles every attempt whose outcome is not decided yet and
+// returns their tasks.
+func (s *activeSet) settleRest() []*Task {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Task
+	for _, e := range s.entries {
+		if !e.settled {
+			e.settled = true
+			out = append(out, e.task)
+		}
+	}
+	return out
+}
+
 func (s *activeSet) remove(t *Task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.entries[t.lease.JobID]
-	if !ok || e.task != t {
+	e := s.entry(t)
+	if e == nil {
 		return
 	}
 	if e.running {
 		s.byQueue[t.Job.Queue]--
 	}
-	delete(s.entries, t.lease.JobID)
+	delete(s.entries, t.lease)
 }
 
+// running returns the number of handlers of queue holding a slot.
 func (s *activeSet) running(queue string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -67,35 +111,36 @@ func (s *activeSet) len() int {
 	return len(s.entries)
 }
 
-func (s *activeSet) all() []*activeJob {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*activeJob, 0, len(s.entries))
-	for _, e := range s.entries {
-		out = append(out, e)
-	}
-	return out
-}
-
-// leases returns the leases held, for a heartbeat.
+// leases returns the leases to renew: those held, neither known lost nor
+// given up with a stuck handler.
 func (s *activeSet) leases() []Lease {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Lease, 0, len(s.entries))
-	for _, e := range s.entries {
-		if !e.abandoned {
-			out = append(out, e.task.lease)
+	for l, e := range s.entries {
+		if !e.abandoned && !e.lost {
+			out = append(out, l)
 		}
 	}
 	return out
 }
 
-// lose cancels the job holding lease, if it is still that attempt.
+// lose records that lease l is no longer held and cancels its handler with
+// cause. It returns the task when that is news to report: nil when the
+// attempt is gone, was already known lost, already has its outcome decided
+// (the finish will tell), or ended its lease itself by completing in the
+// handler's transaction.
 func (s *activeSet) lose(l Lease, cause error) *Task {
 	s.mu.Lock()
-	e, ok := s.entries[l.JobID]
+	e, ok := s.entries[l]
+	if !ok || e.lost {
+		s.mu.Unlock()
+		return nil
+	}
+	e.lost = true
+	settled := e.settled
 	s.mu.Unlock()
-	if !ok || e.task.lease != l {
+	if settled || e.task.completedInTxDone() {
 		return nil
 	}
 	e.task.markLost()
@@ -103,13 +148,19 @@ func (s *activeSet) lose(l Lease, cause error) *Task {
 	return e.task
 }
 
-// loseID cancels the handler of a job cancelled by a client, if this worker
-// runs it.
+// loseID cancels the running handlers of a job cancelled by a client of
+// this process.
 func (s *activeSet) loseID(id int64) {
 	s.mu.Lock()
-	e, ok := s.entries[id]
+	var lost []*activeJob
+	for l, e := range s.entries {
+		if l.JobID == id && e.running && !e.lost {
+			e.lost = true
+			lost = append(lost, e)
+		}
+	}
 	s.mu.Unlock()
-	if ok && e.running {
+	for _, e := range lost {
 		e.task.markLost()
 		e.cancel(ErrLeaseLost)
 	}
@@ -120,8 +171,8 @@ func (s *activeSet) loseID(id int64) {
 func (s *activeSet) abandon(t *Task) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.entries[t.lease.JobID]
-	if !ok || e.task != t || !e.running {
+	e := s.entry(t)
+	if e == nil || !e.running {
 		return false
 	}
 	e.running, e.abandoned = false, true

@@ -12,6 +12,11 @@ const completerBatchMax = 1000
 // completer stores attempt outcomes in batches. It flushes at once when
 // idle; finishes that arrive while a flush is in flight go in the next one,
 // so batches grow with load and latency stays low when there is none.
+//
+// A failed flush is retried with backoff while the worker runs (the leases
+// stay heartbeated meanwhile). At shutdown the completer keeps trying for
+// at most flushBound, then gives up: what it could not store is left to
+// the rescuer, as when a worker dies.
 type completer struct {
 	w       *Worker
 	mu      sync.Mutex
@@ -20,6 +25,8 @@ type completer struct {
 	kick    chan struct{} // buffered 1
 	done    chan struct{} // closed by stop
 	flushed chan struct{} // closed by run after the last flush
+	ctx     context.Context
+	cancel  context.CancelFunc // ends run's store calls, flushBound after stop
 }
 
 type finishItem struct {
@@ -49,31 +56,46 @@ func (c *completer) submit(t *Task, p *JobFinishParams, err error) {
 	}
 }
 
-// finalFlushTimeout bounds the last flush at shutdown, when the store may
-// be unreachable; finishes it cannot store are rescued later.
-const finalFlushTimeout = 10 * time.Second
+// maxFinalFlush caps how long the shutdown waits for outcomes to be stored
+// when the store refuses them.
+const maxFinalFlush = 10 * time.Second
 
-// stop flushes what is queued, ends run and waits for it.
+// flushBound is how long the shutdown keeps storing outcomes: no longer
+// than a lease, after which the rescuer may have taken the jobs anyway.
+func (c *completer) flushBound() time.Duration {
+	return min(maxFinalFlush, c.w.cfg.LeaseDuration)
+}
+
+// stop flushes what is queued, ends run and waits for it, giving up after
+// flushBound.
 func (c *completer) stop() {
 	c.mu.Lock()
 	c.stopped = true
 	c.mu.Unlock()
 	close(c.done)
+	giveUp := time.AfterFunc(c.flushBound(), c.cancel)
+	defer giveUp.Stop()
 	<-c.flushed
 }
 
-func (c *completer) run(ctx context.Context) {
+// start runs the completer until stop; ctx ends its store calls.
+func (c *completer) start(ctx context.Context, wg *sync.WaitGroup) {
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	wg.Go(c.run)
+}
+
+func (c *completer) run() {
+	defer c.cancel()
 	defer close(c.flushed)
 	for {
 		select {
 		case <-c.kick:
-			c.flushAll(ctx)
+			c.flushAll(c.ctx)
 		case <-c.done:
-			fctx, cancel := context.WithTimeout(ctx, finalFlushTimeout)
-			c.flushAll(fctx)
-			cancel()
+			c.flushAll(c.ctx)
+			c.dropUnstored()
 			return
-		case <-ctx.Done():
+		case <-c.ctx.Done():
 			return
 		}
 	}
@@ -91,17 +113,34 @@ func (c *completer) flushAll(ctx context.Context) {
 			return
 		}
 		if err := c.flush(ctx, batch); err != nil {
-			// Keep the batch and try again; the leases stay heartbeated
-			// meanwhile.
-			backoff = min(max(2*backoff, 50*time.Millisecond), 2*time.Second)
-			c.w.logger.Warn("storing job outcomes failed; retrying", "jobs", n, "error", err, "backoff", backoff)
 			c.mu.Lock()
 			c.queue = append(batch, c.queue...)
 			c.mu.Unlock()
+			if ctx.Err() != nil {
+				return
+			}
+			backoff = min(max(2*backoff, 50*time.Millisecond), 2*time.Second)
+			c.w.logger.Warn("storing job outcomes failed; retrying", "jobs", n, "error", err, "backoff", backoff)
 			if !sleepCtx(ctx, backoff) {
 				return
 			}
 		}
+	}
+}
+
+// dropUnstored gives up on the outcomes the shutdown could not store.
+func (c *completer) dropUnstored() {
+	c.mu.Lock()
+	left := c.queue
+	c.queue = nil
+	c.mu.Unlock()
+	if len(left) == 0 {
+		return
+	}
+	c.w.logger.Error("shutdown: job outcomes could not be stored; their leases will expire and the jobs be rescued",
+		"jobs", len(left), "bound", c.flushBound())
+	for _, it := range left {
+		c.w.active.remove(it.task)
 	}
 }
 

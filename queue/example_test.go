@@ -63,3 +63,68 @@ func Example() {
 	// job 1 of acme: completed
 	// job 2 of acme: completed
 }
+
+// A handler that writes its effects and completes its job in one
+// transaction: both commit or neither does. If the job was taken from this
+// worker meanwhile (its lease lost), CompleteTx rolls the transaction back
+// and returns ErrLeaseLost, so the effects are never applied twice; the
+// handler only has to return the error.
+func ExampleTask_CompleteTx() {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	dir, _ := os.MkdirTemp("", "docket-example")
+	defer os.RemoveAll(dir)
+	driver, err := sqlite.Open(ctx, filepath.Join(dir, "docket.db"))
+	if err != nil {
+		panic(err)
+	}
+	defer driver.Close()
+	if err := driver.Migrate(ctx); err != nil {
+		panic(err)
+	}
+	db := driver.DB() // on SQLite, transactions for CompleteTx begin on DB()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE invoices (job_id INTEGER PRIMARY KEY, total INTEGER)`); err != nil {
+		panic(err)
+	}
+
+	client := queue.NewClient(driver, queue.ClientConfig{})
+	completed, unsubscribe := client.Bus().Subscribe(1, func(e queue.Event) bool { return e.Type == queue.EventCompleted })
+	defer unsubscribe()
+	invoice := queue.HandlerFunc(func(ctx context.Context, t *queue.Task) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback() }() // a no-op after Commit
+		if _, err := tx.ExecContext(ctx, `INSERT INTO invoices VALUES (?, 42)`, t.Job.ID); err != nil {
+			return err
+		}
+		if err := t.CompleteTx(ctx, tx); err != nil {
+			return err // ErrLeaseLost: tx is already rolled back
+		}
+		return tx.Commit()
+	})
+	worker, err := queue.NewWorker(client, queue.WorkerConfig{
+		Handlers: map[string]queue.HandlerConfig{"invoice": {Handler: invoice}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error)
+	go func() { done <- worker.Run(ctx) }()
+	if _, err := client.Enqueue(ctx, &queue.EnqueueParams{Kind: "invoice", TenantID: "acme"}); err != nil {
+		panic(err)
+	}
+	e := <-completed
+	var total int
+	if err := db.QueryRowContext(ctx, `SELECT total FROM invoices WHERE job_id = ?`, e.Job.ID).Scan(&total); err != nil {
+		panic(err)
+	}
+	fmt.Printf("job %d %s; invoice total %d\n", e.Job.ID, e.Type, total)
+	stop()
+	if err := <-done; err != nil {
+		panic(err)
+	}
+	// Output:
+	// job 1 completed; invoice total 42
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 )
 
@@ -18,18 +19,49 @@ func (w *Worker) start(job *Job) {
 	if h, ok := w.cfg.Handlers[job.Kind]; ok && h.Timeout > 0 {
 		runCtx, stopTimeout = context.WithTimeoutCause(ctx, h.Timeout, ErrJobTimeout)
 	}
-	stopWatch := context.AfterFunc(runCtx, func() {
-		time.AfterFunc(w.cfg.StuckThreshold, func() { w.checkStuck(t) })
-	})
+	watch := watchStuck(runCtx, w.cfg.StuckThreshold, func() { w.checkStuck(t) })
 	w.jobs.Go(func() {
-		defer cancel(nil)
 		err := w.runHandler(runCtx, t)
-		stopWatch()
+		cause := context.Cause(runCtx) // before stopTimeout cancels it
+		watch.stop()
 		stopTimeout()
+		cancel(nil)
 		w.active.handlerDone(t)
 		w.wakeQueue(job.Queue)
-		w.finish(runCtx, t, err)
+		w.finish(t, err, cause)
 	})
+}
+
+// stuckWatch calls fire when a handler has not returned within threshold
+// of its context's cancellation; stop, called when the handler returns,
+// ends the watch and any timer it started.
+type stuckWatch struct {
+	stopAfter func() bool
+	mu        sync.Mutex
+	stopped   bool
+	timer     *time.Timer
+}
+
+func watchStuck(ctx context.Context, threshold time.Duration, fire func()) *stuckWatch {
+	s := &stuckWatch{}
+	s.stopAfter = context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.stopped {
+			s.timer = time.AfterFunc(threshold, fire)
+		}
+	})
+	return s
+}
+
+func (s *stuckWatch) stop() {
+	s.stopAfter()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
 }
 
 // checkStuck gives up on a handler that has not returned long after its
@@ -64,9 +96,20 @@ func (w *Worker) runHandler(ctx context.Context, t *Task) (err error) {
 	return err
 }
 
-// finish decides the outcome of an attempt and hands it to the completer.
-func (w *Worker) finish(ctx context.Context, t *Task, err error) {
-	cause := context.Cause(ctx)
+// finalWriteTimeout bounds the last progress write of an attempt.
+const finalWriteTimeout = 5 * time.Second
+
+// finish decides the outcome of an attempt from the handler's error and
+// the cause its context was cancelled with (nil if it was not), and hands
+// it to the completer.
+func (w *Worker) finish(t *Task, err, cause error) {
+	if !w.active.settle(t) {
+		// The shutdown released the job while this handler ignored its
+		// cancellation: the job is pending again and its result dropped.
+		w.logger.Warn("handler returned after its job was released; result dropped",
+			"job_id", t.lease.JobID, "attempt", t.lease.Attempt)
+		return
+	}
 	if t.completedInTxDone() && err == nil {
 		w.active.remove(t)
 		w.finished(t, OutcomeCompleted, nil, "")
@@ -94,9 +137,13 @@ func (w *Worker) finish(ctx context.Context, t *Task, err error) {
 		p.Outcome, p.Error, p.RetryIn = OutcomeRetry, errorText(err, cause), w.backoff(t.Job)(t.Job.Attempt)
 	}
 	if pending := t.stopProgress(); pending != nil && p.Outcome != OutcomeCompleted {
+		// The handler's context is cancelled by now (its timeout, the
+		// shutdown, or the end of the attempt): write with the worker's.
+		ctx, cancel := context.WithTimeout(w.storeCtx, finalWriteTimeout)
 		if perr := t.writeProgress(ctx, pending); perr != nil && !isLeaseLost(perr) {
 			w.logger.Warn("final progress write failed", "job_id", t.lease.JobID, "error", perr)
 		}
+		cancel()
 	}
 	w.completer.submit(t, p, err)
 }

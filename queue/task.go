@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -12,14 +13,20 @@ import (
 const progressInterval = 250 * time.Millisecond
 
 // Task is a handler's view of the job it runs: the job as claimed and the
-// lease of this attempt.
+// lease of this attempt. A Task may be used from several goroutines.
 type Task struct {
+	// Job is the job as claimed. The engine never modifies it, so any
+	// goroutine may read it; handlers must not modify it either. Progress
+	// reports are kept apart and appear in events.
 	Job *Job
 
 	w     *Worker
 	lease Lease
 
 	mu            sync.Mutex
+	stage         string // the last progress reported
+	percent       int
+	message       string
 	lost          bool
 	completedInTx bool
 	lastWrite     time.Time
@@ -48,8 +55,8 @@ func (t *Task) Progress(ctx context.Context, stage string, percent int, message 
 		t.mu.Unlock()
 		return ErrLeaseLost
 	}
-	stageChanged := stage != t.Job.Stage
-	t.Job.Stage, t.Job.Progress, t.Job.ProgressMessage = stage, percent, message
+	stageChanged := stage != t.stage
+	t.stage, t.percent, t.message = stage, percent, message
 	t.seq++
 	seq := t.seq
 	if !stageChanged && time.Since(t.lastWrite) < progressInterval {
@@ -130,10 +137,15 @@ func (t *Task) stopProgress() *JobProgressParams {
 
 // CompleteTx completes the job inside the caller's transaction (pgx.Tx for
 // PostgreSQL, *sql.Tx for SQLite), so the handler's own writes and the
-// completion commit together or not at all. It returns ErrLeaseLost when
-// the lease is gone; the caller must then roll back. After CompleteTx the
-// handler must commit and return nil; if the commit fails, return the error
-// and the job is retried.
+// completion commit together or not at all. After CompleteTx the handler
+// must commit and return nil; if the commit fails, return the error and the
+// job is retried.
+//
+// When the lease is gone (the job was rescued, cancelled or taken over by
+// another worker), CompleteTx rolls the transaction back and returns
+// ErrLeaseLost: the handler's writes in it are discarded and a Commit fails,
+// so a handler that ignores the error cannot apply its effects twice. Return
+// the error.
 //
 // On SQLite the transaction holds the store's only writer: until it ends,
 // every other write waits, including this task's own Progress calls.
@@ -151,6 +163,9 @@ func (t *Task) CompleteTx(ctx context.Context, tx any) error {
 	}
 	if errs[0] != nil {
 		t.markLost()
+		if rerr := rollbackNative(ctx, tx); rerr != nil {
+			return errors.Join(errs[0], fmt.Errorf("rolling back the fenced transaction: %w", rerr))
+		}
 		return errs[0]
 	}
 	t.mu.Lock()
@@ -159,16 +174,29 @@ func (t *Task) CompleteTx(ctx context.Context, tx any) error {
 	return nil
 }
 
+// rollbackNative rolls back a driver's native transaction: pgx.Tx's
+// Rollback takes a context, *sql.Tx's does not.
+func rollbackNative(ctx context.Context, tx any) error {
+	switch tx := tx.(type) {
+	case interface{ Rollback(context.Context) error }:
+		return tx.Rollback(context.WithoutCancel(ctx))
+	case interface{ Rollback() error }:
+		return tx.Rollback()
+	}
+	return fmt.Errorf("%w: %T has no Rollback method", ErrInvalid, tx)
+}
+
 func (t *Task) markLost() {
 	t.mu.Lock()
 	t.lost = true
 	t.mu.Unlock()
 }
 
-// snapshot copies the job for an event.
+// snapshot copies the job, with the progress last reported, for an event.
 func (t *Task) snapshot() *Job {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	j := *t.Job
+	j.Stage, j.Progress, j.ProgressMessage = t.stage, t.percent, t.message
 	return &j
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -83,12 +84,16 @@ type Worker struct {
 	id     string
 	logger *slog.Logger
 
-	active     *activeSet
-	wake       map[string]chan struct{} // per queue; buffered 1
-	completer  *completer
+	active    *activeSet
+	wake      map[string]chan struct{} // per queue; buffered 1
+	completer *completer
+	jobs      sync.WaitGroup
+	ran       atomic.Bool
+
+	// Set by Run before anything starts.
+	storeCtx   context.Context // for the worker's own writes; ends after the shutdown
 	workCtx    context.Context // cancelled when running jobs must stop
 	cancelWork context.CancelCauseFunc
-	jobs       sync.WaitGroup
 }
 
 // NewWorker validates cfg and returns a worker that shares client's driver
@@ -159,18 +164,27 @@ func setDuration(d *time.Duration, def time.Duration) {
 // ID returns the worker's id.
 func (w *Worker) ID() string { return w.id }
 
+// Running returns how many of queue's slots (QueueConfig.MaxWorkers) are
+// busy: handlers running, not counting those given up on as stuck.
+func (w *Worker) Running(queue string) int { return w.active.running(queue) }
+
 // Run claims and runs jobs until ctx ends, then shuts down gracefully: it
 // stops claiming, lets running jobs finish within ShutdownGrace, cancels the
 // rest and returns them to pending without spending an attempt. It returns
-// nil after a clean shutdown.
+// nil after a clean shutdown. A Worker runs once: a second call returns an
+// error wrapping ErrInvalid.
 func (w *Worker) Run(ctx context.Context) error {
+	if !w.ran.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: worker %s: Run called twice; build a new Worker", ErrInvalid, w.id)
+	}
 	// Stores outlive ctx so the shutdown can still write.
 	storeCtx, stopStore := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopStore()
+	w.storeCtx = storeCtx
 	w.workCtx, w.cancelWork = context.WithCancelCause(storeCtx)
 
 	var bg sync.WaitGroup
-	bg.Go(func() { w.completer.run(storeCtx) })
+	w.completer.start(storeCtx, &bg)
 	bg.Go(func() { w.heartbeat(storeCtx) })
 	unsubscribe := w.listenInProcess()
 	fetchCtx, stopFetch := context.WithCancel(ctx)
@@ -222,10 +236,13 @@ func (w *Worker) drain() {
 	}
 }
 
+// releaseAbandoned returns to pending the jobs whose handlers still run
+// after the cancellation. Attempts whose outcome is already with the
+// completer are left to it.
 func (w *Worker) releaseAbandoned() {
-	for _, e := range w.active.all() {
-		w.logger.Warn("handler ignored cancellation; releasing its job", "job_id", e.task.lease.JobID)
-		w.completer.submit(e.task, &JobFinishParams{Lease: e.task.lease, Outcome: OutcomeReleased, WorkerID: w.id}, nil)
+	for _, t := range w.active.settleRest() {
+		w.logger.Warn("handler ignored cancellation; releasing its job", "job_id", t.lease.JobID)
+		w.completer.submit(t, &JobFinishParams{Lease: t.lease, Outcome: OutcomeReleased, WorkerID: w.id}, nil)
 	}
 }
 

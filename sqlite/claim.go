@@ -52,11 +52,11 @@ type readyTenant struct {
 // one write transaction, and SQLite runs one at a time, so the running
 // counts it checks cannot change under it: no tenant exceeds its limit.
 func (e *executor) JobClaim(ctx context.Context, p *queue.JobClaimParams) ([]*queue.Job, error) {
-	if p.Max <= 0 {
-		return nil, nil
+	if err := queue.ValidateQueueName(p.Queue); err != nil {
+		return nil, err
 	}
-	if p.LeaseDuration <= 0 {
-		return nil, fmt.Errorf("claim jobs: %w: lease duration %v", queue.ErrInvalid, p.LeaseDuration)
+	if p.Max <= 0 || p.LeaseDuration <= 0 {
+		return nil, fmt.Errorf("claim jobs: %w: claim needs Max > 0 and LeaseDuration > 0", queue.ErrInvalid)
 	}
 	var jobs []*queue.Job
 	err := e.write(ctx, func(t *txn) error {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,6 +13,19 @@ func (s *suite) testJobClaim(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
 		f.claimNone()
+	})
+	t.Run("Invalid", func(t *testing.T) {
+		t.Parallel()
+		f := s.setup(t)
+		for _, p := range []*queue.JobClaimParams{
+			{Queue: "", WorkerID: "w", Max: 1, LeaseDuration: time.Minute},
+			{Queue: "Bad Name", WorkerID: "w", Max: 1, LeaseDuration: time.Minute},
+			{Queue: queue.DefaultQueue, WorkerID: "w", Max: 0, LeaseDuration: time.Minute},
+			{Queue: queue.DefaultQueue, WorkerID: "w", Max: 1, LeaseDuration: 0},
+		} {
+			_, err := f.x.JobClaim(f.ctx, p)
+			wantErr(t, fmt.Sprintf("JobClaim(queue %q, max %d, lease %s)", p.Queue, p.Max, p.LeaseDuration), err, queue.ErrInvalid)
+		}
 	})
 	t.Run("StartsAttempt", func(t *testing.T) {
 		t.Parallel()

@@ -87,6 +87,12 @@ func (x *memExec) JobList(_ context.Context, p *queue.JobListParams) ([]*queue.J
 }
 
 func (x *memExec) JobClaim(_ context.Context, p *queue.JobClaimParams) ([]*queue.Job, error) {
+	if err := queue.ValidateQueueName(p.Queue); err != nil {
+		return nil, err
+	}
+	if p.Max <= 0 || p.LeaseDuration <= 0 {
+		return nil, fmt.Errorf("%w: claim needs Max > 0 and LeaseDuration > 0", queue.ErrInvalid)
+	}
 	var out []*queue.Job
 	err := x.write(func(st *memState, _ func(string, string)) error {
 		now := time.Now()
