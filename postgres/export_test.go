@@ -5,3 +5,10 @@ var ClaimSQL = claimSQL
 
 // SQL of the finish, for EXPLAIN tests.
 var FinishSQL = finishSQL
+
+// SQL of the sweeps (retention, rescue, schedule), for EXPLAIN tests.
+var (
+	DeleteFinishedSQL = deleteFinishedSQL
+	RescueSQL         = rescueSQL
+	ScheduleSQL       = scheduleSQL
+)

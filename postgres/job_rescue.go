@@ -12,11 +12,14 @@ import (
 // job wins) re-checks the expiry on the newest row version: a heartbeat
 // that committed after the snapshot keeps its job. A job with attempts left
 // goes back to pending with its id (its place in line); the others fail.
+// The expiry bound is statement_timestamp() (stable), so that it is an
+// Index Cond of the lease index and the scan stops at the first live lease,
+// instead of filtering every running job (see deleteFinishedSQL).
 var rescueSQL = `
 WITH expired AS (
     SELECT id, worker_id, started_at
     FROM docket_jobs
-    WHERE state = 'running' AND lease_expires_at < clock_timestamp()
+    WHERE state = 'running' AND lease_expires_at < statement_timestamp()
     ORDER BY lease_expires_at
     LIMIT $1
     FOR UPDATE SKIP LOCKED

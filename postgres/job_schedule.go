@@ -10,11 +10,13 @@ import (
 )
 
 // scheduleSQL makes up to $1 due scheduled jobs pending and wakes their
-// tenants (tenant rows exist: docket_insert_jobs made them).
+// tenants (tenant rows exist: docket_insert_jobs made them). The due bound
+// is statement_timestamp() (stable), an Index Cond: with a volatile clock
+// a sweep that finds nothing due would walk every scheduled job.
 var scheduleSQL = `
 WITH due AS (
     SELECT id FROM docket_jobs
-    WHERE state = 'scheduled' AND run_at <= clock_timestamp()
+    WHERE state = 'scheduled' AND run_at <= statement_timestamp()
     ORDER BY run_at
     LIMIT $1
     FOR UPDATE SKIP LOCKED
@@ -45,7 +47,7 @@ SELECT count(*) FROM moved WHERE (SELECT count(*) FROM notified) >= 0`
 // cheap); all idle rows at most once a minute per process. A lost wake-up
 // would thus cost at most one sweep interval, or a minute.
 var (
-	repairRecentSQL = repairSQL("t.cleared_at > clock_timestamp() - interval '30 seconds'")
+	repairRecentSQL = repairSQL("t.cleared_at > statement_timestamp() - interval '30 seconds'")
 	repairAllSQL    = repairSQL("true")
 )
 
