@@ -20,6 +20,8 @@ const (
 	scaleLease      = time.Minute
 	scaleWorkerName = "bench-scale"
 	scaleMaxEmpty   = 2000 // empty claims in a row before giving up
+	scaleChurnMax   = 100_000
+	scaleChurnClaim = 1000
 )
 
 // The tenant counts and timed rounds of scale (variables for the tests).
@@ -36,6 +38,13 @@ var (
 // as it finished, for the same tenants, so the backlog stays put. The store
 // is settled after each bulk load (Env.Settle), so that the figures are the
 // claim's own cost rather than the load's aftermath.
+//
+// Then, at each backlog, claims are timed again under churn: while a
+// churner claims, finishes and replaces min(pending, 10^5) jobs 1,000 at a
+// time, as a drain does (no vacuum in between), each round times a 10-job
+// claim and one pass of the maintenance sweeps (rescue, schedule,
+// retention), which then face the dead row versions and finished jobs the
+// churn leaves behind (docs/engine-performance.md).
 func runScale(ctx context.Context, r *runner) (*Result, error) {
 	big := r.cfg.jobsOr(1_000_000)
 	small := min(scaleSmall, max(big/10, 1))
@@ -76,7 +85,7 @@ func (r *runner) scaleOne(ctx context.Context, env *Env, res *Result, tenants, s
 	if err := primeTenants(ctx, client, exec, tenants); err != nil {
 		return err
 	}
-	var p99 []float64
+	var p99, churnP99 []float64
 	for _, pending := range []int{small, big} {
 		have := 0
 		if pending == big {
@@ -102,9 +111,98 @@ func (r *runner) scaleOne(ctx context.Context, env *Env, res *Result, tenants, s
 		addPercentiles(res, key+"finish_", finishes, 50)
 		res.add(key+"empty_claims", empty)
 		p99 = append(p99, percentile(claims, 99))
+		churn := min(pending, scaleChurnMax)
+		r.progressf("%d tenants, %d pending: timing claims and sweeps while %d jobs churn", tenants, pending, churn)
+		cc, sweeps, err := timeChurn(ctx, client, exec, churn)
+		if err != nil {
+			return err
+		}
+		addPercentiles(res, key+"churn_", cc, 50, 99)
+		addPercentiles(res, key+"churn_sweep_", sweeps, 50, 99)
+		churnP99 = append(churnP99, percentile(cc, 99))
 	}
 	res.add("tenants"+strconv.Itoa(tenants)+"_p99_ratio", p99[1]/p99[0])
+	res.add("tenants"+strconv.Itoa(tenants)+"_churn_p99_ratio", churnP99[1]/churnP99[0])
 	return nil
+}
+
+// timeChurn claims, finishes and replaces churn jobs in claims of
+// scaleChurnClaim in the background and meanwhile times, round after round
+// until the churn is done, a claim of scaleClaim (finished and replaced
+// too) and one pass of the rescue, schedule and retention sweeps.
+func timeChurn(ctx context.Context, client *queue.Client, exec queue.Executor, churn int) (claims, sweeps []time.Duration, err error) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	churned := make(chan error, 1)
+	go func() { churned <- churnJobs(cctx, client, exec, churn) }()
+	params := &queue.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: scaleWorkerName, Max: scaleClaim, LeaseDuration: scaleLease}
+	for {
+		select {
+		case err := <-churned:
+			return claims, sweeps, err
+		default:
+		}
+		start := time.Now()
+		jobs, err := exec.JobClaim(ctx, params)
+		if err != nil {
+			return nil, nil, err
+		}
+		claims = append(claims, time.Since(start))
+		if len(jobs) > 0 {
+			if err := finishAll(ctx, exec, jobs); err != nil {
+				return nil, nil, err
+			}
+			if err := replace(ctx, client, jobs); err != nil {
+				return nil, nil, err
+			}
+		}
+		start = time.Now()
+		if err := sweepOnce(ctx, exec); err != nil {
+			return nil, nil, err
+		}
+		sweeps = append(sweeps, time.Since(start))
+	}
+}
+
+// churnJobs claims, finishes and replaces n jobs, scaleChurnClaim at a time.
+func churnJobs(ctx context.Context, client *queue.Client, exec queue.Executor, n int) error {
+	params := &queue.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: scaleWorkerName + "-churn", Max: scaleChurnClaim, LeaseDuration: scaleLease}
+	for emptyRun := 0; n > 0; {
+		jobs, err := exec.JobClaim(ctx, params)
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			if emptyRun++; emptyRun > scaleMaxEmpty {
+				return fmt.Errorf("churn: %d claims in a row found nothing", emptyRun)
+			}
+			continue
+		}
+		emptyRun = 0
+		if err := finishAll(ctx, exec, jobs); err != nil {
+			return err
+		}
+		if err := replace(ctx, client, jobs); err != nil {
+			return err
+		}
+		n -= len(jobs)
+	}
+	return nil
+}
+
+// sweepOnce runs the maintenance sweeps once, with the default retention
+// (nothing is old enough to go).
+func sweepOnce(ctx context.Context, exec queue.Executor) error {
+	if _, err := exec.JobRescue(ctx, &queue.JobRescueParams{Limit: 1000}); err != nil {
+		return err
+	}
+	if _, err := exec.JobSchedule(ctx, &queue.JobScheduleParams{Limit: 1000}); err != nil {
+		return err
+	}
+	_, err := exec.JobDeleteFinished(ctx, &queue.JobDeleteFinishedParams{
+		CompletedAge: 24 * time.Hour, FailedAge: 7 * 24 * time.Hour, CancelledAge: 24 * time.Hour, Limit: 1000,
+	})
+	return err
 }
 
 // primeTenants makes every tenant run and finish one job.
