@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/embedding"
@@ -102,18 +104,31 @@ const maxJSONBody = 1 << 20
 
 // decodeJSON reads a JSON request body into v: unknown fields and trailing
 // data are errors (400), and so is a body over maxJSONBody (413).
+//
+// The body must arrive within Config.BodyTimeout (408 otherwise, and the
+// connection closes); once read, the read deadline is cleared, so that a
+// long handler is not cut off by it.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			return errorf(http.StatusRequestEntityTooLarge, "request body over %d bytes", maxJSONBody)
+		case isTimeout(err):
+			w.Header().Set("Connection", "close")
+			return &httpError{status: http.StatusRequestTimeout, title: "Request Timeout", detail: "the request body did not arrive in time"}
 		}
 		return errorf(http.StatusBadRequest, "invalid JSON body: %v", err)
 	}
 	if dec.More() {
 		return errorf(http.StatusBadRequest, "invalid JSON body: data after the object")
+	}
+	var b [1]byte
+	if n, err := r.Body.Read(b[:]); n == 0 && errors.Is(err, io.EOF) {
+		// The whole body is in: the handler may take its time.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	}
 	return nil
 }

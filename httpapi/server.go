@@ -27,6 +27,11 @@ const (
 	DefaultMaxUploadBytes = 100 << 20
 	DefaultKeepAlive      = 15 * time.Second
 	DefaultAuthCacheTTL   = 5 * time.Second
+	DefaultBodyTimeout    = 10 * time.Second
+
+	DefaultMaxStreamsPerKey    = 8
+	DefaultMaxStreamsPerTenant = 32
+	DefaultStreamWriteTimeout  = 10 * time.Second
 )
 
 // Config configures a Server. Store, Queue, Blobs and Embedder are required.
@@ -49,6 +54,24 @@ type Config struct {
 	// AuthCacheTTL is how long a verified key is trusted without a store
 	// lookup, so a revoked key stops working within it. Default 5s.
 	AuthCacheTTL time.Duration
+	// BodyTimeout is how long a request body other than an upload may
+	// take to arrive; an upload is held to its minimum transfer rate
+	// instead. Default DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// MaxStreamsPerKey and MaxStreamsPerTenant cap the open
+	// GET /v1/events streams of one API key and of one tenant; more are
+	// refused with 429. Defaults DefaultMaxStreamsPerKey and
+	// DefaultMaxStreamsPerTenant.
+	MaxStreamsPerKey, MaxStreamsPerTenant int
+	// StreamAuthInterval is how often an open event stream checks that
+	// its key is still usable and its tenant still there; it ends when not
+	// (a key revoked through this server ends its streams at once).
+	// Default DefaultAuthCacheTTL.
+	StreamAuthInterval time.Duration
+	// StreamWriteTimeout is how long a write to an event stream may take:
+	// a client that does not read is disconnected after it. Default
+	// DefaultStreamWriteTimeout.
+	StreamWriteTimeout time.Duration
 	// Logger receives 5xx errors and lifecycle logs. Nil discards them.
 	Logger *slog.Logger
 }
@@ -76,6 +99,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.AuthCacheTTL <= 0 {
 		cfg.AuthCacheTTL = DefaultAuthCacheTTL
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -164,6 +190,7 @@ func (s *Server) wrap(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
+		s.bodyDeadline(sw, r, name)
 		r, err := s.authorize(rt.access, r)
 		if err == nil {
 			err = rt.handle(sw, r)
@@ -175,6 +202,28 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		s.metrics.observe(name, sw.status(), time.Since(start))
 	})
+}
+
+// bodyDeadline keeps a request body that does not come from holding the
+// connection: Go's server reads up to 256 KiB of an unread body before it
+// answers, and would wait for it forever. A method that takes no body
+// answers at once and closes the connection; other routes get BodyTimeout
+// to send theirs (decodeJSON clears the deadline once the body is read);
+// uploads set their own deadlines, from the minimum transfer rate.
+func (s *Server) bodyDeadline(w http.ResponseWriter, r *http.Request, route string) {
+	if r.ContentLength == 0 {
+		return
+	}
+	rc := http.NewResponseController(w)
+	switch {
+	case r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete:
+		w.Header().Set("Connection", "close")
+		_ = rc.SetReadDeadline(time.Now())
+	case route == uploadRoute:
+		_ = rc.SetReadDeadline(time.Now().Add(uploadGrace))
+	default:
+		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	}
 }
 
 // statusWriter remembers the status code written. It unwraps for

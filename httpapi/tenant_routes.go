@@ -32,10 +32,16 @@ var (
 	uploadMinRate = int64(16 << 10)
 )
 
+// uploadPath is the upload route's pattern; uploadRoute is its name.
+const (
+	uploadPath  = "/v1/documents"
+	uploadRoute = http.MethodPost + " " + uploadPath
+)
+
 // tenantRoutes serves the tenant API: documents, jobs, search, rate limit.
 func (s *Server) tenantRoutes() []route {
 	return []route{
-		{http.MethodPost, "/v1/documents", tenant, s.uploadDocument},
+		{http.MethodPost, uploadPath, tenant, s.uploadDocument},
 		{http.MethodGet, "/v1/documents", tenant, s.listDocuments},
 		{http.MethodGet, "/v1/documents/{id}", tenant, s.getDocument},
 		{http.MethodDelete, "/v1/documents/{id}", tenant, s.deleteDocument},

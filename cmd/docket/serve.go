@@ -21,8 +21,12 @@ import (
 
 // httpFlags configure the API server.
 type httpFlags struct {
-	listen   string
-	adminKey string
+	listen          string
+	adminKey        string
+	maxConns        int
+	maxConnsPerAddr int
+	bodyTimeout     time.Duration
+	env             envFlags
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -30,13 +34,43 @@ func (f *httpFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 		"address the API and dashboard listen on (port 0 picks a free one) [DOCKET_LISTEN]")
 	fs.StringVar(&f.adminKey, "admin-key", getenv("DOCKET_ADMIN_KEY"),
 		"key for /v1/admin/*; empty disables the admin API [DOCKET_ADMIN_KEY]")
+	f.env = envFlags{fs: fs, getenv: getenv}
+	e := &f.env
+	e.intVar(&f.maxConns, "max-conns", "DOCKET_MAX_CONNS", httpapi.DefaultMaxConns,
+		"open connections in all; more are refused with 503 (-1: no cap; lowered to fit the open-file limit)")
+	e.intVar(&f.maxConnsPerAddr, "max-conns-per-addr", "DOCKET_MAX_CONNS_PER_ADDR", httpapi.DefaultMaxConnsPerAddr,
+		"open connections from one client IP address; more are refused with 503 (-1: no cap; behind a proxy, cap at the proxy)")
+	e.durationVar(&f.bodyTimeout, "body-timeout", "DOCKET_BODY_TIMEOUT", httpapi.DefaultBodyTimeout,
+		"time a request body other than an upload may take to arrive (uploads have a minimum transfer rate)")
 }
 
 func (f *httpFlags) check() error {
-	if f.adminKey != "" && len(f.adminKey) < 24 {
+	if err := f.env.err(); err != nil {
+		return err
+	}
+	switch {
+	case f.adminKey != "" && len(f.adminKey) < 24:
 		return errors.New("--admin-key: use at least 24 characters")
+	case f.maxConns == 0 || f.maxConns < -1:
+		return fmt.Errorf("--max-conns %d: want a positive number or -1", f.maxConns)
+	case f.maxConnsPerAddr == 0 || f.maxConnsPerAddr < -1:
+		return fmt.Errorf("--max-conns-per-addr %d: want a positive number or -1", f.maxConnsPerAddr)
+	case f.bodyTimeout <= 0:
+		return fmt.Errorf("--body-timeout %s: want a positive duration", f.bodyTimeout)
 	}
 	return nil
+}
+
+// listener returns ln with the connection caps, the overall one lowered
+// to fit the process's open-file limit (with room for the store, blobs and
+// the refusals themselves).
+func (f *httpFlags) listener(ln net.Listener, logger *slog.Logger) net.Listener {
+	lim := httpapi.ConnLimits{Max: f.maxConns, PerAddr: f.maxConnsPerAddr}
+	if room := openFileLimit() - 128; room > 0 && (lim.Max < 0 || lim.Max > room) {
+		logger.Warn("--max-conns lowered to fit the open-file limit", "max_conns", room)
+		lim.Max = room
+	}
+	return httpapi.LimitListener(ln, lim)
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -109,6 +143,7 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 	api, err := httpapi.New(httpapi.Config{
 		Store: s.store, Queue: s.client, Blobs: s.blobs, Embedder: s.embedder, Events: events,
 		AdminKey: hf.adminKey, MaxUploadBytes: vf.maxUploadBytes, Logger: s.logger,
+		BodyTimeout: hf.bodyTimeout,
 	})
 	if err != nil {
 		return err
@@ -125,7 +160,7 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 	wg.Go(func() { errs <- w.Run(ctx) })
 	wg.Go(func() { errs <- events.Run(ctx) })
 	wg.Go(func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(hf.listener(ln, s.logger)); !errors.Is(err, http.ErrServerClosed) {
 			errs <- fmt.Errorf("http: %w", err)
 		}
 	})
