@@ -138,13 +138,15 @@ func (s *Server) adminKeyCreate(w http.ResponseWriter, r *http.Request) error {
 }
 
 // adminKeyRevoke revokes a key of a tenant (204). This server forgets it
-// at once; other servers within their AuthCacheTTL.
+// and ends its event streams at once; other servers within their
+// AuthCacheTTL and StreamAuthInterval.
 func (s *Server) adminKeyRevoke(w http.ResponseWriter, r *http.Request) error {
 	tenantID := r.PathValue("id")
 	if err := s.cfg.Store.APIKeyRevoke(r.Context(), tenantID, r.PathValue("key_id")); err != nil {
 		return err
 	}
 	s.keys.forget(tenantID)
+	s.streams.endKey(r.PathValue("key_id"))
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -13,7 +13,16 @@ import (
 	"github.com/docketq/docket/apikey"
 )
 
-type tenantKey struct{}
+type (
+	tenantKey struct{}
+	keyIDKey  struct{}
+)
+
+// keyIDOf returns the id of the API key that authenticated r.
+func keyIDOf(r *http.Request) string {
+	id, _ := r.Context().Value(keyIDKey{}).(string)
+	return id
+}
 
 // tenantOf returns the tenant that authenticated r (routes with tenant
 // access always have one).
@@ -56,7 +65,11 @@ func (s *Server) authorize(a access, r *http.Request) (*http.Request, error) {
 	if err != nil {
 		return r, err
 	}
-	return r.WithContext(context.WithValue(r.Context(), tenantKey{}, t)), nil
+	ctx := context.WithValue(r.Context(), tenantKey{}, t)
+	if id, err := apikey.Parse(key); err == nil {
+		ctx = context.WithValue(ctx, keyIDKey{}, id)
+	}
+	return r.WithContext(ctx), nil
 }
 
 func bearer(r *http.Request) (string, bool) {

@@ -30,18 +30,28 @@ func (s *Server) eventRoutes() []route {
 }
 
 // events streams the tenant's jobs as server-sent events: the replay after
-// Last-Event-ID (when sent), the active jobs, then every change, each as
-// "id: <id>", "event: job" and "data: <job JSON>", with a ": keep-alive"
-// comment every Config.KeepAlive. It ends when the client goes away or the
-// subscription closes: the feed stopped (the server is shutting down) or
-// dropped a client too slow to keep up, which then reconnects with its
-// Last-Event-ID.
+// Last-Event-ID (when sent; its newest maxReplay changes), the active jobs,
+// then every change, each as "id: <id>", "event: job" and "data: <job
+// JSON>", with a ": keep-alive" comment every Config.KeepAlive. A key holds
+// at most MaxStreamsPerKey streams and a tenant MaxStreamsPerTenant (429
+// beyond). It ends when the client goes away, when a write takes longer
+// than StreamWriteTimeout (a client that does not read), when the key is
+// revoked or its tenant removed (checked every StreamAuthInterval, at once
+// for a revocation through this server), or when the subscription closes:
+// the feed stopped (the server is shutting down) or dropped a client too
+// slow to keep up, which then reconnects with its Last-Event-ID.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Events == nil {
 		return errorf(http.StatusServiceUnavailable, "live events are not enabled on this server")
 	}
-	ctx, tenantID := r.Context(), tenantOf(r).ID
-	sub, err := s.cfg.Events.Subscribe(ctx, tenantID)
+	ctx, end := context.WithCancelCause(r.Context())
+	defer end(nil)
+	st := &stream{keyID: keyIDOf(r), tenantID: tenantOf(r).ID, end: end}
+	if err := s.streams.add(st, s.cfg.MaxStreamsPerKey, s.cfg.MaxStreamsPerTenant); err != nil {
+		return err
+	}
+	defer s.streams.remove(st)
+	sub, err := s.cfg.Events.Subscribe(ctx, st.tenantID)
 	if errors.Is(err, feed.ErrClosed) {
 		return errorf(http.StatusServiceUnavailable, "the server is shutting down")
 	}
@@ -49,29 +59,27 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("subscribe to events: %w", err)
 	}
 	defer sub.Close()
-	replay, err := s.replay(ctx, tenantID, r.Header.Get("Last-Event-ID"), sub.Snapshot)
+	replay, err := s.replay(ctx, st.tenantID, r.Header.Get("Last-Event-ID"), sub.Snapshot)
 	if err != nil {
 		return err
 	}
 
-	rc := http.NewResponseController(w)
-	// The stream outlives any write timeout the server may set.
-	if err := rc.SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return fmt.Errorf("clear write deadline: %w", err)
-	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
+	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // no proxy buffering
 	w.WriteHeader(http.StatusOK)
-	sse := &sseWriter{w: w, rc: rc}
-	sse.changes(replay)
-	sse.changes(sub.Snapshot)
-	if err := sse.flush(); err != nil {
-		return nil // the client went away
+	sse := &sseWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.StreamWriteTimeout}
+	defer sse.finish()
+	if sse.changes(replay) != nil || sse.changes(sub.Snapshot) != nil || sse.flush() != nil {
+		return nil // the client went away or does not read
 	}
-	return s.stream(ctx, sse, sub)
+	return s.stream(ctx, sse, sub, st)
 }
+
+// maxReplay caps the changes replayed after a Last-Event-ID: the newest
+// are sent (the snapshot of active jobs follows in any case).
+const maxReplay = 500
 
 // replay returns the changes after lastEventID that the snapshot does not
 // show already. An id the source cannot read starts afresh: the snapshot
@@ -97,23 +105,36 @@ func (s *Server) replay(ctx context.Context, tenantID, lastEventID string, snaps
 			out = append(out, c)
 		}
 	}
+	if len(out) > maxReplay {
+		out = out[len(out)-maxReplay:]
+	}
 	return out, nil
 }
 
 // stream sends the subscription's changes and keep-alive comments until
-// the client goes away or the subscription closes.
-func (s *Server) stream(ctx context.Context, sse *sseWriter, sub *feed.Subscription) error {
+// the client goes away, the key is no longer usable or the subscription
+// closes.
+func (s *Server) stream(ctx context.Context, sse *sseWriter, sub *feed.Subscription, st *stream) error {
 	keepAlive := time.NewTicker(s.cfg.KeepAlive)
 	defer keepAlive.Stop()
+	authCheck := time.NewTicker(s.cfg.StreamAuthInterval)
+	defer authCheck.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-authCheck.C:
+			if !s.keyUsable(ctx, st.keyID, st.tenantID) {
+				return nil
+			}
+			continue
 		case c, ok := <-sub.C:
 			if !ok {
 				return nil
 			}
-			sse.change(c)
+			if sse.change(c) != nil {
+				return nil
+			}
 			// Send what else is ready in the same write.
 			for drained := false; !drained; {
 				select {
@@ -122,7 +143,9 @@ func (s *Server) stream(ctx context.Context, sse *sseWriter, sub *feed.Subscript
 						_ = sse.flush()
 						return nil
 					}
-					sse.change(c)
+					if sse.change(c) != nil {
+						return nil
+					}
 				default:
 					drained = true
 				}
@@ -131,39 +154,54 @@ func (s *Server) stream(ctx context.Context, sse *sseWriter, sub *feed.Subscript
 			sse.buf.WriteString(": keep-alive\n\n")
 		}
 		if err := sse.flush(); err != nil {
-			return nil // the client went away
+			return nil // the client went away or does not read
 		}
 	}
 }
 
-// sseWriter formats server-sent events into a buffer and flushes it.
+// sseFlushAt is how much an sseWriter buffers before it writes.
+const sseFlushAt = 32 << 10
+
+// sseWriter formats server-sent events into a buffer and flushes it, each
+// write within a deadline.
 type sseWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf bytes.Buffer
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	buf     bytes.Buffer
 }
 
-func (e *sseWriter) changes(cs []feed.Change) {
+func (e *sseWriter) changes(cs []feed.Change) error {
 	for _, c := range cs {
-		e.change(c)
+		if err := e.change(c); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
-// change adds one job event: the job as the rest of the API shows it.
-func (e *sseWriter) change(c feed.Change) {
+// change adds one job event: the job as the rest of the API shows it. The
+// buffer is written once it holds sseFlushAt bytes.
+func (e *sseWriter) change(c feed.Change) error {
 	data, err := json.Marshal(jobView(c.Job, c.Position))
 	if err != nil {
-		return // a JobView always encodes
+		return nil // a JobView always encodes
 	}
 	e.buf.WriteString("id: ")
 	e.buf.WriteString(c.ID)
 	e.buf.WriteString("\nevent: job\ndata: ")
 	e.buf.Write(data)
 	e.buf.WriteString("\n\n")
+	if e.buf.Len() >= sseFlushAt {
+		return e.flush()
+	}
+	return nil
 }
 
-// flush writes the buffer and flushes it to the client.
+// flush writes the buffer and flushes it to the client, failing when that
+// takes longer than the timeout.
 func (e *sseWriter) flush() error {
+	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
 	if e.buf.Len() > 0 {
 		if _, err := e.w.Write(e.buf.Bytes()); err != nil {
 			return err
@@ -171,4 +209,9 @@ func (e *sseWriter) flush() error {
 		e.buf.Reset()
 	}
 	return e.rc.Flush()
+}
+
+// finish gives the end of the response its own deadline.
+func (e *sseWriter) finish() {
+	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
 }

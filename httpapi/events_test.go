@@ -49,6 +49,13 @@ type sseTenant struct {
 
 func newSSEEnv(t testing.TB, keepAlive time.Duration) *sseEnv {
 	t.Helper()
+	return newSSEEnvConfig(t, func(c *httpapi.Config) { c.KeepAlive = keepAlive })
+}
+
+// newSSEEnvConfig is newSSEEnv with the server's configuration changed by
+// edit.
+func newSSEEnvConfig(t testing.TB, edit func(*httpapi.Config)) *sseEnv {
+	t.Helper()
 	opts := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, opts) })
 	d, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
@@ -67,10 +74,9 @@ func newSSEEnv(t testing.TB, keepAlive time.Duration) *sseEnv {
 	f := feed.New(feed.Config{Client: q, Queue: sseQueue})
 	e := &sseEnv{t: t, driver: d, queue: q}
 	e.stop = sseGo(t, f.Run)
-	srv, err := httpapi.New(httpapi.Config{
-		Store: d, Queue: q, Blobs: blobs, Embedder: embedding.NewHashing(0),
-		Events: f, KeepAlive: keepAlive,
-	})
+	cfg := httpapi.Config{Store: d, Queue: q, Blobs: blobs, Embedder: embedding.NewHashing(0), Events: f}
+	edit(&cfg)
+	srv, err := httpapi.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

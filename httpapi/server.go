@@ -81,6 +81,7 @@ type Server struct {
 	cfg     Config
 	logger  *slog.Logger
 	keys    *keyCache
+	streams *streams
 	metrics *metrics
 	table   []route
 	mux     *http.ServeMux
@@ -103,11 +104,23 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
 	}
+	if cfg.MaxStreamsPerKey <= 0 {
+		cfg.MaxStreamsPerKey = DefaultMaxStreamsPerKey
+	}
+	if cfg.MaxStreamsPerTenant <= 0 {
+		cfg.MaxStreamsPerTenant = DefaultMaxStreamsPerTenant
+	}
+	if cfg.StreamAuthInterval <= 0 {
+		cfg.StreamAuthInterval = DefaultAuthCacheTTL
+	}
+	if cfg.StreamWriteTimeout <= 0 {
+		cfg.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, logger: logger, keys: newKeyCache(cfg.AuthCacheTTL), metrics: newMetrics()}
+	s := &Server{cfg: cfg, logger: logger, keys: newKeyCache(cfg.AuthCacheTTL), streams: newStreams(), metrics: newMetrics()}
 	s.table = s.routes()
 	s.mux = http.NewServeMux()
 	for _, rt := range s.table {

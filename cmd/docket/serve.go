@@ -21,12 +21,15 @@ import (
 
 // httpFlags configure the API server.
 type httpFlags struct {
-	listen          string
-	adminKey        string
-	maxConns        int
-	maxConnsPerAddr int
-	bodyTimeout     time.Duration
-	env             envFlags
+	listen              string
+	adminKey            string
+	maxConns            int
+	maxConnsPerAddr     int
+	bodyTimeout         time.Duration
+	maxStreamsPerKey    int
+	maxStreamsPerTenant int
+	streamWriteTimeout  time.Duration
+	env                 envFlags
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -42,6 +45,12 @@ func (f *httpFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 		"open connections from one client IP address; more are refused with 503 (-1: no cap; behind a proxy, cap at the proxy)")
 	e.durationVar(&f.bodyTimeout, "body-timeout", "DOCKET_BODY_TIMEOUT", httpapi.DefaultBodyTimeout,
 		"time a request body other than an upload may take to arrive (uploads have a minimum transfer rate)")
+	e.intVar(&f.maxStreamsPerKey, "max-streams-per-key", "DOCKET_MAX_STREAMS_PER_KEY", httpapi.DefaultMaxStreamsPerKey,
+		"open GET /v1/events streams of one API key; more are refused with 429")
+	e.intVar(&f.maxStreamsPerTenant, "max-streams-per-tenant", "DOCKET_MAX_STREAMS_PER_TENANT", httpapi.DefaultMaxStreamsPerTenant,
+		"open GET /v1/events streams of one tenant; more are refused with 429")
+	e.durationVar(&f.streamWriteTimeout, "stream-write-timeout", "DOCKET_STREAM_WRITE_TIMEOUT", httpapi.DefaultStreamWriteTimeout,
+		"time a write to an event stream may take; a client that does not read is disconnected")
 }
 
 func (f *httpFlags) check() error {
@@ -57,6 +66,10 @@ func (f *httpFlags) check() error {
 		return fmt.Errorf("--max-conns-per-addr %d: want a positive number or -1", f.maxConnsPerAddr)
 	case f.bodyTimeout <= 0:
 		return fmt.Errorf("--body-timeout %s: want a positive duration", f.bodyTimeout)
+	case f.maxStreamsPerKey < 1 || f.maxStreamsPerTenant < 1:
+		return errors.New("--max-streams-per-key, --max-streams-per-tenant: want at least 1")
+	case f.streamWriteTimeout <= 0:
+		return fmt.Errorf("--stream-write-timeout %s: want a positive duration", f.streamWriteTimeout)
 	}
 	return nil
 }
@@ -143,7 +156,8 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 	api, err := httpapi.New(httpapi.Config{
 		Store: s.store, Queue: s.client, Blobs: s.blobs, Embedder: s.embedder, Events: events,
 		AdminKey: hf.adminKey, MaxUploadBytes: vf.maxUploadBytes, Logger: s.logger,
-		BodyTimeout: hf.bodyTimeout,
+		BodyTimeout: hf.bodyTimeout, MaxStreamsPerKey: hf.maxStreamsPerKey, MaxStreamsPerTenant: hf.maxStreamsPerTenant,
+		StreamWriteTimeout: hf.streamWriteTimeout,
 	})
 	if err != nil {
 		return err
