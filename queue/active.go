@@ -14,6 +14,7 @@ type activeSet struct {
 	mu      sync.Mutex
 	entries map[Lease]*activeJob
 	byQueue map[string]int // handlers holding a slot, per queue
+	claims  map[string]int // slots reserved by claims in flight, per queue
 }
 
 type activeJob struct {
@@ -26,7 +27,28 @@ type activeJob struct {
 }
 
 func newActiveSet() *activeSet {
-	return &activeSet{entries: make(map[Lease]*activeJob), byQueue: make(map[string]int)}
+	return &activeSet{entries: make(map[Lease]*activeJob), byQueue: make(map[string]int), claims: make(map[string]int)}
+}
+
+// reserve reserves up to share of queue's free slots (limit minus handlers
+// running and slots already reserved) for a claim and returns how many.
+// The claim's jobs take slots as they start; unreserve then returns the
+// reservation.
+func (s *activeSet) reserve(queue string, limit, share int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := min(limit-s.byQueue[queue]-s.claims[queue], share)
+	if n <= 0 {
+		return 0
+	}
+	s.claims[queue] += n
+	return n
+}
+
+func (s *activeSet) unreserve(queue string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.claims[queue] -= n
 }
 
 func (s *activeSet) add(t *Task, cancel context.CancelCauseFunc) {
@@ -103,6 +125,13 @@ func (s *activeSet) running(queue string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.byQueue[queue]
+}
+
+// busy returns the slots of queue that are taken or reserved.
+func (s *activeSet) busy(queue string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byQueue[queue] + s.claims[queue]
 }
 
 func (s *activeSet) len() int {

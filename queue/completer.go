@@ -50,6 +50,11 @@ func (c *completer) submit(t *Task, p *JobFinishParams, err error) {
 	}
 	c.queue = append(c.queue, finishItem{task: t, params: p, err: err})
 	c.mu.Unlock()
+	c.signal()
+}
+
+// signal wakes an idle flusher without blocking.
+func (c *completer) signal() {
 	select {
 	case c.kick <- struct{}{}:
 	default:
@@ -78,22 +83,31 @@ func (c *completer) stop() {
 	<-c.flushed
 }
 
-// start runs the completer until stop; ctx ends its store calls.
+// start runs the completer's flushers (WorkerConfig.Completers) until
+// stop; ctx ends their store calls.
 func (c *completer) start(ctx context.Context, wg *sync.WaitGroup) {
 	c.ctx, c.cancel = context.WithCancel(ctx)
-	wg.Go(c.run)
+	var flushers sync.WaitGroup
+	for range c.w.cfg.Completers {
+		flushers.Go(c.run)
+	}
+	wg.Go(func() {
+		flushers.Wait()
+		c.dropUnstored()
+		c.cancel()
+		close(c.flushed)
+	})
 }
 
+// run is one flusher: it stores what is queued whenever kicked, and what
+// is left at stop.
 func (c *completer) run() {
-	defer c.cancel()
-	defer close(c.flushed)
 	for {
 		select {
 		case <-c.kick:
 			c.flushAll(c.ctx)
 		case <-c.done:
 			c.flushAll(c.ctx)
-			c.dropUnstored()
 			return
 		case <-c.ctx.Done():
 			return
@@ -108,9 +122,13 @@ func (c *completer) flushAll(ctx context.Context) {
 		n := min(len(c.queue), completerBatchMax)
 		batch := c.queue[:n:n]
 		c.queue = c.queue[n:]
+		more := len(c.queue) > 0
 		c.mu.Unlock()
 		if n == 0 {
 			return
+		}
+		if more {
+			c.signal() // for another flusher
 		}
 		if err := c.flush(ctx, batch); err != nil {
 			c.mu.Lock()

@@ -8,10 +8,14 @@ import (
 // claimBatchMax caps how many jobs one claim asks for.
 const claimBatchMax = 1000
 
-// produce claims jobs of one queue while it has free slots and work, and
-// otherwise waits for a notification, a freed slot or the poll interval.
-func (w *Worker) produce(ctx context.Context, queue string) {
-	maxWorkers := w.cfg.Queues[queue].MaxWorkers
+// produce is one claim loop of a queue: it claims jobs while the queue has
+// free slots and work, and otherwise waits for a wake-up on wake (a
+// notification, a freed slot), or the poll interval. A queue has
+// QueueConfig.Claimers loops; each reserves the slots it claims for, so
+// together they never exceed MaxWorkers.
+func (w *Worker) produce(ctx context.Context, queue string, wake <-chan struct{}) {
+	qc := w.cfg.Queues[queue]
+	share := min((qc.MaxWorkers+qc.Claimers-1)/qc.Claimers, claimBatchMax)
 	poll := time.NewTimer(w.cfg.PollInterval)
 	defer poll.Stop()
 	var (
@@ -19,11 +23,10 @@ func (w *Worker) produce(ctx context.Context, queue string) {
 		lastClaim time.Time
 	)
 	for {
-		free := maxWorkers - w.active.running(queue)
-		if free > 0 {
-			want := min(free, claimBatchMax)
+		if want := w.active.reserve(queue, qc.MaxWorkers, share); want > 0 {
 			lastClaim = time.Now()
-			jobs, err := w.claim(ctx, queue, want)
+			n, err := w.claim(ctx, queue, want)
+			w.active.unreserve(queue, want)
 			switch {
 			case ctx.Err() != nil:
 				return
@@ -36,13 +39,13 @@ func (w *Worker) produce(ctx context.Context, queue string) {
 				continue
 			}
 			backoff = 0
-			if len(jobs) == want {
+			if n == want {
 				// All we asked for: more work is likely; claim again as
 				// soon as slots free up, after the cooldown.
 				if !sleepCtx(ctx, w.cfg.FetchCooldown) {
 					return
 				}
-				if w.active.running(queue) < maxWorkers {
+				if w.active.busy(queue) < qc.MaxWorkers {
 					continue
 				}
 			}
@@ -51,7 +54,7 @@ func (w *Worker) produce(ctx context.Context, queue string) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-w.wake[queue]:
+		case <-wake:
 			// The cooldown spaces claims; a wake-up long after the last
 			// claim does not wait for it again.
 			if !sleepCtx(ctx, time.Until(lastClaim.Add(w.cfg.FetchCooldown))) {
@@ -62,12 +65,13 @@ func (w *Worker) produce(ctx context.Context, queue string) {
 	}
 }
 
-func (w *Worker) claim(ctx context.Context, queue string, n int) ([]*Job, error) {
+// claim claims up to n jobs of queue, starts them and returns how many.
+func (w *Worker) claim(ctx context.Context, queue string, n int) (int, error) {
 	jobs, err := w.exec.JobClaim(ctx, &JobClaimParams{
 		Queue: queue, WorkerID: w.id, Max: n, LeaseDuration: w.cfg.LeaseDuration,
 	})
 	if err != nil || len(jobs) == 0 {
-		return nil, err
+		return 0, err
 	}
 	if w.cfg.Hooks.Claimed != nil {
 		w.cfg.Hooks.Claimed(jobs)
@@ -75,12 +79,12 @@ func (w *Worker) claim(ctx context.Context, queue string, n int) ([]*Job, error)
 	for _, job := range jobs {
 		w.start(job)
 	}
-	return jobs, nil
+	return len(jobs), nil
 }
 
-// wakeQueue nudges a queue's producer without blocking.
+// wakeQueue nudges the claim loops of a queue without blocking.
 func (w *Worker) wakeQueue(queue string) {
-	if ch, ok := w.wake[queue]; ok {
+	for _, ch := range w.wake[queue] {
 		select {
 		case ch <- struct{}{}:
 		default:

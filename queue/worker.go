@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -48,6 +49,11 @@ type WorkerConfig struct {
 	StuckThreshold time.Duration
 	// Backoff is the retry delay policy. Default ExponentialBackoff(2s, 1h).
 	Backoff Backoff
+	// Completers is how many batches of outcomes may be stored at once,
+	// each on its own connection. More than one lets a busy worker use
+	// several database cores and overlap commits; batches get smaller.
+	// Default 1.
+	Completers int
 
 	// Maintenance configures the leader-elected sweeps. Disabled when
 	// Maintenance.Disabled is set.
@@ -63,6 +69,12 @@ type WorkerConfig struct {
 type QueueConfig struct {
 	// MaxWorkers is how many jobs of the queue this process runs at once.
 	MaxWorkers int
+	// Claimers is how many claims of the queue may be in flight at once,
+	// each on its own connection and asking for at most its share of
+	// MaxWorkers. More than one lets a busy worker use several database
+	// cores; the store's rules (tenant limits, FIFO, round-robin) hold
+	// across claimers as they do across processes. Default 1.
+	Claimers int
 }
 
 // Hooks are called by the worker runtime. Each may be nil. They run on the
@@ -85,7 +97,7 @@ type Worker struct {
 	logger *slog.Logger
 
 	active    *activeSet
-	wake      map[string]chan struct{} // per queue; buffered 1
+	wake      map[string][]chan struct{} // per queue, per claim loop; buffered 1
 	completer *completer
 	jobs      sync.WaitGroup
 	ran       atomic.Bool
@@ -109,10 +121,12 @@ func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
 	w := &Worker{
 		client: client, exec: client.exec, cfg: cfg, id: cfg.ID,
 		logger: logger.With("worker_id", cfg.ID),
-		active: newActiveSet(), wake: make(map[string]chan struct{}),
+		active: newActiveSet(), wake: make(map[string][]chan struct{}),
 	}
-	for q := range cfg.Queues {
-		w.wake[q] = make(chan struct{}, 1)
+	for name, q := range cfg.Queues {
+		for range q.Claimers {
+			w.wake[name] = append(w.wake[name], make(chan struct{}, 1))
+		}
 	}
 	w.completer = newCompleter(w)
 	return w, nil
@@ -126,6 +140,7 @@ func (c *WorkerConfig) setDefaults() error {
 	if len(c.Queues) == 0 {
 		c.Queues = map[string]QueueConfig{DefaultQueue: {MaxWorkers: 10}}
 	}
+	c.Queues = maps.Clone(c.Queues) // defaults are filled in below
 	for name, q := range c.Queues {
 		if err := ValidateQueueName(name); err != nil {
 			return err
@@ -133,6 +148,19 @@ func (c *WorkerConfig) setDefaults() error {
 		if q.MaxWorkers < 1 || q.MaxWorkers > 10000 {
 			return fmt.Errorf("%w: queue %s: max workers %d outside 1..10000", ErrInvalid, name, q.MaxWorkers)
 		}
+		switch {
+		case q.Claimers == 0:
+			q.Claimers = 1
+		case q.Claimers < 0 || q.Claimers > min(q.MaxWorkers, 64):
+			return fmt.Errorf("%w: queue %s: claimers %d outside 1..min(max workers, 64)", ErrInvalid, name, q.Claimers)
+		}
+		c.Queues[name] = q
+	}
+	switch {
+	case c.Completers == 0:
+		c.Completers = 1
+	case c.Completers < 0 || c.Completers > 64:
+		return fmt.Errorf("%w: completers %d outside 1..64", ErrInvalid, c.Completers)
 	}
 	for kind, h := range c.Handlers {
 		if h.Handler == nil {
@@ -194,8 +222,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	if !w.cfg.Maintenance.Disabled {
 		producers.Go(func() { w.maintain(fetchCtx) })
 	}
-	for q := range w.cfg.Queues {
-		producers.Go(func() { w.produce(fetchCtx, q) })
+	for q, wake := range w.wake {
+		for _, ch := range wake {
+			producers.Go(func() { w.produce(fetchCtx, q, ch) })
+		}
 	}
 	w.logger.Info("worker started", "queues", len(w.cfg.Queues))
 
