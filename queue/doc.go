@@ -30,4 +30,19 @@
 // then enqueue order. At most a tenant's limit of jobs run at once per queue
 // (default 1), enforced by the database across all worker processes, and free
 // capacity goes round-robin across tenants that have work.
+//
+// # Inside a worker
+//
+// Per queue, QueueConfig.Claimers claim loops (default 1) claim jobs in
+// batches while the queue has free slots (QueueConfig.MaxWorkers); each loop
+// reserves the slots it claims for, so together they never exceed them. Every
+// claimed attempt runs its handler on its own goroutine and holds a slot, kept
+// per attempt (per lease), until the handler returns. Its outcome goes to the
+// completer, whose WorkerConfig.Completers flushers (default 1) store outcomes
+// in batches that grow with load. One goroutine renews all leases held. At
+// shutdown the worker stops claiming, lets handlers finish within
+// ShutdownGrace, cancels the rest and releases their jobs, and stores what is
+// left for at most a lease: what it cannot store, the rescuer takes over, as
+// when a worker dies. Each attempt's outcome is decided once, so hooks and
+// events report it once.
 package queue

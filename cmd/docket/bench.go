@@ -54,6 +54,8 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	fs.IntVar(&cfg.Backlog, "backlog", 20_000, "pending jobs steady keeps topped up")
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", 20*time.Millisecond, "worker poll interval")
 	fs.DurationVar(&cfg.FetchCooldown, "fetch-cooldown", 2*time.Millisecond, "least time between two claims of a worker")
+	fs.IntVar(&cfg.Claimers, "claimers", 1, "claim loops per worker (queue.QueueConfig.Claimers)")
+	fs.IntVar(&cfg.Completers, "completers", 1, "outcome flushers per worker (queue.WorkerConfig.Completers)")
 	fleet := fs.String("fleet", "1,2,4,8", "worker process counts fleet runs with, comma-separated")
 	fs.StringVar(&cfg.FleetCPUProfile, "fleet-cpuprofile", "", "directory each fleet worker process writes a CPU profile to")
 	asJSON := fs.Bool("json", false, "print one JSON object per line per scenario")

@@ -54,6 +54,10 @@ type Config struct {
 	// 2ms, as River's benchmark tunes River.
 	PollInterval  time.Duration
 	FetchCooldown time.Duration
+	// Claimers and Completers set queue.QueueConfig.Claimers and
+	// queue.WorkerConfig.Completers of every worker. Default 1 each.
+	Claimers   int
+	Completers int
 
 	// Fleet is the numbers of worker processes the fleet scenario runs
 	// with, one after the other. Default 1, 2, 4, 8.
@@ -75,6 +79,8 @@ type Config struct {
 func (c *Config) setDefaults() {
 	setInt(&c.Tenants, 100)
 	setInt(&c.Workers, 1000)
+	setInt(&c.Claimers, 1)
+	setInt(&c.Completers, 1)
 	setInt(&c.Samples, 1000)
 	setInt(&c.Backlog, 20_000)
 	if c.Duration <= 0 {

@@ -75,6 +75,8 @@ type fleetSpec struct {
 	Slots         int           `json:"slots"`
 	PollInterval  time.Duration `json:"poll"`
 	FetchCooldown time.Duration `json:"cooldown"`
+	Claimers      int           `json:"claimers"`
+	Completers    int           `json:"completers"`
 	Verbose       bool          `json:"verbose,omitempty"`
 	CPUProfile    string        `json:"cpuprofile,omitempty"`
 }
@@ -98,7 +100,8 @@ func RunFleetWorker(ctx context.Context, spec string, stdin io.Reader, stdout, s
 	defer func() { err = errors.Join(err, d.Close()) }()
 	client := queue.NewClient(d, queue.ClientConfig{Logger: logger})
 	var done tally
-	r := &runner{cfg: &Config{PollInterval: s.PollInterval, FetchCooldown: s.FetchCooldown, Logger: logger}}
+	r := &runner{cfg: &Config{PollInterval: s.PollInterval, FetchCooldown: s.FetchCooldown,
+		Claimers: max(s.Claimers, 1), Completers: max(s.Completers, 1), Logger: logger}}
 	w, err := queue.NewWorker(client, r.workerConfig(s.Slots, noop, queue.Hooks{Finished: done.hook}))
 	if err != nil {
 		return err
@@ -254,7 +257,7 @@ func (r *runner) fleetPhase(ctx context.Context, ps *PostgresStore, k int, phase
 	_, _ = pool.Exec(ctx, "CHECKPOINT") // best effort: needs pg_checkpoint or superuser
 	var done tally
 	spec := fleetSpec{
-		ConnString: connString, Slots: r.cfg.Workers,
+		ConnString: connString, Slots: r.cfg.Workers, Claimers: r.cfg.Claimers, Completers: r.cfg.Completers,
 		PollInterval: r.cfg.PollInterval, FetchCooldown: r.cfg.FetchCooldown,
 		Verbose: r.cfg.Progress != io.Discard,
 	}

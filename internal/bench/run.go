@@ -37,7 +37,8 @@ func (r *runner) newClient(ctx context.Context, limit int) (*queue.Client, error
 // workerConfig is the tuned configuration of one worker.
 func (r *runner) workerConfig(maxWorkers int, h queue.HandlerFunc, hooks queue.Hooks) queue.WorkerConfig {
 	return queue.WorkerConfig{
-		Queues:        map[string]queue.QueueConfig{queue.DefaultQueue: {MaxWorkers: maxWorkers}},
+		Queues:        map[string]queue.QueueConfig{queue.DefaultQueue: {MaxWorkers: maxWorkers, Claimers: min(r.cfg.Claimers, maxWorkers)}},
+		Completers:    r.cfg.Completers,
 		Handlers:      map[string]queue.HandlerConfig{benchKind: {Handler: h}},
 		PollInterval:  r.cfg.PollInterval,
 		FetchCooldown: r.cfg.FetchCooldown,
@@ -53,6 +54,8 @@ func (r *runner) settings(res *Result, workers string) {
 	res.set("workers", workers)
 	res.set("poll_interval", r.cfg.PollInterval.String())
 	res.set("fetch_cooldown", r.cfg.FetchCooldown.String())
+	res.set("claimers", r.cfg.Claimers)
+	res.set("completers", r.cfg.Completers)
 }
 
 // workers runs queue workers until stop is called.
