@@ -16,8 +16,8 @@ var _ Store = (*Local)(nil)
 
 // Permissions of what the local backend creates.
 const (
-	DirPerm  fs.FileMode = 0o750
-	FilePerm fs.FileMode = 0o640
+	DirPerm  fs.FileMode = 0o700
+	FilePerm fs.FileMode = 0o600
 )
 
 // tempPattern names Put's temporary files. Keys cannot contain '.', so a temporary file

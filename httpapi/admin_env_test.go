@@ -72,6 +72,8 @@ func newAdminEnvStore(t *testing.T, d httpapi.TestStore, edit func(*httpapi.Conf
 	cfg := httpapi.Config{
 		Store: d, Queue: q, Blobs: blobs, Embedder: embeddingForTests(),
 		AdminKey: testAdminKey, AuthCacheTTL: time.Hour,
+		// The auth sweeps try many wrong keys from one address.
+		AuthFailuresPerAddr: 1 << 20, AuthFailuresPerKey: 1 << 20,
 	}
 	if edit != nil {
 		edit(&cfg)

@@ -39,36 +39,45 @@ var (
 )
 
 // authorize checks r's credentials for access a and returns r with the
-// caller's tenant in its context.
+// caller's tenant and key id in its context. Failed attempts are counted
+// per client address and key id; past the limits the caller gets 429.
 func (s *Server) authorize(a access, r *http.Request) (*http.Request, error) {
-	switch a {
-	case public:
-		return r, nil
-	case admin:
-		if s.cfg.AdminKey == "" {
-			return r, errAdminUnset
-		}
-		key, ok := bearer(r)
-		if !ok {
-			return r, errNoKey
-		}
-		if subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.AdminKey)) != 1 {
-			return r, errNoAdmin
-		}
+	if a == public {
 		return r, nil
 	}
 	key, ok := bearer(r)
 	if !ok {
+		if a == admin && s.cfg.AdminKey == "" {
+			return r, errAdminUnset
+		}
 		return r, errNoKey
 	}
+	var keyID string
+	if a == tenant {
+		keyID, _ = apikey.Parse(key) // "" for a malformed key
+	}
+	if err := s.throttled(r, keyID); err != nil {
+		return r, err
+	}
+	if a == admin {
+		switch {
+		case s.cfg.AdminKey == "":
+			return r, errAdminUnset
+		case subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.AdminKey)) != 1:
+			s.failed(r, "")
+			return r, errNoAdmin
+		}
+		return r, nil
+	}
 	t, err := s.authenticate(r.Context(), key)
+	if errors.Is(err, errBadKey) {
+		s.failed(r, keyID)
+	}
 	if err != nil {
 		return r, err
 	}
 	ctx := context.WithValue(r.Context(), tenantKey{}, t)
-	if id, err := apikey.Parse(key); err == nil {
-		ctx = context.WithValue(ctx, keyIDKey{}, id)
-	}
+	ctx = context.WithValue(ctx, keyIDKey{}, keyID)
 	return r.WithContext(ctx), nil
 }
 

@@ -32,6 +32,10 @@ const (
 	DefaultMaxStreamsPerKey    = 8
 	DefaultMaxStreamsPerTenant = 32
 	DefaultStreamWriteTimeout  = 10 * time.Second
+
+	DefaultAuthFailuresPerAddr = 30
+	DefaultAuthFailuresPerKey  = 10
+	DefaultAuthFailureWindow   = time.Minute
 )
 
 // Config configures a Server. Store, Queue, Blobs and Embedder are required.
@@ -72,6 +76,15 @@ type Config struct {
 	// a client that does not read is disconnected after it. Default
 	// DefaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
+	// AuthFailuresPerAddr and AuthFailuresPerKey are how many failed
+	// authentications a client address, and a key id, may make in
+	// AuthFailureWindow; past them every request of that address or key id
+	// is refused with 429 and Retry-After until the window ends. Defaults
+	// DefaultAuthFailuresPerAddr and DefaultAuthFailuresPerKey.
+	AuthFailuresPerAddr, AuthFailuresPerKey int
+	// AuthFailureWindow is the window of the failed-authentication
+	// counts. Default DefaultAuthFailureWindow.
+	AuthFailureWindow time.Duration
 	// Logger receives 5xx errors and lifecycle logs. Nil discards them.
 	Logger *slog.Logger
 }
@@ -82,6 +95,7 @@ type Server struct {
 	logger  *slog.Logger
 	keys    *keyCache
 	streams *streams
+	fails   *failures
 	metrics *metrics
 	table   []route
 	mux     *http.ServeMux
@@ -104,6 +118,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
 	}
+	if cfg.AuthFailuresPerAddr <= 0 {
+		cfg.AuthFailuresPerAddr = DefaultAuthFailuresPerAddr
+	}
+	if cfg.AuthFailuresPerKey <= 0 {
+		cfg.AuthFailuresPerKey = DefaultAuthFailuresPerKey
+	}
+	if cfg.AuthFailureWindow <= 0 {
+		cfg.AuthFailureWindow = DefaultAuthFailureWindow
+	}
 	if cfg.MaxStreamsPerKey <= 0 {
 		cfg.MaxStreamsPerKey = DefaultMaxStreamsPerKey
 	}
@@ -120,7 +143,7 @@ func New(cfg Config) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, logger: logger, keys: newKeyCache(cfg.AuthCacheTTL), streams: newStreams(), metrics: newMetrics()}
+	s := &Server{cfg: cfg, logger: logger, keys: newKeyCache(cfg.AuthCacheTTL), streams: newStreams(), fails: newFailures(cfg.AuthFailureWindow), metrics: newMetrics()}
 	s.table = s.routes()
 	s.mux = http.NewServeMux()
 	for _, rt := range s.table {
@@ -204,6 +227,10 @@ func (s *Server) wrap(rt route) http.Handler {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		s.bodyDeadline(sw, r, name)
+		if rt.access != public {
+			// Tenant data and the admin API's answers are for no cache.
+			sw.Header().Set("Cache-Control", "no-store")
+		}
 		r, err := s.authorize(rt.access, r)
 		if err == nil {
 			err = rt.handle(sw, r)

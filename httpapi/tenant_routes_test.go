@@ -63,7 +63,8 @@ func newTenantEnvStore(t testing.TB, d TestStore, edit func(*Config)) *tenantEnv
 	}
 	q := queue.NewClient(d, queue.ClientConfig{})
 	cs := &countingStore{Store: d}
-	cfg := Config{Store: cs, Queue: q, Blobs: blobs, Embedder: embedding.NewHashing(0), AuthCacheTTL: time.Hour}
+	cfg := Config{Store: cs, Queue: q, Blobs: blobs, Embedder: embedding.NewHashing(0), AuthCacheTTL: time.Hour,
+		AuthFailuresPerAddr: 1 << 20, AuthFailuresPerKey: 1 << 20} // sweeps try many wrong keys
 	if edit != nil {
 		edit(&cfg)
 	}

@@ -68,3 +68,27 @@ func TestApp_NoHTMLInjection(t *testing.T) {
 		}
 	}
 }
+
+// The dashboard keeps the API key for the tab's session only
+// (sessionStorage, never localStorage) and has a button that forgets it.
+func TestHandler_KeyForTheSessionOnly(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(web.Handler())
+	defer srv.Close()
+	get := func(path string) string {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	js, page := get("/ui/app.js"), get("/")
+	if strings.Contains(js, "localStorage") || !strings.Contains(js, "sessionStorage") {
+		t.Error("app.js keeps the key beyond the session: want sessionStorage only")
+	}
+	if !strings.Contains(page, `id="forget"`) || !strings.Contains(js, `$("forget")`) {
+		t.Error("no button to forget the key")
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -55,14 +56,22 @@ func (f *storeFlags) open(ctx context.Context) (queue.Driver, error) {
 	)
 	switch u := f.databaseURL; {
 	case u == "":
-		if err := os.MkdirAll(f.dataDir, 0o750); err != nil {
+		if err := os.MkdirAll(f.dataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("data dir: %w", err)
 		}
-		d, err = sqlite.Open(ctx, filepath.Join(f.dataDir, "docket.db"))
+		path := filepath.Join(f.dataDir, "docket.db")
+		if err := privateFile(path); err != nil {
+			return nil, err
+		}
+		d, err = sqlite.Open(ctx, path)
 	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
 		d, err = postgres.Open(ctx, u)
 	case strings.HasPrefix(u, "sqlite://"):
-		d, err = sqlite.Open(ctx, strings.TrimPrefix(u, "sqlite://"))
+		path := strings.TrimPrefix(u, "sqlite://")
+		if err := privateFile(path); err != nil {
+			return nil, err
+		}
+		d, err = sqlite.Open(ctx, path)
 	default:
 		return nil, fmt.Errorf("--database-url: want postgres://..., postgresql://... or sqlite://PATH, got %q", redact(u))
 	}
@@ -74,6 +83,21 @@ func (f *storeFlags) open(ctx context.Context) (queue.Driver, error) {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	return d, nil
+}
+
+// privateFile creates the database file readable by its owner only (0600),
+// or makes an existing one so: SQLite gives its WAL and shared-memory
+// files the database file's mode.
+func privateFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("database file: %w", err)
+	}
+	err = f.Chmod(0o600)
+	if err = errors.Join(err, f.Close()); err != nil {
+		return fmt.Errorf("database file: %w", err)
+	}
+	return nil
 }
 
 // redact hides a password in a URL for error messages.

@@ -23,6 +23,7 @@ import (
 type httpFlags struct {
 	listen              string
 	adminKey            string
+	adminKeyFile        string
 	maxConns            int
 	maxConnsPerAddr     int
 	bodyTimeout         time.Duration
@@ -36,7 +37,9 @@ func (f *httpFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&f.listen, "listen", envOr(getenv, "DOCKET_LISTEN", "127.0.0.1:8080"),
 		"address the API and dashboard listen on (port 0 picks a free one) [DOCKET_LISTEN]")
 	fs.StringVar(&f.adminKey, "admin-key", getenv("DOCKET_ADMIN_KEY"),
-		"key for /v1/admin/*; empty disables the admin API [DOCKET_ADMIN_KEY]")
+		"key for /v1/admin/* (32 random bytes' worth; shows in ps: prefer --admin-key-file); none: a key generated into <data-dir>/admin.key [DOCKET_ADMIN_KEY]")
+	fs.StringVar(&f.adminKeyFile, "admin-key-file", getenv("DOCKET_ADMIN_KEY_FILE"),
+		"file holding the key for /v1/admin/* [DOCKET_ADMIN_KEY_FILE]")
 	f.env = envFlags{fs: fs, getenv: getenv}
 	e := &f.env
 	e.intVar(&f.maxConns, "max-conns", "DOCKET_MAX_CONNS", httpapi.DefaultMaxConns,
@@ -58,8 +61,10 @@ func (f *httpFlags) check() error {
 		return err
 	}
 	switch {
-	case f.adminKey != "" && len(f.adminKey) < 24:
-		return errors.New("--admin-key: use at least 24 characters")
+	case f.adminKey != "" && f.adminKeyFile != "":
+		return errors.New("--admin-key and --admin-key-file: give one")
+	case f.adminKey != "" && checkAdminKey(f.adminKey) != nil:
+		return checkAdminKey(f.adminKey)
 	case f.maxConns == 0 || f.maxConns < -1:
 		return fmt.Errorf("--max-conns %d: want a positive number or -1", f.maxConns)
 	case f.maxConnsPerAddr == 0 || f.maxConnsPerAddr < -1:
@@ -105,6 +110,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	logger, err := sf.logger(stderr)
 	if err != nil {
+		return err
+	}
+	if hf.adminKey, err = hf.resolveAdminKey(sf.dataDir, stdout); err != nil {
 		return err
 	}
 	svc, err := openService(ctx, &sf, &vf, logger)

@@ -4,7 +4,8 @@
 const $ = (id) => document.getElementById(id);
 const jobs = new Map(); // job id -> job JSON
 const docs = new Map(); // document id -> document JSON
-let key = localStorage.getItem("docket_key") || "";
+// The key is kept for this tab's session only; "Forget key" drops it.
+let key = sessionStorage.getItem("docket_key") || "";
 let stream = null; // AbortController of the event stream
 let lastEventID = "";
 
@@ -216,7 +217,7 @@ function connect(ev) {
   if (ev) ev.preventDefault();
   key = $("key").value.trim() || key;
   if (!key) return;
-  localStorage.setItem("docket_key", key);
+  sessionStorage.setItem("docket_key", key);
   // Nothing of the previous key's tenant stays on the page.
   jobs.clear();
   docs.clear();
@@ -231,7 +232,23 @@ function connect(ev) {
   loadRateLimit();
 }
 
+// forget drops the key from the page and the session and clears what it
+// showed.
+function forget() {
+  key = "";
+  sessionStorage.removeItem("docket_key");
+  if (stream) { stream.abort(); stream = null; }
+  $("key").value = "";
+  jobs.clear();
+  docs.clear();
+  renderJobs();
+  for (const id of ["docrows", "results"]) $(id).replaceChildren();
+  for (const id of ["ratelimit", "uploadmsg", "searchmsg"]) $(id).textContent = "";
+  setStatus("not connected");
+}
+
 $("keyform").addEventListener("submit", connect);
+$("forget").addEventListener("click", forget);
 $("uploadform").addEventListener("submit", upload);
 $("searchform").addEventListener("submit", search);
 if (key) { $("key").value = key; connect(); }
