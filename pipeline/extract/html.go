@@ -73,9 +73,9 @@ func extractHTML(ctx context.Context, data []byte, opts *Options) (*Document, er
 			return nil, fmt.Errorf("html: text > cap %d: %w", opts.MaxTextLength, ErrTooLarge)
 		}
 	}
-	title := Normalize(st.title.String())
+	title := capTitle(st.title.String())
 	if title == "" {
-		title = Normalize(st.heading.String())
+		title = capTitle(st.heading.String())
 	}
 	return &Document{Pages: pagesFrom([]string{st.text.String()}), Title: title}, nil
 }
@@ -99,10 +99,10 @@ func (st *htmlState) token(z *html.Tokenizer, tt html.TokenType) {
 		}
 		switch {
 		case st.inTitle:
-			st.title.Write(t)
+			capWrite(&st.title, t)
 		default:
 			if st.inH1 {
-				st.heading.Write(t)
+				capWrite(&st.heading, t)
 			}
 			st.text.Write(t)
 		}

@@ -113,3 +113,30 @@ func joinsHyphen(line, next string) bool {
 	first, _ := utf8.DecodeRuneInString(next)
 	return unicode.IsLetter(before) && unicode.IsLower(first)
 }
+
+// titleRaw is how much of a title is kept before normalisation: room for
+// white space that normalising removes.
+const titleRaw = 4 * MaxTitleBytes
+
+// capWrite appends p to b while b holds less than titleRaw bytes.
+func capWrite(b *strings.Builder, p []byte) {
+	if room := titleRaw - b.Len(); room > 0 {
+		b.Write(p[:min(len(p), room)])
+	}
+}
+
+// capTitle normalises a title and cuts it to MaxTitleBytes.
+func capTitle(s string) string {
+	return Truncate(Normalize(Truncate(s, titleRaw-utf8.UTFMax)), MaxTitleBytes)
+}
+
+// Truncate returns s cut to at most n bytes on a rune boundary.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

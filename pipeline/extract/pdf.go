@@ -137,7 +137,7 @@ func openErr(err error) (bool, error) {
 // here are not fatal: the page loop will meet a broken instance soon enough.
 func (j *pdfJob) meta(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT) {
 	if t, err := inst.FPDF_GetMetaText(&requests.FPDF_GetMetaText{Document: doc, Tag: "Title"}); err == nil {
-		j.doc.Title = Normalize(t.Value)
+		j.doc.Title = capTitle(t.Value)
 	}
 	if s, err := inst.FPDF_GetSecurityHandlerRevision(&requests.FPDF_GetSecurityHandlerRevision{Document: doc}); err == nil && s.SecurityHandlerRevision >= 0 {
 		j.doc.Warnings = append(j.doc.Warnings, "encrypted with an empty user password")

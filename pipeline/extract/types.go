@@ -95,6 +95,7 @@ type Document struct {
 	// Warnings are non-fatal findings, such as "no text layer; OCR needed".
 	Warnings []string
 	// Title comes from document metadata, the HTML <title>, or the first heading, when there is one.
+	// It is at most MaxTitleBytes, cut on a rune boundary.
 	Title string
 	// ActiveContent is set when a PDF carries JavaScript, an open action, a launch action or
 	// embedded files. The text is still extracted; the flag is for the caller's policy.
@@ -224,3 +225,6 @@ func deadlineErr(ctx context.Context, what string) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// MaxTitleBytes caps Document.Title: a longer title is cut, on a rune boundary, as it is read.
+const MaxTitleBytes = 1024
