@@ -1,10 +1,14 @@
 package httpapi
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/docketq/docket"
@@ -31,11 +35,34 @@ type searchHit struct {
 // search serves GET /v1/search?q=&k=: the k chunks of the tenant most
 // similar to q by cosine similarity, best first. The query is embedded with
 // the pipeline's embedder and only vectors of its model and size compare.
+//
+// A tenant runs at most SearchesPerTenant searches at once (429 beyond)
+// and each gets SearchTimeout (503 after it), so that one tenant's load
+// stays its own.
 func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	q, k, err := searchParams(r)
 	if err != nil {
 		return err
 	}
+	tenantID := tenantOf(r).ID
+	if !s.searches.acquire(tenantID, s.cfg.SearchesPerTenant) {
+		return &httpError{status: http.StatusTooManyRequests, title: "Too Many Requests", retryAfter: 1,
+			detail: fmt.Sprintf("this tenant already runs %d searches; retry when one is done", s.cfg.SearchesPerTenant)}
+	}
+	defer s.searches.release(tenantID)
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SearchTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	err = s.runSearch(w, r, q, k)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return &httpError{status: http.StatusServiceUnavailable, title: "Service Unavailable", retryAfter: 5,
+			detail: fmt.Sprintf("the search took longer than %s", s.cfg.SearchTimeout)}
+	}
+	return err
+}
+
+// runSearch ranks the tenant's chunks against q and writes the k best.
+func (s *Server) runSearch(w http.ResponseWriter, r *http.Request, q string, k int) error {
 	vecs, err := s.cfg.Embedder.Embed(r.Context(), []string{q})
 	if err != nil {
 		return err
@@ -106,3 +133,30 @@ func (t *topK) offer(c *docket.Chunk, score float32) {
 }
 
 func (t *topK) results() []searchHit { return t.hits }
+
+// inflight counts the requests of each tenant running now.
+type inflight struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func newInflight() *inflight { return &inflight{n: make(map[string]int)} }
+
+// acquire counts a request of tenantID in, unless it runs limit already.
+func (f *inflight) acquire(tenantID string, limit int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n[tenantID] >= limit {
+		return false
+	}
+	f.n[tenantID]++
+	return true
+}
+
+func (f *inflight) release(tenantID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n[tenantID]--; f.n[tenantID] <= 0 {
+		delete(f.n, tenantID)
+	}
+}

@@ -36,6 +36,9 @@ const (
 	DefaultAuthFailuresPerAddr = 30
 	DefaultAuthFailuresPerKey  = 10
 	DefaultAuthFailureWindow   = time.Minute
+
+	DefaultSearchesPerTenant = 2
+	DefaultSearchTimeout     = 10 * time.Second
 )
 
 // Config configures a Server. Store, Queue, Blobs and Embedder are required.
@@ -85,20 +88,28 @@ type Config struct {
 	// AuthFailureWindow is the window of the failed-authentication
 	// counts. Default DefaultAuthFailureWindow.
 	AuthFailureWindow time.Duration
+	// SearchesPerTenant caps the searches of one tenant running at once;
+	// more are refused with 429 and Retry-After. Default
+	// DefaultSearchesPerTenant.
+	SearchesPerTenant int
+	// SearchTimeout bounds one search; one that takes longer is answered
+	// 503 with Retry-After. Default DefaultSearchTimeout.
+	SearchTimeout time.Duration
 	// Logger receives 5xx errors and lifecycle logs. Nil discards them.
 	Logger *slog.Logger
 }
 
 // Server serves the API. Build it with New; it is safe for concurrent use.
 type Server struct {
-	cfg     Config
-	logger  *slog.Logger
-	keys    *keyCache
-	streams *streams
-	fails   *failures
-	metrics *metrics
-	table   []route
-	mux     *http.ServeMux
+	cfg      Config
+	logger   *slog.Logger
+	keys     *keyCache
+	streams  *streams
+	fails    *failures
+	searches *inflight
+	metrics  *metrics
+	table    []route
+	mux      *http.ServeMux
 }
 
 // New validates cfg and returns a server.
@@ -127,6 +138,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AuthFailureWindow <= 0 {
 		cfg.AuthFailureWindow = DefaultAuthFailureWindow
 	}
+	if cfg.SearchesPerTenant <= 0 {
+		cfg.SearchesPerTenant = DefaultSearchesPerTenant
+	}
+	if cfg.SearchTimeout <= 0 {
+		cfg.SearchTimeout = DefaultSearchTimeout
+	}
 	if cfg.MaxStreamsPerKey <= 0 {
 		cfg.MaxStreamsPerKey = DefaultMaxStreamsPerKey
 	}
@@ -143,7 +160,7 @@ func New(cfg Config) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, logger: logger, keys: newKeyCache(cfg.AuthCacheTTL), streams: newStreams(), fails: newFailures(cfg.AuthFailureWindow), metrics: newMetrics()}
+	s := &Server{cfg: cfg, logger: logger, keys: newKeyCache(cfg.AuthCacheTTL), streams: newStreams(), fails: newFailures(cfg.AuthFailureWindow), searches: newInflight(), metrics: newMetrics()}
 	s.table = s.routes()
 	s.mux = http.NewServeMux()
 	for _, rt := range s.table {

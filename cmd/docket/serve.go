@@ -30,6 +30,10 @@ type httpFlags struct {
 	maxStreamsPerKey    int
 	maxStreamsPerTenant int
 	streamWriteTimeout  time.Duration
+	authFailuresPerAddr int
+	authFailuresPerKey  int
+	searchesPerTenant   int
+	searchTimeout       time.Duration
 	env                 envFlags
 }
 
@@ -54,6 +58,14 @@ func (f *httpFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 		"open GET /v1/events streams of one tenant; more are refused with 429")
 	e.durationVar(&f.streamWriteTimeout, "stream-write-timeout", "DOCKET_STREAM_WRITE_TIMEOUT", httpapi.DefaultStreamWriteTimeout,
 		"time a write to an event stream may take; a client that does not read is disconnected")
+	e.intVar(&f.authFailuresPerAddr, "auth-failures-per-addr", "DOCKET_AUTH_FAILURES_PER_ADDR", httpapi.DefaultAuthFailuresPerAddr,
+		"failed authentications a client address may make in a minute; then 429 until the minute ends")
+	e.intVar(&f.authFailuresPerKey, "auth-failures-per-key", "DOCKET_AUTH_FAILURES_PER_KEY", httpapi.DefaultAuthFailuresPerKey,
+		"failed authentications with one key id in a minute; then the key id gets 429 until the minute ends")
+	e.intVar(&f.searchesPerTenant, "searches-per-tenant", "DOCKET_SEARCHES_PER_TENANT", httpapi.DefaultSearchesPerTenant,
+		"searches of one tenant running at once; more are refused with 429")
+	e.durationVar(&f.searchTimeout, "search-timeout", "DOCKET_SEARCH_TIMEOUT", httpapi.DefaultSearchTimeout,
+		"time one search may take; then 503")
 }
 
 func (f *httpFlags) check() error {
@@ -73,6 +85,10 @@ func (f *httpFlags) check() error {
 		return fmt.Errorf("--body-timeout %s: want a positive duration", f.bodyTimeout)
 	case f.maxStreamsPerKey < 1 || f.maxStreamsPerTenant < 1:
 		return errors.New("--max-streams-per-key, --max-streams-per-tenant: want at least 1")
+	case f.authFailuresPerAddr < 1 || f.authFailuresPerKey < 1 || f.searchesPerTenant < 1:
+		return errors.New("--auth-failures-per-addr, --auth-failures-per-key, --searches-per-tenant: want at least 1")
+	case f.searchTimeout <= 0:
+		return fmt.Errorf("--search-timeout %s: want a positive duration", f.searchTimeout)
 	case f.streamWriteTimeout <= 0:
 		return fmt.Errorf("--stream-write-timeout %s: want a positive duration", f.streamWriteTimeout)
 	}
@@ -165,7 +181,8 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 		Store: s.store, Queue: s.client, Blobs: s.blobs, Embedder: s.embedder, Events: events,
 		AdminKey: hf.adminKey, MaxUploadBytes: vf.maxUploadBytes, Logger: s.logger,
 		BodyTimeout: hf.bodyTimeout, MaxStreamsPerKey: hf.maxStreamsPerKey, MaxStreamsPerTenant: hf.maxStreamsPerTenant,
-		StreamWriteTimeout: hf.streamWriteTimeout,
+		StreamWriteTimeout: hf.streamWriteTimeout, AuthFailuresPerAddr: hf.authFailuresPerAddr,
+		AuthFailuresPerKey: hf.authFailuresPerKey, SearchesPerTenant: hf.searchesPerTenant, SearchTimeout: hf.searchTimeout,
 	})
 	if err != nil {
 		return err
