@@ -43,8 +43,11 @@ func TestLimitListener(t *testing.T) {
 				if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err == nil {
 					_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 					resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-					if err == nil && resp.StatusCode == http.StatusOK {
-						break
+					if err == nil {
+						_ = resp.Body.Close()
+						if resp.StatusCode == http.StatusOK {
+							break
+						}
 					}
 				}
 				if time.Now().After(deadline) {
