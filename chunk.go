@@ -21,6 +21,15 @@ type Chunk struct {
 	Dimensions int
 }
 
+// ChunkListParams selects a page of a document's chunks.
+type ChunkListParams struct {
+	DocumentID string
+	// From is the first chunk index listed (0: from the start).
+	From int
+	// Limit caps the chunks listed; 0 lists them all.
+	Limit int
+}
+
 // ChunkScanParams selects the chunks a search ranks.
 type ChunkScanParams struct {
 	Model string // only vectors of this model

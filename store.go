@@ -71,9 +71,9 @@ type Tx interface {
 	// and DocumentID are set from the transaction and documentID). An
 	// unknown document is ErrNotFound.
 	ChunkReplace(ctx context.Context, documentID string, chunks []*Chunk) error
-	// ChunkList returns a document's chunks in order, without vectors, or
-	// ErrNotFound for an unknown document.
-	ChunkList(ctx context.Context, documentID string) ([]*Chunk, error)
+	// ChunkList returns a page of a document's chunks in order, without
+	// vectors, or ErrNotFound for an unknown document.
+	ChunkList(ctx context.Context, params *ChunkListParams) ([]*Chunk, error)
 	// ChunkScan calls fn with every chunk of the tenant whose vector matches
 	// params, with its vector and text, in no particular order, stopping at
 	// fn's first error (which it returns).

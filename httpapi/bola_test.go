@@ -95,7 +95,7 @@ func (e *adminEnv) snapshot(v *bolaVictim) string {
 	err := e.driver.ReadTenant(e.ctx, v.tenant, func(tx docket.Tx) error {
 		docs, err := tx.DocumentList(e.ctx, &docket.DocumentListParams{Limit: 1000})
 		for _, d := range docs {
-			chunks, err := tx.ChunkList(e.ctx, d.ID)
+			chunks, err := tx.ChunkList(e.ctx, &docket.ChunkListParams{DocumentID: d.ID})
 			if err != nil {
 				return err
 			}

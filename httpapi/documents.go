@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue"
@@ -166,23 +167,42 @@ type chunkView struct {
 	PageEnd   int    `json:"page_end"`
 }
 
-// listChunks serves GET /v1/documents/{id}/chunks.
+// listChunks serves GET /v1/documents/{id}/chunks?limit=&cursor=: a page
+// of the document's chunks in order; next_cursor, when not null, reads the
+// next page.
 func (s *Server) listChunks(w http.ResponseWriter, r *http.Request) error {
 	id, err := documentID(r)
 	if err != nil {
 		return err
 	}
+	q := r.URL.Query()
+	limit, err := limitParam(q.Get("limit"))
+	if err != nil {
+		return err
+	}
+	from := 0
+	if c := q.Get("cursor"); c != "" {
+		if from, err = strconv.Atoi(c); err != nil || from < 0 {
+			return errorf(http.StatusBadRequest, "invalid cursor")
+		}
+	}
 	var chunks []*docket.Chunk
 	err = s.cfg.Store.ReadTenant(r.Context(), tenantOf(r).ID, func(tx docket.Tx) error {
-		chunks, err = tx.ChunkList(r.Context(), id)
+		chunks, err = tx.ChunkList(r.Context(), &docket.ChunkListParams{DocumentID: id, From: from, Limit: limit + 1})
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	out := struct {
-		Chunks []chunkView `json:"chunks"`
-	}{Chunks: make([]chunkView, 0, len(chunks))}
+		Chunks     []chunkView `json:"chunks"`
+		NextCursor *string     `json:"next_cursor"`
+	}{Chunks: make([]chunkView, 0, min(len(chunks), limit))}
+	if len(chunks) > limit {
+		next := strconv.Itoa(chunks[limit].Index)
+		out.NextCursor = &next
+		chunks = chunks[:limit]
+	}
 	for _, c := range chunks {
 		out.Chunks = append(out.Chunks, chunkView{Index: c.Index, Text: c.Text, PageStart: c.PageStart, PageEnd: c.PageEnd})
 	}

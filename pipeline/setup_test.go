@@ -219,7 +219,7 @@ func (e *env) document(tenant, id string) (*docket.Document, []*docket.Chunk) {
 		if doc, err = tx.DocumentGet(e.ctx, id); err != nil {
 			return err
 		}
-		chunks, err = tx.ChunkList(e.ctx, id)
+		chunks, err = tx.ChunkList(e.ctx, &docket.ChunkListParams{DocumentID: id})
 		return err
 	})
 	if err != nil {

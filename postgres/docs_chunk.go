@@ -18,9 +18,9 @@ FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::bytea[], $8::text[]
 // chunkListSQL returns a document's chunks without vectors, or one row of
 // NULLs when it has none, and no row when the document does not exist.
 const chunkListSQL = `SELECT c.idx, c.text, c.page_start, c.page_end, c.model, c.dimensions
-FROM docket_documents d LEFT JOIN docket_chunks c ON c.document_id = d.id AND c.tenant_id = d.tenant_id
+FROM docket_documents d LEFT JOIN docket_chunks c ON c.document_id = d.id AND c.tenant_id = d.tenant_id AND c.idx >= $3
 WHERE d.tenant_id = $1 AND d.id = $2
-ORDER BY c.idx`
+ORDER BY c.idx LIMIT $4`
 
 const chunkScanSQL = `SELECT document_id, idx, text, page_start, page_end, vector, model, dimensions
 FROM docket_chunks WHERE tenant_id = $1 AND model = $2 AND dimensions = $3`
@@ -57,9 +57,15 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 	return nil
 }
 
-// ChunkList returns a document's chunks in order, without vectors.
-func (t *tenantTx) ChunkList(ctx context.Context, documentID string) ([]*docket.Chunk, error) {
-	rows, err := t.tx.Query(ctx, chunkListSQL, t.tenant, documentID)
+// ChunkList returns a page of a document's chunks in order, without
+// vectors.
+func (t *tenantTx) ChunkList(ctx context.Context, p *docket.ChunkListParams) ([]*docket.Chunk, error) {
+	documentID := p.DocumentID
+	var limit *int // NULL: no limit
+	if p.Limit > 0 {
+		limit = &p.Limit
+	}
+	rows, err := t.tx.Query(ctx, chunkListSQL, t.tenant, documentID, p.From, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list chunks of %s: %w", documentID, docsError(err))
 	}

@@ -13,7 +13,7 @@ const (
 	sqlChunkInsert = `INSERT INTO docket_chunks (document_id, idx, tenant_id, text, page_start, page_end,
 	model, dimensions, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlChunkList = `SELECT document_id, tenant_id, idx, text, page_start, page_end, model, dimensions
-FROM docket_chunks WHERE tenant_id = ? AND document_id = ? ORDER BY idx`
+FROM docket_chunks WHERE tenant_id = ? AND document_id = ? AND idx >= ? ORDER BY idx LIMIT ?`
 	sqlChunkScan = `SELECT document_id, tenant_id, idx, text, page_start, page_end, model, dimensions, vector
 FROM docket_chunks WHERE tenant_id = ? AND model = ? AND dimensions = ?`
 	sqlDocExists = `SELECT count(*) FROM docket_documents WHERE tenant_id = ? AND id = ?`
@@ -69,12 +69,18 @@ func (t *tenantTx) docExists(ctx context.Context, id string) error {
 	return nil
 }
 
-// ChunkList returns a document's chunks in order, without vectors.
-func (t *tenantTx) ChunkList(ctx context.Context, documentID string) ([]*docket.Chunk, error) {
+// ChunkList returns a page of a document's chunks in order, without
+// vectors.
+func (t *tenantTx) ChunkList(ctx context.Context, p *docket.ChunkListParams) ([]*docket.Chunk, error) {
+	documentID := p.DocumentID
 	if err := t.docExists(ctx, documentID); err != nil {
 		return nil, fmt.Errorf("list chunks: %w", err)
 	}
-	rows, err := t.tx.QueryContext(ctx, sqlChunkList, t.tenant, documentID)
+	limit := p.Limit
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := t.tx.QueryContext(ctx, sqlChunkList, t.tenant, documentID, p.From, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list chunks of %q: %w", documentID, docsErr(err))
 	}

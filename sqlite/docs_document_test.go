@@ -174,7 +174,7 @@ func TestDocs_Chunks(t *testing.T) {
 		})
 	})
 	err := d.ReadTenant(ctx, "t1", func(tx docket.Tx) error {
-		list, err := tx.ChunkList(ctx, "d1")
+		list, err := tx.ChunkList(ctx, &docket.ChunkListParams{DocumentID: "d1"})
 		if err != nil || len(list) != 3 || list[1].Text != "one" || list[1].PageEnd != 2 || list[1].Vector != nil ||
 			list[1].TenantID != "t1" || list[1].Dimensions != 3 {
 			t.Fatalf("ChunkList = %+v, %v", list, err)

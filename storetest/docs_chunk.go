@@ -14,6 +14,32 @@ func chunkChecks() []docCheck {
 		{"ReplaceList", checkChunkReplaceList},
 		{"ReplaceAgain", checkChunkReplaceAgain},
 		{"UnknownDocument", checkChunkUnknownDoc},
+		{"ListPage", checkChunkListPage},
+	}
+}
+
+// checkChunkListPage: From and Limit select a page in index order; a page
+// past the last chunk is empty, not ErrNotFound.
+func checkChunkListPage(f *docFixture) {
+	tn := f.tenant("a")
+	doc := f.insertDoc(tn.ID, "a.txt")
+	f.replaceChunks(tn.ID, doc.ID, sampleChunks("m", 3, 5))
+	for _, tc := range []struct {
+		from, limit int
+		want        []int
+	}{{0, 2, []int{0, 1}}, {2, 2, []int{2, 3}}, {4, 2, []int{4}}, {5, 2, nil}, {1, 0, []int{1, 2, 3, 4}}} {
+		var cs []*docket.Chunk
+		f.read(tn.ID, func(tx docket.Tx) (err error) {
+			cs, err = tx.ChunkList(f.ctx, &docket.ChunkListParams{DocumentID: doc.ID, From: tc.from, Limit: tc.limit})
+			return err
+		})
+		var got []int
+		for _, c := range cs {
+			got = append(got, c.Index)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			f.t.Errorf("ChunkList(From %d, Limit %d): indexes %v, want %v", tc.from, tc.limit, got, tc.want)
+		}
 	}
 }
 
@@ -51,7 +77,7 @@ func (f *docFixture) chunks(tenant, docID string) []*docket.Chunk {
 	f.t.Helper()
 	var cs []*docket.Chunk
 	f.read(tenant, func(tx docket.Tx) (err error) {
-		cs, err = tx.ChunkList(f.ctx, docID)
+		cs, err = tx.ChunkList(f.ctx, &docket.ChunkListParams{DocumentID: docID})
 		return err
 	})
 	return cs
@@ -59,7 +85,7 @@ func (f *docFixture) chunks(tenant, docID string) []*docket.Chunk {
 
 func (f *docFixture) chunkListErr(tenant, docID string) error {
 	return f.s.ReadTenant(f.ctx, tenant, func(tx docket.Tx) error {
-		_, err := tx.ChunkList(f.ctx, docID)
+		_, err := tx.ChunkList(f.ctx, &docket.ChunkListParams{DocumentID: docID})
 		return err
 	})
 }

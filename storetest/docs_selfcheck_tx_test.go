@@ -55,8 +55,8 @@ func (tx *brokenTx) DocumentUpdate(ctx context.Context, p *docket.DocumentUpdate
 	return doc, err
 }
 
-func (tx *brokenTx) ChunkList(ctx context.Context, documentID string) ([]*docket.Chunk, error) {
-	cs, err := tx.Tx.ChunkList(ctx, documentID)
+func (tx *brokenTx) ChunkList(ctx context.Context, p *docket.ChunkListParams) ([]*docket.Chunk, error) {
+	cs, err := tx.Tx.ChunkList(ctx, p)
 	if tx.s.bug == "chunks unordered" {
 		slices.Reverse(cs)
 	}
