@@ -7,6 +7,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/pipeline/analyze"
+	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/queue"
 )
 
@@ -49,14 +50,38 @@ func (j *job) docketChunks() []*docket.Chunk {
 	return out
 }
 
-// fieldsOf converts analysis results to the document's fields.
+// Caps of the fields stored with a document (the title's is
+// extract.MaxTitleBytes): every list is cut to maxFieldItems and every
+// other string to maxFieldBytes, on a rune boundary.
+const (
+	maxFieldItems = 100
+	maxFieldBytes = 256
+)
+
+// fieldsOf converts analysis results to the document's fields, capped.
 func fieldsOf(f analyze.Fields) *docket.Fields {
-	amounts := make([]docket.Amount, len(f.Amounts))
-	for i, a := range f.Amounts {
-		amounts[i] = docket.Amount{Value: a.Value, Currency: a.Currency}
+	amounts := make([]docket.Amount, min(len(f.Amounts), maxFieldItems))
+	for i := range amounts {
+		a := f.Amounts[i]
+		amounts[i] = docket.Amount{Value: capField(a.Value), Currency: capField(a.Currency)}
 	}
 	return &docket.Fields{
-		Title: f.Title, Language: f.Language, PageCount: f.PageCount, WordCount: f.WordCount,
-		Dates: f.Dates, Amounts: amounts, KeyPhrases: f.KeyPhrases,
+		Title: extract.Truncate(f.Title, extract.MaxTitleBytes), Language: capField(f.Language),
+		PageCount: f.PageCount, WordCount: f.WordCount,
+		Dates: capList(f.Dates), Amounts: amounts, KeyPhrases: capList(f.KeyPhrases),
 	}
+}
+
+func capField(s string) string { return extract.Truncate(s, maxFieldBytes) }
+
+// capList returns at most maxFieldItems of ss, each capped.
+func capList(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, min(len(ss), maxFieldItems))
+	for i := range out {
+		out[i] = capField(ss[i])
+	}
+	return out
 }
