@@ -22,7 +22,8 @@ type activeJob struct {
 	cancel    context.CancelCauseFunc
 	running   bool // handler still running and holding a local slot
 	abandoned bool // handler stuck: slot given back, lease no longer renewed
-	lost      bool // lease known lost (or ended by CompleteTx): no longer renewed
+	lost      bool // the store says the lease is gone: no longer renewed
+	reported  bool // the handler was cancelled and the loss reported, once
 	settled   bool // outcome decided and handed on: nothing else may finish it
 }
 
@@ -154,19 +155,27 @@ func (s *activeSet) leases() []Lease {
 	return out
 }
 
-// lose records that lease l is no longer held and cancels its handler with
-// cause. It returns the task when that is news to report: nil when the
-// attempt is gone, was already known lost, already has its outcome decided
-// (the finish will tell), or ended its lease itself by completing in the
+// lose cancels the handler holding lease l with cause. gone says the
+// store reported the lease gone: it is then no longer renewed. Without gone
+// (heartbeats failing for too long) the lease is still renewed, so a
+// handler that finishes anyway before it expires is not wasted. lose
+// returns the task when the loss is news to report: nil when the attempt
+// is gone, its loss was already reported, its outcome is already decided
+// (the finish will tell), or it ended its lease itself by completing in the
 // handler's transaction.
-func (s *activeSet) lose(l Lease, cause error) *Task {
+func (s *activeSet) lose(l Lease, cause error, gone bool) *Task {
 	s.mu.Lock()
 	e, ok := s.entries[l]
-	if !ok || e.lost {
+	if !ok {
 		s.mu.Unlock()
 		return nil
 	}
-	e.lost = true
+	e.lost = e.lost || gone
+	if e.reported {
+		s.mu.Unlock()
+		return nil
+	}
+	e.reported = true
 	settled := e.settled
 	s.mu.Unlock()
 	if settled || e.task.completedInTxDone() {
@@ -183,8 +192,8 @@ func (s *activeSet) loseID(id int64) {
 	s.mu.Lock()
 	var lost []*activeJob
 	for l, e := range s.entries {
-		if l.JobID == id && e.running && !e.lost {
-			e.lost = true
+		if l.JobID == id && e.running && !e.reported {
+			e.lost, e.reported = true, true
 			lost = append(lost, e)
 		}
 	}

@@ -69,10 +69,10 @@ func TestActiveSet_PerAttempt(t *testing.T) {
 		t1 := testTask(1)
 		var cancels atomic.Int32
 		s.add(t1, func(error) { cancels.Add(1) })
-		if s.lose(t1.lease, ErrLeaseLost) == nil {
+		if s.lose(t1.lease, ErrLeaseLost, true) == nil {
 			t.Fatal("first loss not reported")
 		}
-		if s.lose(t1.lease, ErrLeaseLost) != nil {
+		if s.lose(t1.lease, ErrLeaseLost, true) != nil {
 			t.Fatal("second loss of the same lease reported again")
 		}
 		if l := s.leases(); len(l) != 0 {

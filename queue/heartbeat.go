@@ -36,7 +36,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 			w.logger.Warn("heartbeat failed", "jobs", len(leases), "error", err)
 			if time.Since(lastOK) > w.cfg.LeaseDuration/2 {
 				for _, l := range leases {
-					w.loseLease(l, errHeartbeatDeadline)
+					w.loseLease(l, errHeartbeatDeadline, false)
 				}
 			}
 			continue
@@ -57,16 +57,18 @@ func (w *Worker) dropLost(sent, held []Lease) {
 	}
 	for _, l := range sent {
 		if _, ok := kept[l]; !ok {
-			w.loseLease(l, ErrLeaseLost)
+			w.loseLease(l, ErrLeaseLost, true)
 		}
 	}
 }
 
-func (w *Worker) loseLease(l Lease, cause error) {
+// loseLease cancels the handler of lease l; gone says the store reported
+// the lease gone (see activeSet.lose).
+func (w *Worker) loseLease(l Lease, cause error, gone bool) {
 	if cause != ErrLeaseLost { //nolint:errorlint // sentinel identity
 		cause = errors.Join(ErrLeaseLost, cause)
 	}
-	if t := w.active.lose(l, cause); t != nil {
+	if t := w.active.lose(l, cause, gone); t != nil {
 		w.logger.Warn("lease lost; cancelling handler", "job_id", l.JobID, "attempt", l.Attempt, "cause", cause)
 		if w.cfg.Hooks.LeaseLost != nil {
 			w.cfg.Hooks.LeaseLost(l)

@@ -520,3 +520,52 @@ func TestTask_CompleteTxLeaseLostRollsBack(t *testing.T) {
 		}
 	})
 }
+
+// Heartbeats that fail for half a lease cancel the handlers, but the
+// leases stay renewed once heartbeats succeed again: a handler that
+// completes in its transaction before the lease runs out is not wasted.
+// (On SQLite a handler's long transaction holds the only writer, which
+// stalls heartbeats; TestServe_KillAndRestart caught this when failing
+// heartbeats stopped the renewals.)
+func TestWorker_HeartbeatOutageKeepsRenewing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store) {
+		fd := newFaultDriver(s.driver)
+		c := queue.NewClient(fd, queue.ClientConfig{})
+		started, proceed := make(chan struct{}), make(chan struct{})
+		h := queue.HandlerFunc(func(ctx context.Context, task *queue.Task) error {
+			close(started)
+			<-proceed // ignores the cancellation
+			ctx = context.WithoutCancel(ctx)
+			tx, commit, rollback, err := s.begin(ctx)
+			if err != nil {
+				return err
+			}
+			if err := s.addEffect(ctx, tx, task.Job.ID); err != nil {
+				_ = rollback()
+				return err
+			}
+			if err := task.CompleteTx(ctx, tx); err != nil {
+				_ = rollback()
+				return err
+			}
+			return commit()
+		})
+		log := newHookLog()
+		cfg := fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 1)
+		cfg.LeaseDuration, cfg.HeartbeatInterval = 3*time.Second, 100*time.Millisecond
+		cfg.StuckThreshold = time.Minute
+		cfg.Hooks = log.hooks()
+		startWorker(t, c, cfg)
+		job := enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: "t"})
+		<-started
+		fd.exec.refuseHeartbeat.Store(true)
+		waitFor(t, 10*time.Second, "the handler cancelled by the outage", func() bool { return log.losses(job.ID) > 0 })
+		fd.exec.refuseHeartbeat.Store(false)
+		time.Sleep(4 * time.Second) // past the lease as it stood when heartbeats stopped
+		close(proceed)
+		got := waitState(t, c, job.ID, queue.StateCompleted, 10*time.Second)
+		if got.Attempt != 1 {
+			t.Errorf("completed in attempt %d, want 1 (the lease renewed after the outage)", got.Attempt)
+		}
+	})
+}
