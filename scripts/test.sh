@@ -10,7 +10,7 @@
 #          Chromium for the dashboard's browser test (else `apt-get install chromium`)
 #   tools  golangci-lint, pinned, built from source into ./bin (only if missing or stale);
 #          versitygw likewise (the S3 server the blob tests start), also before the test step
-#   vet    go vet
+#   vet    go mod tidy -diff (fails when go.mod or go.sum is untidy), then go vet
 #   lint   golangci-lint run (implies tools)
 #   test   go test -race -count=1 -p 2 -timeout 20m
 #   nested every nested Go module (e.g. bench/river): go vet, go build, golangci-lint;
@@ -324,7 +324,7 @@ tools_versitygw() {
 
 # --- steps: vet, lint, test, nested -----------------------------------------------------------
 
-go_vet() { go vet "${PKGS[@]}"; }
+go_vet() { go mod tidy -diff && go vet "${PKGS[@]}"; }
 
 golangci_lint_run() { "$GOLANGCI_LINT" run --config "$ROOT/.golangci.yml" "$@"; }
 
@@ -370,7 +370,7 @@ fi
 if wanted tools || { wanted test && [ "${DOCKET_SKIP_S3:-}" != 1 ]; }; then # versitygw
 	step "tools: versitygw $VERSITYGW_VERSION" tools_versitygw
 fi
-wanted vet && step "go vet ${PKGS[*]}" go_vet
+wanted vet && step "go mod tidy -diff, go vet ${PKGS[*]}" go_vet
 wanted lint && step "golangci-lint run ${PKGS[*]}" golangci_lint_run "${PKGS[@]}"
 wanted test && step "go test -race ${PKGS[*]}" go_test
 if wanted nested && [ "${PKGS[*]}" = "./..." ]; then
