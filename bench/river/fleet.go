@@ -150,7 +150,7 @@ func runFleet(ctx context.Context, cfg *config) (*result, error) {
 	for _, k := range cfg.fleet {
 		for _, phase := range []string{"drain", "steady"} {
 			if err := fleetPhase(ctx, cfg, exe, k, phase, res); err != nil {
-				return nil, fmt.Errorf("K=%d %s: %w", k, phase, err)
+				return nil, fmt.Errorf("fleet of %d, %s: %w", k, phase, err)
 			}
 		}
 	}
@@ -286,7 +286,7 @@ func startFleet(ctx context.Context, argv []string, spec fleetSpec, profile func
 		if err != nil {
 			return nil, err
 		}
-		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...) // killed if the scenario is abandoned
 		cmd.Env = append(os.Environ(), fleetEnv+"="+string(js))
 		p := &fleetProc{cmd: cmd, stderr: &tailBuffer{}, ready: make(chan struct{}), exited: make(chan struct{})}
 		cmd.Stderr = io.MultiWriter(p.stderr, progress)
@@ -313,7 +313,7 @@ func startFleet(ctx context.Context, argv []string, spec fleetSpec, profile func
 		case <-p.ready:
 		case <-p.exited:
 			f.kill()
-			return nil, fmt.Errorf("worker process %d exited before it was ready: %v: %s", i, p.waitErr, p.stderr)
+			return nil, fmt.Errorf("worker process %d exited before it was ready: %w: %s", i, p.waitErr, p.stderr)
 		case <-timeout.C:
 			f.kill()
 			return nil, fmt.Errorf("worker process %d not ready after %s: %s", i, fleetReadyTimeout, p.stderr)
@@ -382,7 +382,7 @@ func (f *fleet) stop() error {
 			continue
 		}
 		if p.waitErr != nil || !p.done.Load() {
-			errs = append(errs, fmt.Errorf("worker process %d: %v: %s", i, p.waitErr, p.stderr))
+			errs = append(errs, fmt.Errorf("worker process %d: %w: %s", i, p.waitErr, p.stderr))
 		}
 	}
 	return errors.Join(errs...)
