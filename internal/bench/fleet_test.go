@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docketq/docket/internal/testpg"
 )
@@ -31,6 +32,9 @@ func TestRun_Fleet(t *testing.T) {
 	}
 	cfg := tiny()
 	cfg.Fleet = []int{2}
+	// Long enough that the steady phase completes jobs on a loaded test
+	// machine (with tiny()'s 300 ms it once completed none).
+	cfg.Duration = 2 * time.Second
 	cfg.FleetWorker = []string{exe}
 	store := NewPostgresStore(testpg.Default().ConnString("postgres"))
 	var got []*Result
