@@ -22,6 +22,24 @@ type store struct {
 	countEffects func(ctx context.Context) (int, error)
 }
 
+// completeWithEffect records an effect of task's job and completes the job
+// in one native transaction, as a handler using CompleteTx does.
+func (s *store) completeWithEffect(ctx context.Context, task *queue.Task) error {
+	tx, commit, rollback, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.addEffect(ctx, tx, task.Job.ID); err != nil {
+		_ = rollback()
+		return err
+	}
+	if err := task.CompleteTx(ctx, tx); err != nil {
+		_ = rollback()
+		return err
+	}
+	return commit()
+}
+
 // backends lists the drivers every engine test runs against.
 var backends []struct {
 	name string

@@ -402,19 +402,7 @@ func TestWorker_LeaseLossReportedOnce(t *testing.T) {
 			c := queue.NewClient(s.driver, queue.ClientConfig{})
 			var cancelled atomic.Bool
 			h := queue.HandlerFunc(func(ctx context.Context, task *queue.Task) error {
-				tx, commit, rollback, err := s.begin(ctx)
-				if err != nil {
-					return err
-				}
-				if err := s.addEffect(ctx, tx, task.Job.ID); err != nil {
-					_ = rollback()
-					return err
-				}
-				if err := task.CompleteTx(ctx, tx); err != nil {
-					_ = rollback()
-					return err
-				}
-				if err := commit(); err != nil {
+				if err := s.completeWithEffect(ctx, task); err != nil {
 					return err
 				}
 				// Work after the commit (say, cleaning up) spans heartbeats.
@@ -536,19 +524,7 @@ func TestWorker_HeartbeatOutageKeepsRenewing(t *testing.T) {
 			close(started)
 			<-proceed // ignores the cancellation
 			ctx = context.WithoutCancel(ctx)
-			tx, commit, rollback, err := s.begin(ctx)
-			if err != nil {
-				return err
-			}
-			if err := s.addEffect(ctx, tx, task.Job.ID); err != nil {
-				_ = rollback()
-				return err
-			}
-			if err := task.CompleteTx(ctx, tx); err != nil {
-				_ = rollback()
-				return err
-			}
-			return commit()
+			return s.completeWithEffect(ctx, task)
 		})
 		log := newHookLog()
 		cfg := fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 1)
