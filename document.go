@@ -74,6 +74,10 @@ type Document struct {
 	// If that job no longer exists (retention deleted it), it is the status
 	// last recorded with DocumentUpdate.
 	Status DocumentStatus
+	// Error is why processing failed: the error message of job JobID when
+	// Status is failed, derived by the store like Status; empty otherwise
+	// (and once retention has deleted the job).
+	Error string
 	// Fields are what analysis found; nil until processing completes.
 	Fields *Fields
 	// Warnings are non-fatal findings of processing ("no text layer; OCR

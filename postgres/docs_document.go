@@ -13,9 +13,13 @@ import (
 // docColumns reads a document of d, with its status derived from its job
 // j (LEFT JOIN docket_jobs j ON j.id = d.job_id AND j.tenant_id =
 // d.tenant_id): the job's state as docket.StatusOf maps it, or the recorded
-// status when the job is gone.
+// status when the job is gone; and the failed job's error message.
 const docColumns = `d.id, d.tenant_id, d.filename, d.content_type, d.size, d.sha256, d.blob_key,
-    coalesce(d.job_id, 0), ` + docStatusSQL + `, d.fields, d.warnings, d.created_at, d.updated_at`
+    coalesce(d.job_id, 0), ` + docStatusSQL + `, ` + docErrorSQL + `, d.fields, d.warnings, d.created_at, d.updated_at`
+
+// docErrorSQL is the error of document d with job j: the job's message
+// when it failed.
+const docErrorSQL = `CASE WHEN j.state = 'failed' THEN j.error_message ELSE '' END`
 
 // docStatusSQL is the derived status of document d with job j.
 const docStatusSQL = `coalesce(CASE j.state WHEN 'scheduled' THEN 'pending' WHEN 'running' THEN 'processing'
@@ -139,7 +143,7 @@ func scanDocument(row pgx.Row) (*docket.Document, error) {
 	var status string
 	var fields, warnings []byte
 	err := row.Scan(&d.ID, &d.TenantID, &d.Filename, &d.ContentType, &d.Size, &d.SHA256, &d.BlobKey,
-		&d.JobID, &status, &fields, &warnings, &d.CreatedAt, &d.UpdatedAt)
+		&d.JobID, &status, &d.Error, &fields, &warnings, &d.CreatedAt, &d.UpdatedAt)
 	if err != nil {
 		return nil, err
 	}

@@ -18,9 +18,12 @@ const docStatus = `CASE WHEN j.state IS NULL THEN d.status
 	WHEN j.state = 'running' THEN 'processing'
 	ELSE j.state END`
 
+// docError is the error of a document: its job's message when it failed.
+const docError = `CASE WHEN j.state = 'failed' THEN j.error_message ELSE '' END`
+
 const (
 	sqlDocSelect = `SELECT d.id, d.tenant_id, d.filename, d.content_type, d.size, d.sha256, d.blob_key, d.job_id,
-	` + docStatus + `, d.fields, d.warnings, d.created_at, d.updated_at
+	` + docStatus + `, ` + docError + `, d.fields, d.warnings, d.created_at, d.updated_at
 FROM docket_documents d LEFT JOIN docket_jobs j ON j.id = d.job_id AND j.tenant_id = d.tenant_id`
 	sqlDocGet    = sqlDocSelect + ` WHERE d.tenant_id = ? AND d.id = ?`
 	sqlDocInsert = `INSERT INTO docket_documents (id, tenant_id, filename, content_type, size, sha256, blob_key,
@@ -159,7 +162,7 @@ func scanDocument(s scanner) (*docket.Document, error) {
 		created, updated int64
 	)
 	err := s.Scan(&doc.ID, &doc.TenantID, &doc.Filename, &doc.ContentType, &doc.Size, &doc.SHA256, &doc.BlobKey,
-		&doc.JobID, &status, &fields, &warnings, &created, &updated)
+		&doc.JobID, &status, &doc.Error, &fields, &warnings, &created, &updated)
 	if err != nil {
 		return nil, err
 	}

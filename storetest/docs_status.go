@@ -11,6 +11,7 @@ func documentStatusChecks() []docCheck {
 	return []docCheck{
 		{"PendingProcessingCompleted", checkStatusLifecycle},
 		{"Failed", checkStatusFailed},
+		{"ErrorOnlyWhenFailed", checkStatusErrorOnlyWhenFailed},
 		{"Cancelled", checkStatusCancelled},
 		{"ScheduledIsPending", checkStatusScheduled},
 		{"InsertWithJobID", checkStatusInsertWithJob},
@@ -79,11 +80,20 @@ func (f *docFixture) mustFinish(j *queue.Job, outcome queue.Outcome) {
 	}
 }
 
-// wantStatus fails the check unless the document's Status is want.
+// wantStatus fails the check unless the document's Status is want and its
+// Error is set when it failed ("it broke", finishJob's) and empty otherwise.
 func (f *docFixture) wantStatus(tenant, id string, want docket.DocumentStatus) {
 	f.t.Helper()
-	if got := f.getDoc(tenant, id); got.Status != want {
+	got := f.getDoc(tenant, id)
+	if got.Status != want {
 		f.t.Fatalf("document %s: Status %s, want %s (job %d)", id, got.Status, want, got.JobID)
+	}
+	wantErr := ""
+	if want == docket.StatusFailed {
+		wantErr = "it broke"
+	}
+	if got.Error != wantErr {
+		f.t.Fatalf("document %s (%s): Error %q, want %q", id, got.Status, got.Error, wantErr)
 	}
 }
 
@@ -107,6 +117,31 @@ func checkStatusFailed(f *docFixture) {
 	doc, _ := f.docWithJob(tn.ID, time.Time{})
 	f.mustFinish(f.claimDoc(), queue.OutcomeFailed)
 	f.wantStatus(tn.ID, doc.ID, docket.StatusFailed)
+}
+
+// checkStatusErrorOnlyWhenFailed: a job scheduled again after a failed
+// attempt keeps that attempt's message, but the document shows no error
+// while it waits or runs again; only once the job fails.
+func checkStatusErrorOnlyWhenFailed(f *docFixture) {
+	tn := f.tenant("a")
+	doc, _ := f.docWithJob(tn.ID, time.Time{})
+	f.mustFinish(f.claimDoc(), queue.OutcomeRetry)
+	f.wantStatus(tn.ID, doc.ID, docket.StatusPending)
+	again := f.claimDoc()
+	if again.ErrorMessage != "it broke" {
+		f.t.Fatalf("job claimed again: ErrorMessage %q, want the first attempt's", again.ErrorMessage)
+	}
+	f.wantStatus(tn.ID, doc.ID, docket.StatusProcessing)
+	f.mustFinish(again, queue.OutcomeFailed)
+	f.wantStatus(tn.ID, doc.ID, docket.StatusFailed)
+	var listed []*docket.Document
+	f.read(tn.ID, func(tx docket.Tx) (err error) {
+		listed, err = tx.DocumentList(f.ctx, &docket.DocumentListParams{Status: docket.StatusFailed})
+		return err
+	})
+	if len(listed) != 1 || listed[0].Error != "it broke" {
+		f.t.Fatalf("DocumentList(failed): %d documents, want 1 with Error %q", len(listed), "it broke")
+	}
 }
 
 func checkStatusCancelled(f *docFixture) {
