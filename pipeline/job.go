@@ -79,8 +79,13 @@ func (j *job) download(ctx context.Context) (blob.ReadAtCloser, int64, error) {
 	}
 	ra, size, err := blob.OpenReaderAt(ctx, j.p.cfg.Blobs, j.doc.BlobKey)
 	if err != nil {
-		if errors.Is(err, blob.ErrInvalidKey) {
+		switch {
+		case errors.Is(err, blob.ErrInvalidKey):
 			return nil, 0, queue.Permanent(fmt.Errorf("document %s: %w", j.docID, err))
+		case errors.Is(err, blob.ErrNotFound):
+			// Retried: another worker may share the uploads' blob store.
+			return nil, 0, fmt.Errorf("open blob: %w: %s is not in this worker's blob store; "+
+				"servers and workers on several hosts must share one (--blob-url s3://...)", err, j.doc.BlobKey)
 		}
 		return nil, 0, fmt.Errorf("open blob: %w", err)
 	}

@@ -1,8 +1,11 @@
 package pipeline_test
 
 import (
+	"bytes"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,6 +270,75 @@ func TestProcessor_DeletedDocument(t *testing.T) {
 		job := e.wait(jobID)
 		if job.State != queue.StateFailed || !strings.HasPrefix(job.ErrorMessage, "document not found") || e.attempts(jobID) != 1 {
 			t.Fatalf("job %s after %d attempts: %q", job.State, e.attempts(jobID), job.ErrorMessage)
+		}
+	})
+}
+
+// lockedBuffer is a log destination safe for the worker's goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestProcessor_MissingBlob: a document whose blob this worker cannot find
+// (a worker on another host with its own local directory) fails with a
+// message that says so, and each failed attempt is logged: the retries as
+// warnings, the end as an error.
+func TestProcessor_MissingBlob(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, backend string) {
+		var logs lockedBuffer
+		e := setup(t, backend, pipeline.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		doc := e.storeBlob(tenantA, extract.TypeText, []byte("Uploaded on another host."))
+		if err := e.blobs.Delete(e.ctx, doc.BlobKey); err != nil {
+			t.Fatal(err)
+		}
+		var jobID int64
+		err := e.db.InTenant(e.ctx, tenantA, func(tx docket.Tx) error {
+			res, err := e.enqueueTx(tx, doc.ID)
+			if err != nil {
+				return err
+			}
+			doc.JobID, jobID = res.Job.ID, res.Job.ID
+			return tx.DocumentInsert(e.ctx, doc)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := e.wait(jobID)
+		if job.State != queue.StateFailed || !strings.Contains(job.ErrorMessage, "blob not found") ||
+			!strings.Contains(job.ErrorMessage, "is not in this worker's blob store") {
+			t.Fatalf("job %s: %q", job.State, job.ErrorMessage)
+		}
+		d, _ := e.document(tenantA, doc.ID)
+		if d.Status != docket.StatusFailed || d.Error != job.ErrorMessage {
+			t.Errorf("document %s with error %q, want failed with the job's", d.Status, d.Error)
+		}
+		deadline := time.Now().Add(waitLimit)
+		for !strings.Contains(logs.String(), `level=ERROR msg="document failed"`) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond) // the hook runs after the outcome is stored
+		}
+		out := logs.String()
+		for _, want := range []string{
+			`level=ERROR msg="document failed" tenant_id=acme document_id=` + doc.ID,
+			`level=WARN msg="document attempt failed; will retry" tenant_id=acme document_id=` + doc.ID,
+			"is not in this worker's blob store",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("log lacks %q:\n%s", want, out)
+			}
 		}
 	})
 }

@@ -46,7 +46,8 @@ type Config struct {
 	// Timeout is the hard limit of one job attempt
 	// (queue.HandlerConfig.Timeout). Default DefaultTimeout (10m).
 	Timeout time.Duration
-	// Logger receives a line per processed document. Default: discarded.
+	// Logger receives a line per processed document, and one per failed
+	// attempt when the worker calls Finished. Default: discarded.
 	Logger *slog.Logger
 }
 
@@ -90,6 +91,30 @@ func NewProcessor(cfg Config) (*Processor, error) {
 // timeout.
 func (p *Processor) HandlerConfig() queue.HandlerConfig {
 	return queue.HandlerConfig{Handler: p, Timeout: p.cfg.Timeout}
+}
+
+// Finished logs the end of a document job's attempt that did not complete;
+// set it as the worker's queue.Hooks.Finished. A document that failed for
+// good is an error (with why), an attempt that will be retried a warning.
+func (p *Processor) Finished(job *queue.Job, outcome queue.Outcome, _ error) {
+	var (
+		level slog.Level
+		msg   string
+	)
+	switch {
+	case job.Kind != Kind:
+		return
+	case outcome == queue.OutcomeFailed:
+		level, msg = slog.LevelError, "document failed"
+	case outcome == queue.OutcomeRetry:
+		level, msg = slog.LevelWarn, "document attempt failed; will retry"
+	default:
+		return
+	}
+	var args Args
+	_ = json.Unmarshal(job.Args, &args)
+	p.cfg.Logger.Log(context.Background(), level, msg, "tenant_id", job.TenantID, "document_id", args.DocumentID,
+		"job_id", job.ID, "attempt", job.Attempt, "max_attempts", job.MaxAttempts, "error", job.ErrorMessage)
 }
 
 // Work processes the document named by the job's arguments, in the job

@@ -124,6 +124,7 @@ func (e *env) startWorker(cfg pipeline.Config) {
 		Backoff:      func(int) time.Duration { return 10 * time.Millisecond },
 		Maintenance:  queue.MaintenanceConfig{ElectInterval: 20 * time.Millisecond, ScheduleInterval: 20 * time.Millisecond},
 		Logger:       quiet(),
+		Hooks:        queue.Hooks{Finished: proc.Finished},
 	})
 	if err != nil {
 		e.tb.Fatal(err)
