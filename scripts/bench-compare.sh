@@ -27,6 +27,10 @@
 #                                       scenarios (comma-separated)
 #   OUT=.tmp/bench-compare              where the JSON lines and the server log go
 #   PGPORT                              TCP port (default: a free one from 25432 up)
+#   PG_BINDIR                           PostgreSQL server binaries (default: initdb on PATH,
+#                                       else /usr/lib/postgresql/*/bin)
+#   DOCKET_BIN, RIVERBENCH_BIN          prebuilt benchmark binaries (default: go build them),
+#                                       for a machine without Go (docs/fleet.md, 16 cores)
 set -euo pipefail
 
 RUNS=${RUNS:-3}
@@ -65,7 +69,7 @@ pg_bindir() {
 	return 1
 }
 
-BINDIR=$(pg_bindir) || die "PostgreSQL server binaries not found (make setup installs them)"
+BINDIR=${PG_BINDIR:-$(pg_bindir)} || die "PostgreSQL server binaries not found (make setup installs them)"
 PGDIR=$(mktemp -d "${TMPDIR:-/tmp}/docket-bench-pg-XXXXXX")
 as_pg() { # runs a server command as the postgres user when root (initdb refuses root)
 	if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -109,9 +113,15 @@ STARTED=1
 URL="postgres://postgres@127.0.0.1:$PORT/postgres?sslmode=disable"
 
 mkdir -p "$OUT"
-echo "==> building docket"
-go build -o "$PGDIR/docket" "$ROOT/cmd/docket"
-if [ -z "$DOCKET_ONLY" ]; then
+if [ -n "${DOCKET_BIN:-}" ]; then
+	cp "$DOCKET_BIN" "$PGDIR/docket"
+else
+	echo "==> building docket"
+	go build -o "$PGDIR/docket" "$ROOT/cmd/docket"
+fi
+if [ -n "${RIVERBENCH_BIN:-}" ]; then
+	cp "$RIVERBENCH_BIN" "$PGDIR/riverbench"
+elif [ -z "$DOCKET_ONLY" ]; then
 	echo "==> building riverbench"
 	(cd "$ROOT/bench/river" && go build -o "$PGDIR/riverbench" .)
 fi
