@@ -13,6 +13,7 @@ import (
 	pdfiumerr "github.com/klippa-app/go-pdfium/errors"
 	"github.com/klippa-app/go-pdfium/references"
 	"github.com/klippa-app/go-pdfium/requests"
+	"github.com/klippa-app/go-pdfium/responses"
 )
 
 // WarnNoTextLayer is the warning of a PDF without any text: its pages are images.
@@ -152,15 +153,12 @@ func (j *pdfJob) meta(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT) {
 
 // page returns the raw text of page i (0-based) through FPDFText.
 func (j *pdfJob) page(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, i int) (string, bool, error) {
-	pg, err := inst.FPDF_LoadPage(&requests.FPDF_LoadPage{Document: doc, Index: i})
-	if errors.Is(err, pdfiumerr.ErrPage) {
-		return "", false, errPageUnreadable
-	}
+	pg, broken, err := loadPage(inst, doc, i)
 	if err != nil {
-		return "", true, fmt.Errorf("load: %w: %w", err, ErrMalformed)
+		return "", broken, err
 	}
-	defer inst.FPDF_ClosePage(&requests.FPDF_ClosePage{Page: pg.Page}) //nolint:errcheck // best effort
-	tp, err := inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: requests.Page{ByReference: &pg.Page}})
+	defer inst.FPDF_ClosePage(&requests.FPDF_ClosePage{Page: pg}) //nolint:errcheck // best effort
+	tp, err := inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: requests.Page{ByReference: &pg}})
 	if err != nil {
 		return "", true, fmt.Errorf("text: %w: %w", err, ErrMalformed)
 	}
@@ -184,6 +182,41 @@ func (j *pdfJob) page(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, i int) (
 	}
 	j.total += b.Len()
 	return b.String(), false, nil
+}
+
+// loadPage loads page i (0-based) with its annotations' appearances merged into its content:
+// FPDFText reads only the content stream, and text that a reader shows in a FreeText comment,
+// a form field or a shape's label is still text the page carries. The page is flattened in
+// memory (the document is never saved) and then loaded again, as PDFium requires.
+func loadPage(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, i int) (references.FPDF_PAGE, bool, error) {
+	load := func() (references.FPDF_PAGE, bool, error) {
+		pg, err := inst.FPDF_LoadPage(&requests.FPDF_LoadPage{Document: doc, Index: i})
+		if errors.Is(err, pdfiumerr.ErrPage) {
+			return "", false, errPageUnreadable
+		}
+		if err != nil {
+			return "", true, fmt.Errorf("load: %w: %w", err, ErrMalformed)
+		}
+		return pg.Page, false, nil
+	}
+	pg, broken, err := load()
+	if err != nil {
+		return pg, broken, err
+	}
+	ref := requests.Page{ByReference: &pg}
+	if n, err := inst.FPDFPage_GetAnnotCount(&requests.FPDFPage_GetAnnotCount{Page: ref}); err != nil || n.Count == 0 {
+		return pg, false, nil
+	}
+	flat, err := inst.FPDFPage_Flatten(&requests.FPDFPage_Flatten{Page: ref, Usage: requests.FPDFPage_FlattenUsageNormalDisplay})
+	if err != nil {
+		_, _ = inst.FPDF_ClosePage(&requests.FPDF_ClosePage{Page: pg})
+		return "", true, fmt.Errorf("flatten: %w: %w", err, ErrMalformed)
+	}
+	if flat.Result != responses.FPDFPage_FlattenResultSuccess {
+		return pg, false, nil
+	}
+	_, _ = inst.FPDF_ClosePage(&requests.FPDF_ClosePage{Page: pg})
+	return load()
 }
 
 // textLayerWarnings returns WarnNoTextLayer when no page has text, else one warning per page
