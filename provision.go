@@ -2,6 +2,7 @@ package docket
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -22,7 +23,8 @@ const (
 // limit in the document queue. It returns the tenant and the key, whose
 // Plain form is shown once and never stored. p.ID may be empty (a new UUID).
 func Provision(ctx context.Context, store Store, client *queue.Client, p TenantCreateParams) (*Tenant, apikey.Key, error) {
-	if p.ID == "" {
+	generated := p.ID == ""
+	if generated {
 		p.ID = uuid.NewString()
 	}
 	p.Name = strings.TrimSpace(p.Name)
@@ -42,7 +44,14 @@ func Provision(ctx context.Context, store Store, client *queue.Client, p TenantC
 		return nil, apikey.Key{}, fmt.Errorf("%w: concurrency %d (want 1-1000), rate limit %d (want >= 0)", ErrInvalid, p.Concurrency, p.RateLimit)
 	}
 	t, err := store.TenantCreate(ctx, &p)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrDuplicate) && generated:
+		// A new UUID is not taken: the name is. The store's own text
+		// (a constraint's name) is not for users.
+		return nil, apikey.Key{}, fmt.Errorf("a tenant named %q %w", p.Name, ErrDuplicate)
+	case errors.Is(err, ErrDuplicate):
+		return nil, apikey.Key{}, fmt.Errorf("a tenant named %q or with id %q %w", p.Name, p.ID, ErrDuplicate)
+	case err != nil:
 		return nil, apikey.Key{}, fmt.Errorf("create tenant: %w", err)
 	}
 	if err := client.SetTenantLimit(ctx, t.ID, DocumentQueue, t.Concurrency); err != nil {

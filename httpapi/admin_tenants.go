@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -104,6 +105,9 @@ func (s *Server) adminTenantUpdate(w http.ResponseWriter, r *http.Request) error
 	t, err := s.cfg.Store.TenantUpdate(r.Context(), &docket.TenantUpdateParams{
 		ID: id, Name: in.Name, Plan: plan, Concurrency: in.Concurrency, RateLimit: in.RateLimit,
 	})
+	if errors.Is(err, docket.ErrDuplicate) && in.Name != nil {
+		return errorf(http.StatusConflict, "a tenant named %q already exists", *in.Name)
+	}
 	if err != nil {
 		return err
 	}

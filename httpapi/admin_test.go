@@ -122,6 +122,32 @@ func TestAdmin_TenantInvalid(t *testing.T) {
 	}
 }
 
+// TestAdmin_TenantNameTaken: a taken name, on create or rename, is a 409
+// that says so, without the database's text.
+func TestAdmin_TenantNameTaken(t *testing.T) {
+	t.Parallel()
+	for _, b := range httpapi.TestBackends {
+		t.Run(b, func(t *testing.T) {
+			t.Parallel()
+			e := newAdminEnvStore(t, httpapi.OpenTestStore(t, b), nil)
+			e.createTenant("acme", nil)
+			other := e.createTenant("globex", nil).Tenant.ID
+			for _, r := range []*envResponse{
+				e.admin("POST", "/v1/admin/tenants", map[string]any{"name": "acme"}, http.StatusConflict),
+				e.admin("PATCH", "/v1/admin/tenants/"+other, map[string]any{"name": "acme"}, http.StatusConflict),
+			} {
+				var p struct {
+					Detail string `json:"detail"`
+				}
+				r.decode(t, &p)
+				if want := `a tenant named "acme" already exists`; p.Detail != want {
+					t.Errorf("detail %q, want %q", p.Detail, want)
+				}
+			}
+		})
+	}
+}
+
 func TestAdmin_TenantUpdate(t *testing.T) {
 	t.Parallel()
 	e := newAdminEnv(t, nil)

@@ -112,7 +112,8 @@ type retryResponse struct {
 }
 
 // retryDocument serves POST /v1/documents/{id}/retry: a new job for a
-// failed document (409 otherwise), linked to the failed one, which stays.
+// failed or cancelled document (409 otherwise), linked to the old one,
+// which stays.
 // The new job and the document's link to it commit together.
 func (s *Server) retryDocument(w http.ResponseWriter, r *http.Request) error {
 	t := tenantOf(r)
@@ -142,8 +143,8 @@ func (s *Server) retryTx(ctx context.Context, tx docket.Tx, id string) (*queue.J
 	if err != nil {
 		return nil, err
 	}
-	if d.Status != docket.StatusFailed {
-		return nil, errorf(http.StatusConflict, "document %s is %s; only a failed document can be retried", id, d.Status)
+	if d.Status != docket.StatusFailed && d.Status != docket.StatusCancelled {
+		return nil, errorf(http.StatusConflict, "document %s is %s; only a failed or cancelled document can be retried", id, d.Status)
 	}
 	exec, err := s.cfg.Queue.Driver().UnwrapTx(tx.Native())
 	if err != nil {

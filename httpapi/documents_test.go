@@ -47,6 +47,72 @@ func TestDocuments_Retry(t *testing.T) {
 	})
 }
 
+// TestDocuments_Error: a failed document carries its job's error; while
+// an automatic retry runs, neither the document nor the job shows the
+// previous attempt's error.
+func TestDocuments_Error(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, nil, func(t *testing.T, e *tenantEnv) {
+		a := e.newTenant(t, "acme", 0)
+		u := e.uploadOK(t, a.key, "will fail twice")
+		docPath, jobPath := "/v1/documents/"+u.Document.ID, "/v1/jobs/"+u.Job.ID
+		var d DocumentView
+		var j JobView
+		e.do(t, http.MethodGet, docPath, a.key, nil).want(t, http.StatusOK).decode(t, &d)
+		if d.Error != nil {
+			t.Errorf("pending document: error %q, want null", *d.Error)
+		}
+		e.finish(t, e.claim(t), queue.OutcomeRetry)
+		e.claim(t) // the second attempt runs
+		e.do(t, http.MethodGet, docPath, a.key, nil).want(t, http.StatusOK).decode(t, &d)
+		e.do(t, http.MethodGet, jobPath, a.key, nil).want(t, http.StatusOK).decode(t, &j)
+		if d.Status != "processing" || d.Error != nil || j.Status != "processing" || j.ErrorMessage != nil {
+			t.Errorf("second attempt running: document %s (error %v), job %s (error %v); want processing with no error",
+				d.Status, d.Error, j.Status, j.ErrorMessage)
+		}
+	})
+	forEachStore(t, nil, func(t *testing.T, e *tenantEnv) {
+		a := e.newTenant(t, "acme", 0)
+		u := e.uploadOK(t, a.key, "will fail")
+		e.finish(t, e.claim(t), queue.OutcomeFailed)
+		r := e.do(t, http.MethodGet, "/v1/documents/"+u.Document.ID, a.key, nil).want(t, http.StatusOK)
+		var d DocumentView
+		r.decode(t, &d)
+		if d.Status != "failed" || d.Error == nil || *d.Error != "test failure" {
+			t.Errorf("failed document: status %s, error %v; want failed with %q", d.Status, d.Error, "test failure")
+		}
+		var list documentList
+		e.do(t, http.MethodGet, "/v1/documents?status=failed", a.key, nil).want(t, http.StatusOK).decode(t, &list)
+		if len(list.Documents) != 1 || list.Documents[0].Error == nil || *list.Documents[0].Error != "test failure" {
+			t.Errorf("listed failed documents: %+v", list.Documents)
+		}
+	})
+}
+
+// TestDocuments_RetryCancelled: a tenant can retry a cancelled document,
+// as the CLI and the admin API can.
+func TestDocuments_RetryCancelled(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, nil, func(t *testing.T, e *tenantEnv) {
+		a := e.newTenant(t, "acme", 0)
+		u := e.uploadOK(t, a.key, "cancel me")
+		e.do(t, http.MethodPost, "/v1/jobs/"+u.Job.ID+"/cancel", a.key, nil).want(t, http.StatusOK)
+		r := e.do(t, http.MethodPost, "/v1/documents/"+u.Document.ID+"/retry", a.key, nil).want(t, http.StatusAccepted)
+		var res struct {
+			Job JobView `json:"job"`
+		}
+		r.decode(t, &res)
+		if res.Job.RetryOf == nil || *res.Job.RetryOf != u.Job.ID || res.Job.Status != "pending" {
+			t.Errorf("retry of a cancelled document: job %+v", res.Job)
+		}
+		var d DocumentView
+		e.do(t, http.MethodGet, "/v1/documents/"+u.Document.ID, a.key, nil).want(t, http.StatusOK).decode(t, &d)
+		if d.JobID != res.Job.ID || d.Status != "pending" {
+			t.Errorf("document after the retry: %+v", d)
+		}
+	})
+}
+
 func TestDocuments_ListAndFilter(t *testing.T) {
 	t.Parallel()
 	e := newTenantEnv(t, nil)

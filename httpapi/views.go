@@ -52,7 +52,9 @@ func jobView(j *queue.Job, position int) JobView {
 	if (j.State == queue.StatePending || j.State == queue.StateScheduled) && position >= 0 {
 		v.QueuePosition = &position
 	}
-	if j.ErrorMessage != "" {
+	if j.ErrorMessage != "" && j.State != queue.StateRunning && j.State != queue.StateCompleted {
+		// A job running again keeps its last attempt's message in the
+		// store; it is not this attempt's error.
 		v.ErrorMessage = &j.ErrorMessage
 	}
 	if j.RetryOf != 0 {
@@ -107,6 +109,7 @@ type DocumentView struct {
 	Size        int64          `json:"size"`
 	SHA256      string         `json:"sha256"`
 	Status      string         `json:"status"`
+	Error       *string        `json:"error"` // why it failed; null unless failed
 	JobID       string         `json:"job_id"`
 	Fields      *docket.Fields `json:"fields"`
 	Warnings    []string       `json:"warnings"`
@@ -119,9 +122,13 @@ func documentView(d *docket.Document) DocumentView {
 	if w == nil {
 		w = []string{}
 	}
+	var failure *string
+	if d.Status == docket.StatusFailed && d.Error != "" {
+		failure = &d.Error
+	}
 	return DocumentView{
 		ID: d.ID, TenantID: d.TenantID, Filename: d.Filename, ContentType: d.ContentType,
-		Size: d.Size, SHA256: d.SHA256, Status: string(d.Status), JobID: strconv.FormatInt(d.JobID, 10),
+		Size: d.Size, SHA256: d.SHA256, Status: string(d.Status), Error: failure, JobID: strconv.FormatInt(d.JobID, 10),
 		Fields: d.Fields, Warnings: w, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 	}
 }
