@@ -164,3 +164,68 @@ func TestUpload_Slowloris(t *testing.T) {
 		t.Errorf("%d files in the blob directory", n)
 	}
 }
+
+// TestUpload_Fields: one file per request, in the field "file"; a second
+// file is refused, not ignored, and a file in another field is named in
+// the refusal whatever its size (past 64 KB it used to be called headers
+// "before the file").
+func TestUpload_Fields(t *testing.T) {
+	t.Parallel()
+	e := newTenantEnv(t, nil)
+	a := e.newTenant(t, "acme", 1000)
+	big := bytes.Repeat([]byte("a"), 100<<10)
+	type part struct{ field, filename, data string }
+	cases := []struct {
+		name   string
+		parts  []part
+		want   int
+		detail string
+	}{
+		{"two files", []part{{"file", "a.txt", "one"}, {"file", "b.txt", "two"}}, 400,
+			`one file per request: this request sent a second file (field "file"); upload it with another request`},
+		{"second file in another field", []part{{"file", "a.txt", "one"}, {"attachment", "b.txt", "two"}}, 400,
+			`one file per request: this request sent a second file (field "attachment"); upload it with another request`},
+		{"file in another field before file", []part{{"upload", "a.txt", "one"}, {"file", "b.txt", "two"}}, 400,
+			`one file per request: this request sent a second file (field "upload"); upload it with another request`},
+		{"wrong field, small", []part{{"upload", "a.txt", "one"}}, 400,
+			`send the file in the multipart field "file"; this request sent one in the field "upload"`},
+		{"wrong field, over 64 KB", []part{{"upload", "a.txt", string(big)}}, 400,
+			`send the file in the multipart field "file"; this request sent one in the field "upload"`},
+		{"a field after the file", []part{{"file", "a.txt", "one"}, {"note", "", "hello"}}, 202, ""},
+	}
+	for _, c := range cases {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		for _, p := range c.parts {
+			var w io.Writer
+			var err error
+			if p.filename != "" {
+				w, err = mw.CreateFormFile(p.field, p.filename)
+			} else {
+				w, err = mw.CreateFormField(p.field)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.WriteString(w, p.data)
+		}
+		_ = mw.Close()
+		r := e.do(t, http.MethodPost, "/v1/documents", a.key, &body, "Content-Type", mw.FormDataContentType())
+		if r.status != c.want {
+			t.Errorf("%s: status %d, want %d: %s", c.name, r.status, c.want, r.body)
+			continue
+		}
+		if c.detail != "" {
+			var p struct {
+				Detail string `json:"detail"`
+			}
+			r.decode(t, &p)
+			if p.Detail != c.detail {
+				t.Errorf("%s: detail %q, want %q", c.name, p.Detail, c.detail)
+			}
+		}
+	}
+	if n := e.blobCount(t); n != 1 {
+		t.Errorf("%d files in the blob directory, want the one accepted upload", n)
+	}
+}

@@ -56,27 +56,67 @@ func (u *upload) receive(w http.ResponseWriter, r *http.Request, boundary string
 		// per document cost each upload a mkdir and two more fsyncs.
 		BlobKey: u.tenant.ID + "/" + docID,
 	}
-	return u.store(r.Context(), part, body)
+	if err := u.store(r.Context(), part, body); err != nil {
+		return err
+	}
+	return u.rest(mr, body)
 }
 
 // filePart returns the part named "file", skipping at most maxUploadParts
 // others; what comes before its data may not pass uploadOverhead bytes.
+// A file sent in another field is named in the refusal, however large it
+// is (skipping it passes the limit).
 func (u *upload) filePart(mr *formdata.Reader, body *bodyReader) (*formdata.Part, error) {
 	mr.SetLimit(uploadOverhead)
+	misnamed := "" // the field of a file sent under another name
 	for range maxUploadParts + 1 {
 		p, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
+		if misnamed != "" && body.err == nil && (errors.Is(err, io.EOF) || errors.Is(err, formdata.ErrLimit)) {
+			return nil, errorf(http.StatusBadRequest,
+				"send the file in the multipart field \"file\"; this request sent one in the field %q", misnamed)
+		}
+		switch {
+		case errors.Is(err, io.EOF):
 			return nil, errorf(http.StatusBadRequest, "no multipart field \"file\"")
-		}
-		if err != nil {
+		case err != nil:
 			return nil, u.readError(body, err)
-		}
-		if p.FormName() == "file" {
+		case p.FormName() == "file" && misnamed != "":
+			return nil, errTwoFiles(misnamed)
+		case p.FormName() == "file":
 			mr.SetLimit(-1)
 			return p, nil
+		case p.FileName() != "" && misnamed == "":
+			misnamed = p.FormName()
 		}
 	}
 	return nil, errorf(http.StatusBadRequest, "more than %d multipart parts before the field \"file\"", maxUploadParts)
+}
+
+// rest reads what follows the file: small fields may, a second file may
+// not (400: one file per request), and neither may more than
+// uploadOverhead bytes or maxUploadParts parts.
+func (u *upload) rest(mr *formdata.Reader, body *bodyReader) error {
+	mr.SetLimit(mr.Offset() + uploadOverhead)
+	for range maxUploadParts + 1 {
+		p, err := mr.NextPart()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case errors.Is(err, formdata.ErrLimit) && body.err == nil:
+			return errorf(http.StatusBadRequest, "multipart fields after the file are over %d bytes", uploadOverhead)
+		case err != nil:
+			return u.readError(body, err)
+		case p.FormName() == "file" || p.FileName() != "":
+			return errTwoFiles(p.FormName())
+		}
+	}
+	return errorf(http.StatusBadRequest, "more than %d multipart parts after the field \"file\"", maxUploadParts)
+}
+
+// errTwoFiles refuses a request with a second file, in field.
+func errTwoFiles(field string) error {
+	return errorf(http.StatusBadRequest,
+		"one file per request: this request sent a second file (field %q); upload it with another request", field)
 }
 
 // readError maps an error of the multipart reader: the body reader's own
