@@ -49,6 +49,9 @@ type TenantView struct {
 	UpdatedAt      time.Time `json:"updated_at"`
 }
 
+// NewTenantView renders a tenant as the admin API shows it (for the CLI).
+func NewTenantView(t *docket.Tenant) TenantView { return tenantView(t) }
+
 func tenantView(t *docket.Tenant) TenantView {
 	return TenantView{
 		ID: t.ID, Name: t.Name, Plan: string(t.Plan), Concurrency: t.Concurrency,
@@ -66,6 +69,10 @@ type APIKeyView struct {
 	ExpiresAt *time.Time `json:"expires_at"`
 	RevokedAt *time.Time `json:"revoked_at"`
 }
+
+// NewAPIKeyView renders a stored key as the admin API shows it (for the
+// CLI).
+func NewAPIKeyView(k *docket.APIKey) APIKeyView { return apiKeyView(k) }
 
 func apiKeyView(k *docket.APIKey) APIKeyView {
 	return APIKeyView{

@@ -30,6 +30,10 @@ type JobView struct {
 	UpdatedAt       time.Time  `json:"updated_at"`
 }
 
+// NewJobView renders a job as the API shows it, without its queue
+// position (for the CLI).
+func NewJobView(j *queue.Job) JobView { return jobView(j, -1) }
+
 // jobView renders j; position is the number of jobs ahead of a pending job
 // (ignored, shown as null, for any other state or when negative).
 func jobView(j *queue.Job, position int) JobView {

@@ -55,10 +55,12 @@ func checkAdminKey(k string) error {
 	return nil
 }
 
-// adminKey returns the admin key: the one given (--admin-key or
+// resolveAdminKey returns the admin key: the one given (--admin-key or
 // DOCKET_ADMIN_KEY), else the one in --admin-key-file, else the one serve
 // generated in the data dir before, else a new one written there (0600).
-// Only the file's path is printed, never the key.
+// A generated key is printed once, when it is generated (as the first
+// tenant's API key is); later starts print the file's path only. It sets
+// f.adminKeyFile to the file the key came from, if any.
 func (f *httpFlags) resolveAdminKey(dataDir string, stdout io.Writer) (string, error) {
 	switch {
 	case f.adminKey != "":
@@ -89,8 +91,10 @@ func (f *httpFlags) resolveAdminKey(dataDir string, stdout io.Writer) (string, e
 		if err = errors.Join(err, file.Sync(), file.Close()); err != nil {
 			return "", fmt.Errorf("admin key: %w", err)
 		}
+		fmt.Fprintf(stdout, "admin_key: %s\n", key)
 	}
 	fmt.Fprintf(stdout, "admin_key_file: %s\n", path)
+	f.adminKeyFile = path
 	return key, nil
 }
 

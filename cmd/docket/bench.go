@@ -42,37 +42,45 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stderr, benchUsage, strings.Join(bench.Names(), ", "), strings.Join(bench.NamedOnly(), ", "))
 		fs.PrintDefaults()
 	}
-	var cfg bench.Config
-	databaseURL := fs.String("database-url", getenv("DATABASE_URL"),
+	var (
+		cfg                                  bench.Config
+		databaseURL, list, fleet, cpuProfile string
+		asJSON, verbose                      bool
+	)
+	e := &envFlags{fs: fs, getenv: getenv}
+	fs.StringVar(&databaseURL, "database-url", getenv("DATABASE_URL"),
 		"PostgreSQL server to benchmark on; empty uses SQLite in a temporary directory [DATABASE_URL]")
-	list := fs.String("scenario", "all", "comma-separated scenarios, or all")
-	fs.IntVar(&cfg.Jobs, "jobs", 0, "jobs: drained by drain (100000), flooded in fairness (50000), pending in scale's large case (1000000)")
-	fs.IntVar(&cfg.Tenants, "tenants", 100, "tenants the jobs of drain and steady are spread over")
-	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long steady runs")
-	fs.IntVar(&cfg.Workers, "workers", 1000, "jobs one worker runs at once (drain, steady, latency)")
-	fs.IntVar(&cfg.Samples, "samples", 1000, "jobs latency times")
-	fs.IntVar(&cfg.Backlog, "backlog", 20_000, "pending jobs steady keeps topped up")
-	fs.DurationVar(&cfg.PollInterval, "poll-interval", 20*time.Millisecond, "worker poll interval")
-	fs.DurationVar(&cfg.FetchCooldown, "fetch-cooldown", 2*time.Millisecond, "least time between two claims of a worker")
-	fs.IntVar(&cfg.Claimers, "claimers", 1, "claim loops per worker (queue.QueueConfig.Claimers)")
-	fs.IntVar(&cfg.Completers, "completers", 1, "outcome flushers per worker (queue.WorkerConfig.Completers)")
-	fleet := fs.String("fleet", "1,2,4,8", "worker process counts fleet runs with, comma-separated")
-	fs.StringVar(&cfg.FleetCPUProfile, "fleet-cpuprofile", "", "directory each fleet worker process writes a CPU profile to")
-	asJSON := fs.Bool("json", false, "print one JSON object per line per scenario")
-	verbose := fs.Bool("v", false, "print progress and the engine's warnings to stderr")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	e.stringVar(&list, "scenario", "DOCKET_BENCH_SCENARIO", "all", "comma-separated scenarios, or all")
+	e.intVar(&cfg.Jobs, "jobs", "DOCKET_BENCH_JOBS", 0, "jobs: drained by drain (100000), flooded in fairness (50000), pending in scale's large case (1000000)")
+	e.intVar(&cfg.Tenants, "tenants", "DOCKET_BENCH_TENANTS", 100, "tenants the jobs of drain and steady are spread over")
+	e.durationVar(&cfg.Duration, "duration", "DOCKET_BENCH_DURATION", 10*time.Second, "how long steady runs")
+	e.intVar(&cfg.Workers, "workers", "DOCKET_BENCH_WORKERS", 1000, "jobs one worker runs at once (drain, steady, latency)")
+	e.intVar(&cfg.Samples, "samples", "DOCKET_BENCH_SAMPLES", 1000, "jobs latency times")
+	e.intVar(&cfg.Backlog, "backlog", "DOCKET_BENCH_BACKLOG", 20_000, "pending jobs steady keeps topped up")
+	e.durationVar(&cfg.PollInterval, "poll-interval", "DOCKET_BENCH_POLL_INTERVAL", 20*time.Millisecond, "worker poll interval")
+	e.durationVar(&cfg.FetchCooldown, "fetch-cooldown", "DOCKET_BENCH_FETCH_COOLDOWN", 2*time.Millisecond, "least time between two claims of a worker")
+	e.intVar(&cfg.Claimers, "claimers", "DOCKET_BENCH_CLAIMERS", 0, "claim loops per worker (queue.QueueConfig.Claimers; 0: the engine's default, GOMAXPROCS/4 from 1 to 4)")
+	e.intVar(&cfg.Completers, "completers", "DOCKET_BENCH_COMPLETERS", 0, "outcome flushers per worker (queue.WorkerConfig.Completers; 0: the engine's default)")
+	e.stringVar(&fleet, "fleet", "DOCKET_BENCH_FLEET", "1,2,4,8", "worker process counts fleet runs with, comma-separated")
+	e.stringVar(&cfg.FleetCPUProfile, "fleet-cpuprofile", "DOCKET_BENCH_FLEET_CPUPROFILE", "", "directory each fleet worker process writes a CPU profile to")
+	e.boolVar(&asJSON, "json", "DOCKET_BENCH_JSON", false, "print one JSON object per line per scenario")
+	e.boolVar(&verbose, "v", "DOCKET_BENCH_VERBOSE", false, "print progress and the engine's warnings to stderr")
+	e.stringVar(&cpuProfile, "cpuprofile", "DOCKET_BENCH_CPUPROFILE", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
+	}
+	if err := e.err(); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "docket bench: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
-	names, err := bench.ParseNames(*list)
+	names, err := bench.ParseNames(list)
 	if err != nil {
 		return err
 	}
-	if cfg.Fleet, err = bench.ParseFleet(*fleet); err != nil {
+	if cfg.Fleet, err = bench.ParseFleet(fleet); err != nil {
 		return err
 	}
 	if slices.Contains(names, "fleet") {
@@ -82,23 +90,23 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		cfg.FleetWorker = []string{exe, "bench", fleetWorkerFlag}
 	}
-	if *verbose {
+	if verbose {
 		cfg.Progress = stderr
 		cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	store, err := benchStore(*databaseURL)
+	store, err := benchStore(databaseURL)
 	if err != nil {
 		return err
 	}
-	if *cpuProfile != "" {
-		stop, err := startCPUProfile(*cpuProfile)
+	if cpuProfile != "" {
+		stop, err := startCPUProfile(cpuProfile)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
 	return bench.Run(ctx, cfg, store, names, func(r *bench.Result) error {
-		if *asJSON {
+		if asJSON {
 			return r.WriteJSON(stdout)
 		}
 		return r.WriteTable(stdout)

@@ -64,7 +64,7 @@ func (f *storeFlags) open(ctx context.Context) (queue.Driver, error) {
 			return nil, err
 		}
 		d, err = sqlite.Open(ctx, path)
-	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
+	case isPostgres(u):
 		d, err = postgres.Open(ctx, u)
 	case strings.HasPrefix(u, "sqlite://"):
 		path := strings.TrimPrefix(u, "sqlite://")
@@ -83,6 +83,15 @@ func (f *storeFlags) open(ctx context.Context) (queue.Driver, error) {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	return d, nil
+}
+
+// embedded reports whether the flags name the embedded SQLite store of the
+// data dir.
+func (f *storeFlags) embedded() bool { return f.databaseURL == "" }
+
+// isPostgres reports whether a --database-url names PostgreSQL.
+func isPostgres(u string) bool {
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
 }
 
 // privateFile creates the database file readable by its owner only (0600),

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
 )
 
@@ -34,17 +35,26 @@ func runJobs(ctx context.Context, args []string, getenv func(string) string, std
 	fs.SetOutput(stderr)
 	var sf storeFlags
 	sf.register(fs, getenv)
-	tenantID := fs.String("tenant", "", "only this tenant's jobs (list)")
-	status := fs.String("status", "", "only jobs with this status (list)")
-	limit := fs.Int("limit", 50, "most jobs to list")
-	reason := fs.String("reason", "discarded by an operator", "why (discard)")
-	asJSON := fs.Bool("json", false, "print JSON")
+	var (
+		tenantID, status, reason string
+		limit                    int
+		asJSON                   bool
+	)
+	e := &envFlags{fs: fs, getenv: getenv}
+	e.stringVar(&tenantID, "tenant", "DOCKET_JOBS_TENANT", "", "only this tenant's jobs (list)")
+	e.stringVar(&status, "status", "DOCKET_JOBS_STATUS", "", "only jobs with this status (list)")
+	e.intVar(&limit, "limit", "DOCKET_JOBS_LIMIT", 50, "most jobs to list")
+	e.stringVar(&reason, "reason", "DOCKET_JOBS_REASON", "discarded by an operator", "why (discard)")
+	e.boolVar(&asJSON, "json", "DOCKET_JOBS_JSON", false, "print JSON with the API's field names")
 	rest, idArg := args[1:], ""
 	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") { // the id may come before the flags
 		idArg, rest = rest[0], rest[1:]
 	}
 	if err := fs.Parse(rest); err != nil {
 		return errUsage
+	}
+	if err := e.err(); err != nil {
+		return err
 	}
 	if idArg == "" {
 		idArg = fs.Arg(0)
@@ -66,15 +76,15 @@ func runJobs(ctx context.Context, args []string, getenv func(string) string, std
 	var job *queue.Job
 	switch sub {
 	case "list":
-		return listJobs(ctx, c, stdout, *tenantID, *status, *limit, *asJSON)
+		return listJobs(ctx, c, stdout, tenantID, status, limit, asJSON)
 	case "get":
-		return showJob(ctx, c, stdout, id, *asJSON)
+		return showJob(ctx, c, stdout, id, asJSON)
 	case "cancel":
 		job, err = c.Cancel(ctx, id, "")
 	case "retry":
 		job, err = c.Retry(ctx, id, "")
 	case "discard":
-		job, err = c.Discard(ctx, id, *reason)
+		job, err = c.Discard(ctx, id, reason)
 	default:
 		fmt.Fprintf(stderr, "docket jobs: unknown subcommand %q\n\n%s", sub, jobsUsage)
 		return errUsage
@@ -100,7 +110,11 @@ func listJobs(ctx context.Context, c *queue.Client, stdout io.Writer, tenantID, 
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(stdout).Encode(jobs)
+		views := make([]httpapi.JobView, len(jobs))
+		for i, j := range jobs {
+			views[i] = httpapi.NewJobView(j)
+		}
+		return json.NewEncoder(stdout).Encode(map[string]any{"jobs": views})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTENANT\tKIND\tSTATUS\tSTAGE\tPROGRESS\tATTEMPT\tCREATED\tERROR")
@@ -121,7 +135,12 @@ func showJob(ctx context.Context, c *queue.Client, stdout io.Writer, id int64, a
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(stdout).Encode(map[string]any{"job": j, "attempts": attempts})
+		views := make([]attemptView, len(attempts))
+		for i, a := range attempts {
+			views[i] = attemptView{Attempt: a.Attempt, WorkerID: a.WorkerID, StartedAt: a.StartedAt,
+				FinishedAt: a.FinishedAt, Outcome: string(a.Outcome), Error: a.Error}
+		}
+		return json.NewEncoder(stdout).Encode(map[string]any{"job": httpapi.NewJobView(j), "attempts": views})
 	}
 	fmt.Fprintf(stdout, "job %d  tenant %s  kind %s  status %s  stage %s  %d%%  attempt %d/%d\n",
 		j.ID, j.TenantID, j.Kind, docket.StatusOf(j.State), j.Stage, j.Progress, j.Attempt, j.MaxAttempts)
@@ -133,4 +152,15 @@ func showJob(ctx context.Context, c *queue.Client, stdout io.Writer, id int64, a
 			a.StartedAt.Format(time.RFC3339), a.FinishedAt.Format(time.RFC3339), a.Error)
 	}
 	return nil
+}
+
+// attemptView is a finished attempt as `docket jobs get --json` shows it,
+// named as the API names things.
+type attemptView struct {
+	Attempt    int       `json:"attempt"`
+	WorkerID   string    `json:"worker_id"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Outcome    string    `json:"outcome"`
+	Error      string    `json:"error"`
 }

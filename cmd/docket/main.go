@@ -4,7 +4,7 @@
 //	docket serve     API, dashboard and workers in one process
 //	docket worker    workers only
 //	docket migrate   bring the schema up to date
-//	docket tenants   create and list tenants
+//	docket tenants   create and list tenants, issue and revoke their keys
 //	docket jobs      list, inspect, cancel, retry and discard jobs
 //	docket bench     measure the engine
 package main
@@ -39,7 +39,7 @@ commands:
   serve     run the API, dashboard and workers in one process
   worker    run workers only
   migrate   bring the database schema up to date
-  tenants   create a tenant and print its API key; list tenants
+  tenants   create and list tenants, issue and revoke API keys (also while serve runs)
   jobs      list, inspect, cancel, retry and discard jobs
   bench     measure the queue engine (see docket bench -h)
 

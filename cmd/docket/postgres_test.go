@@ -105,14 +105,21 @@ func startDeployment(t *testing.T) *deployment {
 func (d *deployment) createTenant(t *testing.T) (id, key string) {
 	t.Helper()
 	out := d.docket(t, "tenants", "create", "--name", "acme", "--plan", "pro", "--concurrency", "3", "--json")
-	var got map[string]string
+	var got struct {
+		Tenant struct {
+			ID          string `json:"id"`
+			Plan        string `json:"plan"`
+			Concurrency int    `json:"concurrency"`
+		} `json:"tenant"`
+		APIKey string `json:"api_key"`
+	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("tenants create --json printed %q: %v", out, err)
 	}
-	if len(got) != 2 || got["tenant_id"] == "" || !strings.HasPrefix(got["api_key"], "dk_") {
-		t.Fatalf("tenants create --json printed %q, want {tenant_id, api_key}", out)
+	if got.Tenant.ID == "" || got.Tenant.Plan != "pro" || got.Tenant.Concurrency != 3 || !strings.HasPrefix(got.APIKey, "dk_") {
+		t.Fatalf("tenants create --json printed %q, want the admin API's {tenant, api_key, key}", out)
 	}
-	return got["tenant_id"], got["api_key"]
+	return got.Tenant.ID, got.APIKey
 }
 
 // docket runs a short docket command and returns its standard output.

@@ -12,7 +12,7 @@ import (
 )
 
 // With no admin key given, serve generates one into <data-dir>/admin.key
-// (0600) that the admin API accepts; the SQLite file, blob directories and
+// (0600) that the admin API accepts, and prints it once; the SQLite file, blob directories and
 // blob files are private to the owner whatever the data dir's mode.
 func TestServe_PrivateFiles(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
@@ -37,8 +37,8 @@ func TestServe_PrivateFiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no generated admin key: %v\nstdout:\n%s", err, stdout.String())
 	}
-	if strings.Contains(stdout.String()+stderr.String(), strings.TrimSpace(string(key))) {
-		t.Error("the generated admin key was printed")
+	if n := strings.Count(stdout.String()+stderr.String(), strings.TrimSpace(string(key))); n != 1 {
+		t.Errorf("the generated admin key was printed %d times, want once (the admin_key line)", n)
 	}
 	req, _ := http.NewRequest(http.MethodGet, srv.base+"/v1/admin/tenants", nil)
 	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))

@@ -142,28 +142,45 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("--listen %s: %w", hf.listen, err)
 	}
 	defer ln.Close()
-	if err := firstTenant(ctx, svc, stdout); err != nil {
+	if err := firstTenant(ctx, svc, &sf, &vf, stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "dashboard: http://%s/\n", ln.Addr())
+	base := "http://" + ln.Addr().String()
+	if sf.embedded() {
+		remove, err := writeServeURL(sf.dataDir, base)
+		if err != nil {
+			return err
+		}
+		defer remove()
+	}
+	printAdminHelp(stdout, &sf, &hf, base)
+	fmt.Fprintf(stdout, "dashboard: %s/\n", base)
 	return svc.serve(ctx, ln, &vf, &hf)
 }
 
-// firstTenant creates a tenant when there is none and prints its key.
-func firstTenant(ctx context.Context, svc *service, stdout io.Writer) error {
+// firstTenant creates a tenant when there is none and prints its key. On
+// the embedded store, which is for trying Docket on one machine, the tenant
+// gets the trial settings: the enterprise plan (1000 uploads an hour) and
+// as many documents at once as this process works on.
+func firstTenant(ctx context.Context, svc *service, sf *storeFlags, vf *serviceFlags, stdout io.Writer) error {
 	tenants, err := svc.store.TenantList(ctx)
 	if err != nil {
 		return fmt.Errorf("list tenants: %w", err)
 	}
 	if len(tenants) > 0 {
-		fmt.Fprintf(stdout, "api_key: (issued at first start; make another with: docket tenants create --name NAME)\n")
+		fmt.Fprintf(stdout, "api_key: (issued at first start; make another with: docket tenants key --tenant ID)\n")
 		return nil
 	}
-	t, key, err := docket.Provision(ctx, svc.store, svc.client, docket.TenantCreateParams{Name: "default", Plan: docket.PlanFree})
+	p := docket.TenantCreateParams{Name: "default", Plan: docket.PlanFree}
+	if sf.embedded() {
+		p.Plan, p.Concurrency = docket.PlanEnterprise, vf.concurrency
+	}
+	t, key, err := docket.Provision(ctx, svc.store, svc.client, p)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "tenant: %s (%s plan, %d uploads per hour)\n", t.ID, t.Plan, t.UploadsPerHour())
+	fmt.Fprintf(stdout, "tenant: %s (%s plan, %d uploads per hour, %d documents at once)\n",
+		t.ID, t.Plan, t.UploadsPerHour(), t.Concurrency)
 	fmt.Fprintf(stdout, "api_key: %s\n", key.Plain)
 	return nil
 }
@@ -249,6 +266,7 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, _
 		return err
 	}
 	defer svc.Close()
+	warnLocalBlobs(logger, &sf, svc.blobs)
 	w, err := svc.worker(&vf)
 	if err != nil {
 		return err

@@ -27,6 +27,7 @@ type serviceFlags struct {
 	grace          time.Duration
 	lease          time.Duration
 	maxUploadBytes int64
+	env            envFlags
 }
 
 func (f *serviceFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -38,14 +39,19 @@ func (f *serviceFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 		"embedding model, required with --embedding-url [DOCKET_EMBEDDING_MODEL]")
 	fs.StringVar(&f.embedKey, "embedding-api-key", getenv("DOCKET_EMBEDDING_API_KEY"),
 		"API key for the embeddings server [DOCKET_EMBEDDING_API_KEY]")
-	fs.IntVar(&f.embedDims, "embedding-dimensions", 0, "vector dimensions (0: the embedder's default)")
-	fs.IntVar(&f.concurrency, "concurrency", 4, "documents this process works on at once")
-	fs.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "time running jobs get to finish on SIGTERM")
-	fs.DurationVar(&f.lease, "lease", 30*time.Second, "how long a job stays claimed without a heartbeat; a killed worker's jobs run again after it")
-	fs.Int64Var(&f.maxUploadBytes, "max-upload-bytes", 100<<20, "largest file accepted by upload")
+	f.env = envFlags{fs: fs, getenv: getenv}
+	e := &f.env
+	e.intVar(&f.embedDims, "embedding-dimensions", "DOCKET_EMBEDDING_DIMENSIONS", 0, "vector dimensions (0: the embedder's default)")
+	e.intVar(&f.concurrency, "concurrency", "DOCKET_CONCURRENCY", 4, "documents this process works on at once")
+	e.durationVar(&f.grace, "shutdown-grace", "DOCKET_SHUTDOWN_GRACE", 30*time.Second, "time running jobs get to finish on SIGTERM")
+	e.durationVar(&f.lease, "lease", "DOCKET_LEASE", 30*time.Second, "how long a job stays claimed without a heartbeat; a killed worker's jobs run again after it")
+	e.int64Var(&f.maxUploadBytes, "max-upload-bytes", "DOCKET_MAX_UPLOAD_BYTES", 100<<20, "largest file accepted by upload")
 }
 
 func (f *serviceFlags) check() error {
+	if err := f.env.err(); err != nil {
+		return err
+	}
 	switch {
 	case f.concurrency < 1 || f.concurrency > 1000:
 		return fmt.Errorf("--concurrency %d: want 1 to 1000", f.concurrency)
@@ -87,6 +93,9 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 	if err != nil {
 		return nil, err
 	}
+	if err := checkBlobs(ctx, blobs, blobURL); err != nil {
+		return nil, err
+	}
 	d, err := sf.open(ctx)
 	if err != nil {
 		return nil, err
@@ -115,6 +124,7 @@ func (s *service) worker(vf *serviceFlags) (*queue.Worker, error) {
 		ShutdownGrace: vf.grace,
 		LeaseDuration: vf.lease,
 		Logger:        s.logger,
+		Hooks:         queue.Hooks{Finished: s.processor.Finished}, // logs failed documents
 	})
 }
 
