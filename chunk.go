@@ -19,6 +19,11 @@ type Chunk struct {
 	Vector     []float32
 	Model      string
 	Dimensions int
+	// Language is the ISO 639-1 code of the document's language ("" when
+	// unknown). The lexical index stems the chunk's words by it where the
+	// store can (PostgreSQL text-search configurations); other languages
+	// and "" are indexed word for word.
+	Language string
 }
 
 // ChunkListParams selects a page of a document's chunks.
@@ -28,20 +33,6 @@ type ChunkListParams struct {
 	From int
 	// Limit caps the chunks listed; 0 lists them all.
 	Limit int
-}
-
-// ChunkScanParams selects the chunks a search ranks.
-type ChunkScanParams struct {
-	Model string // only vectors of this model
-	// Dimensions: only vectors of this length (a model served with another
-	// size does not compare either).
-	Dimensions int
-}
-
-// SearchHit is one chunk ranked by a search.
-type SearchHit struct {
-	Chunk *Chunk
-	Score float64 // cosine similarity, -1..1
 }
 
 // EncodeVector is the form both drivers store a vector in: float32

@@ -74,10 +74,10 @@ type Tx interface {
 	// ChunkList returns a page of a document's chunks in order, without
 	// vectors, or ErrNotFound for an unknown document.
 	ChunkList(ctx context.Context, params *ChunkListParams) ([]*Chunk, error)
-	// ChunkScan calls fn with every chunk of the tenant whose vector matches
-	// params, with its vector and text, in no particular order, stopping at
-	// fn's first error (which it returns).
-	ChunkScan(ctx context.Context, params *ChunkScanParams, fn func(*Chunk) error) error
+	// ChunkSearch returns the chunks matching params, best first (ties in
+	// document and index order), with their documents' filenames. It reads
+	// only what the lexical index matched, never every chunk of the tenant.
+	ChunkSearch(ctx context.Context, params *ChunkSearchParams) ([]*SearchHit, error)
 
 	// RateLimitTake takes a slot of the tenant's rolling window if one is
 	// free (Allowed) and reports the window either way. Concurrent takes

@@ -24,3 +24,7 @@ var stopwords = func() map[string]bool {
 	}
 	return m
 }()
+
+// IsStopword reports whether word (in any case) is one of the function
+// words the Hashing embedder gives little weight.
+func IsStopword(word string) bool { return stopwords[strings.ToLower(word)] }

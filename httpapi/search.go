@@ -2,17 +2,16 @@ package httpapi
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
-	"github.com/docketq/docket"
-	"github.com/docketq/docket/embedding"
+	"github.com/docketq/docket/search"
 )
 
 // Search limits.
@@ -25,35 +24,43 @@ const (
 // searchHit is one result of GET /v1/search.
 type searchHit struct {
 	DocumentID string  `json:"document_id"`
+	Filename   string  `json:"filename"`
 	ChunkIndex int     `json:"chunk_index"`
-	Text       string  `json:"text"`
 	PageStart  int     `json:"page_start"`
 	PageEnd    int     `json:"page_end"`
-	Score      float32 `json:"score"`
+	Text       string  `json:"text"`
+	Snippet    string  `json:"snippet"`
+	Score      float64 `json:"score"`
 }
 
-// search serves GET /v1/search?q=&k=: the k chunks of the tenant most
-// similar to q by cosine similarity, best first. The query is embedded with
-// the pipeline's embedder and only vectors of its model and size compare.
+// searchResults is the answer of GET /v1/search.
+type searchResults struct {
+	Results    []searchHit `json:"results"`
+	NextCursor *string     `json:"next_cursor"`
+}
+
+// search serves GET /v1/search?q=&k=&document_id=&cursor=: the tenant's
+// chunks that contain the words of q, best first by hybrid retrieval
+// (package search), k to a page; next_cursor, when not null, reads the
+// next page. A query none of whose words is in any chunk finds nothing.
 //
 // A tenant runs at most SearchesPerTenant searches at once (429 beyond)
 // and each gets SearchTimeout (503 after it), so that one tenant's load
 // stays its own.
 func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
-	q, k, err := searchParams(r)
+	p, err := searchParams(r)
 	if err != nil {
 		return err
 	}
-	tenantID := tenantOf(r).ID
-	if !s.searches.acquire(tenantID, s.cfg.SearchesPerTenant) {
+	p.TenantID = tenantOf(r).ID
+	if !s.searches.acquire(p.TenantID, s.cfg.SearchesPerTenant) {
 		return &httpError{status: http.StatusTooManyRequests, title: "Too Many Requests", retryAfter: 1,
 			detail: fmt.Sprintf("this tenant already runs %d searches; retry when one is done", s.cfg.SearchesPerTenant)}
 	}
-	defer s.searches.release(tenantID)
+	defer s.searches.release(p.TenantID)
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SearchTimeout)
 	defer cancel()
-	r = r.WithContext(ctx)
-	err = s.runSearch(w, r, q, k)
+	err = s.runSearch(ctx, w, p)
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 		return &httpError{status: http.StatusServiceUnavailable, title: "Service Unavailable", retryAfter: 5,
 			detail: fmt.Sprintf("the search took longer than %s", s.cfg.SearchTimeout)}
@@ -61,78 +68,64 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// runSearch ranks the tenant's chunks against q and writes the k best.
-func (s *Server) runSearch(w http.ResponseWriter, r *http.Request, q string, k int) error {
-	vecs, err := s.cfg.Embedder.Embed(r.Context(), []string{q})
+// runSearch runs the search and writes its page.
+func (s *Server) runSearch(ctx context.Context, w http.ResponseWriter, p *search.Params) error {
+	searcher := &search.Searcher{Store: s.cfg.Store, Embedder: s.cfg.Embedder}
+	page, err := searcher.Search(ctx, p)
 	if err != nil {
 		return err
 	}
-	if len(vecs) != 1 {
-		return embedding.ErrBadResponse
+	out := searchResults{Results: make([]searchHit, len(page.Results))}
+	for i, res := range page.Results {
+		c := res.Chunk
+		out.Results[i] = searchHit{DocumentID: c.DocumentID, Filename: res.Filename, ChunkIndex: c.Index,
+			PageStart: c.PageStart, PageEnd: c.PageEnd, Text: c.Text, Snippet: res.Snippet, Score: res.Score}
 	}
-	top := newTopK(k)
-	p := &docket.ChunkScanParams{Model: s.cfg.Embedder.Model(), Dimensions: s.cfg.Embedder.Dimensions()}
-	err = s.cfg.Store.ReadTenant(r.Context(), tenantOf(r).ID, func(tx docket.Tx) error {
-		return tx.ChunkScan(r.Context(), p, func(c *docket.Chunk) error {
-			top.offer(c, embedding.Cosine(vecs[0], c.Vector))
-			return nil
-		})
-	})
-	if err != nil {
-		return err
+	if page.Next > 0 {
+		next := searchCursor(page.Next)
+		out.NextCursor = &next
 	}
-	out := struct {
-		Results []searchHit `json:"results"`
-	}{Results: top.results()}
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func searchParams(r *http.Request) (q string, k int, err error) {
+func searchParams(r *http.Request) (*search.Params, error) {
 	v := r.URL.Query()
-	q = strings.TrimSpace(v.Get("q"))
+	q := strings.TrimSpace(v.Get("q"))
 	if q == "" || utf8.RuneCountInString(q) > maxQueryChars || !utf8.ValidString(q) {
-		return "", 0, errorf(http.StatusBadRequest, "q is required: 1-%d characters of UTF-8", maxQueryChars)
+		return nil, errorf(http.StatusBadRequest, "q is required: 1-%d characters of UTF-8", maxQueryChars)
 	}
-	k = defaultSearchK
+	p := &search.Params{Query: q, K: defaultSearchK, DocumentID: v.Get("document_id")}
 	if s := v.Get("k"); s != "" {
-		if k, err = strconv.Atoi(s); err != nil || k < 1 || k > maxSearchK {
-			return "", 0, errorf(http.StatusBadRequest, "k must be 1-%d", maxSearchK)
+		k, err := strconv.Atoi(s)
+		if err != nil || k < 1 || k > maxSearchK {
+			return nil, errorf(http.StatusBadRequest, "k must be 1-%d", maxSearchK)
 		}
+		p.K = k
 	}
-	return q, k, nil
-}
-
-// topK keeps the k best chunks seen, so a search holds k chunks, not the
-// tenant's vectors. Ties keep the chunk seen first.
-type topK struct {
-	k    int
-	hits []searchHit // best first
-}
-
-func newTopK(k int) *topK { return &topK{k: k, hits: make([]searchHit, 0, k)} }
-
-func (t *topK) offer(c *docket.Chunk, score float32) {
-	if score != score { // NaN
-		return
-	}
-	if len(t.hits) == t.k && score <= t.hits[len(t.hits)-1].Score {
-		return
-	}
-	i, _ := slices.BinarySearchFunc(t.hits, score, func(h searchHit, s float32) int {
-		if h.Score >= s {
-			return -1
+	if c := v.Get("cursor"); c != "" {
+		off, ok := searchOffset(c)
+		if !ok {
+			return nil, errorf(http.StatusBadRequest, "invalid cursor")
 		}
-		return 1
-	})
-	h := searchHit{DocumentID: c.DocumentID, ChunkIndex: c.Index, Text: c.Text,
-		PageStart: c.PageStart, PageEnd: c.PageEnd, Score: score}
-	if len(t.hits) == t.k {
-		t.hits = t.hits[:t.k-1]
+		p.Offset = off
 	}
-	t.hits = slices.Insert(t.hits, i, h)
+	return p, nil
 }
 
-func (t *topK) results() []searchHit { return t.hits }
+// searchCursor is the cursor of the page at offset: opaque to clients.
+func searchCursor(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(offset)))
+}
+
+// searchOffset reverses searchCursor.
+func searchOffset(cursor string) (int, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(b) < 2 || b[0] != 'o' {
+		return 0, false
+	}
+	off, err := strconv.Atoi(string(b[1:]))
+	return off, err == nil && off > 0 && off < search.Candidates
+}
 
 // inflight counts the requests of each tenant running now.
 type inflight struct {

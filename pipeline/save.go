@@ -44,7 +44,7 @@ func (j *job) docketChunks() []*docket.Chunk {
 		out[i] = &docket.Chunk{
 			DocumentID: j.docID, TenantID: j.tenant, Index: c.Index, Text: c.Text,
 			PageStart: c.PageStart, PageEnd: c.PageEnd,
-			Vector: j.vectors[i], Model: model, Dimensions: dims,
+			Vector: j.vectors[i], Model: model, Dimensions: dims, Language: j.fields.Language,
 		}
 	}
 	return out

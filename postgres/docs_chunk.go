@@ -9,11 +9,22 @@ import (
 
 // chunkInsertSQL inserts a document's chunks given as parallel arrays. Not
 // COPY: COPY FROM refuses tables with row-level security.
+// The tsvector column is generated from config and text.
 const chunkInsertSQL = `INSERT INTO docket_chunks
-    (tenant_id, document_id, idx, text, page_start, page_end, vector, model, dimensions)
-SELECT $1, $2, c.idx, c.text, c.page_start, c.page_end, c.vector, c.model, c.dimensions
-FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::bytea[], $8::text[], $9::int[])
-    AS c(idx, text, page_start, page_end, vector, model, dimensions)`
+    (tenant_id, document_id, idx, text, page_start, page_end, vector, model, dimensions, config)
+SELECT $1, $2, c.idx, c.text, c.page_start, c.page_end, c.vector, c.model, c.dimensions, c.config::regconfig
+FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::bytea[], $8::text[], $9::int[], $10::text[])
+    AS c(idx, text, page_start, page_end, vector, model, dimensions, config)`
+
+// chunkDeleteSQL deletes a document's chunks by the primary key's
+// document_id.
+const chunkDeleteSQL = `DELETE FROM docket_chunks WHERE tenant_id = $1 AND document_id = $2`
+
+// searchConfigSQL records the text-search configurations of a tenant's
+// chunks (docket_search_configs).
+const searchConfigSQL = `INSERT INTO docket_search_configs (tenant_id, config)
+SELECT DISTINCT $1, c::regconfig FROM unnest($2::text[]) AS c
+ON CONFLICT DO NOTHING`
 
 // chunkListSQL returns a document's chunks without vectors, or one row of
 // NULLs when it has none, and no row when the document does not exist.
@@ -21,9 +32,6 @@ const chunkListSQL = `SELECT c.idx, c.text, c.page_start, c.page_end, c.model, c
 FROM docket_documents d LEFT JOIN docket_chunks c ON c.document_id = d.id AND c.tenant_id = d.tenant_id AND c.idx >= $3
 WHERE d.tenant_id = $1 AND d.id = $2
 ORDER BY c.idx LIMIT $4`
-
-const chunkScanSQL = `SELECT document_id, idx, text, page_start, page_end, vector, model, dimensions
-FROM docket_chunks WHERE tenant_id = $1 AND model = $2 AND dimensions = $3`
 
 // ChunkReplace replaces all chunks of a document; an unknown document is
 // ErrNotFound.
@@ -34,8 +42,7 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 	if err != nil {
 		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
 	}
-	if _, err := t.tx.Exec(ctx, `DELETE FROM docket_chunks WHERE tenant_id = $1 AND document_id = $2`,
-		t.tenant, documentID); err != nil {
+	if _, err := t.tx.Exec(ctx, chunkDeleteSQL, t.tenant, documentID); err != nil {
 		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
 	}
 	if len(chunks) == 0 {
@@ -43,14 +50,18 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 	}
 	n := len(chunks)
 	idxs, starts, ends, dims := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
-	texts, models := make([]string, n), make([]string, n)
+	texts, models, configs := make([]string, n), make([]string, n), make([]string, n)
 	vectors := make([][]byte, n)
 	for i, c := range chunks {
 		idxs[i], starts[i], ends[i], dims[i] = int32(c.Index), int32(c.PageStart), int32(c.PageEnd), int32(c.Dimensions)
 		texts[i], models[i], vectors[i] = c.Text, c.Model, encodeVector(c.Vector)
+		configs[i] = textSearchConfig(c.Language)
 		c.TenantID, c.DocumentID = t.tenant, documentID
 	}
-	_, err = t.tx.Exec(ctx, chunkInsertSQL, t.tenant, documentID, idxs, texts, starts, ends, vectors, models, dims)
+	if _, err := t.tx.Exec(ctx, searchConfigSQL, t.tenant, configs); err != nil {
+		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
+	}
+	_, err = t.tx.Exec(ctx, chunkInsertSQL, t.tenant, documentID, idxs, texts, starts, ends, vectors, models, dims, configs)
 	if err != nil {
 		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
 	}
@@ -92,35 +103,6 @@ func (t *tenantTx) ChunkList(ctx context.Context, p *docket.ChunkListParams) ([]
 		return nil, fmt.Errorf("list chunks of %s: %w", documentID, docket.ErrNotFound)
 	}
 	return chunks, nil
-}
-
-// ChunkScan calls fn with every chunk of the tenant whose vector matches
-// params, streaming them. fn must not use the transaction: its connection
-// is busy reading the chunks.
-func (t *tenantTx) ChunkScan(ctx context.Context, params *docket.ChunkScanParams, fn func(*docket.Chunk) error) error {
-	rows, err := t.tx.Query(ctx, chunkScanSQL, t.tenant, params.Model, params.Dimensions)
-	if err != nil {
-		return fmt.Errorf("scan chunks: %w", docsError(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		c := &docket.Chunk{TenantID: t.tenant}
-		var vector []byte
-		if err := rows.Scan(&c.DocumentID, &c.Index, &c.Text, &c.PageStart, &c.PageEnd, &vector,
-			&c.Model, &c.Dimensions); err != nil {
-			return fmt.Errorf("scan chunks: %w", err)
-		}
-		if c.Vector, err = decodeVector(vector); err != nil {
-			return fmt.Errorf("scan chunks: chunk %d of %s: %w", c.Index, c.DocumentID, err)
-		}
-		if err := fn(c); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("scan chunks: %w", docsError(err))
-	}
-	return nil
 }
 
 // encodeVector is v as stored (docket.EncodeVector).

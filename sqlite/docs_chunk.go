@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/docketq/docket"
@@ -14,8 +13,6 @@ const (
 	model, dimensions, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlChunkList = `SELECT document_id, tenant_id, idx, text, page_start, page_end, model, dimensions
 FROM docket_chunks WHERE tenant_id = ? AND document_id = ? AND idx >= ? ORDER BY idx LIMIT ?`
-	sqlChunkScan = `SELECT document_id, tenant_id, idx, text, page_start, page_end, model, dimensions, vector
-FROM docket_chunks WHERE tenant_id = ? AND model = ? AND dimensions = ?`
 	sqlDocExists = `SELECT count(*) FROM docket_documents WHERE tenant_id = ? AND id = ?`
 )
 
@@ -98,47 +95,6 @@ func (t *tenantTx) ChunkList(ctx context.Context, p *docket.ChunkListParams) ([]
 		return nil, fmt.Errorf("list chunks of %q: %w", documentID, docsErr(err))
 	}
 	return out, nil
-}
-
-// ChunkScan calls fn with each of the tenant's chunks whose vector is of
-// params' model and size.
-func (t *tenantTx) ChunkScan(ctx context.Context, p *docket.ChunkScanParams, fn func(*docket.Chunk) error) error {
-	rows, err := t.tx.QueryContext(ctx, sqlChunkScan, t.tenant, p.Model, p.Dimensions)
-	if err != nil {
-		return fmt.Errorf("scan chunks: %w", docsErr(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		c, err := scanChunkVector(rows)
-		if err != nil {
-			return fmt.Errorf("scan chunks: %w", docsErr(err))
-		}
-		if len(c.Vector) != c.Dimensions {
-			continue // no vector stored: nothing to compare
-		}
-		if err := fn(c); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("scan chunks: %w", docsErr(err))
-	}
-	return nil
-}
-
-func scanChunkVector(rows *sql.Rows) (*docket.Chunk, error) {
-	var (
-		c   docket.Chunk
-		vec []byte
-	)
-	err := rows.Scan(&c.DocumentID, &c.TenantID, &c.Index, &c.Text, &c.PageStart, &c.PageEnd, &c.Model, &c.Dimensions, &vec)
-	if err != nil {
-		return nil, err
-	}
-	if c.Vector, err = decodeVector(vec); err != nil {
-		return nil, fmt.Errorf("chunk %d of %s: %w", c.Index, c.DocumentID, err)
-	}
-	return &c, nil
 }
 
 // encodeVector stores v as docket.EncodeVector does; nil is NULL.

@@ -156,8 +156,8 @@ func TestDocs_ListPages(t *testing.T) {
 	}
 }
 
-// TestDocs_Chunks: replace, list without vectors, scan with vectors, and
-// the chunks go with their document.
+// TestDocs_Chunks: replace, list without vectors, search with vectors,
+// and the chunks go with their document.
 func TestDocs_Chunks(t *testing.T) {
 	t.Parallel()
 	d, _ := setupDocs(t)
@@ -179,13 +179,15 @@ func TestDocs_Chunks(t *testing.T) {
 			list[1].TenantID != "t1" || list[1].Dimensions != 3 {
 			t.Fatalf("ChunkList = %+v, %v", list, err)
 		}
-		var scanned []*docket.Chunk
-		err = tx.ChunkScan(ctx, &docket.ChunkScanParams{Model: "m", Dimensions: 3}, func(c *docket.Chunk) error {
-			scanned = append(scanned, c)
-			return nil
-		})
-		if err != nil || len(scanned) != 2 || !slices.Equal(scanned[0].Vector, vec) {
-			t.Fatalf("ChunkScan = %+v, %v; want 2 chunks with their vectors", scanned, err)
+		hits, err := tx.ChunkSearch(ctx, &docket.ChunkSearchParams{Phrases: []string{"zero", "one", "other"},
+			Any: true, Model: "m", Dimensions: 3, Limit: 10})
+		if err != nil || len(hits) != 3 {
+			t.Fatalf("ChunkSearch = %+v, %v; want 3 chunks", hits, err)
+		}
+		for _, h := range hits {
+			if (h.Chunk.Model == "m") != slices.Equal(h.Chunk.Vector, vec) {
+				t.Fatalf("chunk %d of model %s has vector %v", h.Chunk.Index, h.Chunk.Model, h.Chunk.Vector)
+			}
 		}
 		return nil
 	})
@@ -197,10 +199,11 @@ func TestDocs_Chunks(t *testing.T) {
 		return err
 	})
 	err = d.ReadTenant(ctx, "t1", func(tx docket.Tx) error {
-		return tx.ChunkScan(ctx, &docket.ChunkScanParams{Model: "m", Dimensions: 3}, func(c *docket.Chunk) error {
-			t.Errorf("chunk %d of deleted document %s scanned", c.Index, c.DocumentID)
-			return nil
-		})
+		hits, err := tx.ChunkSearch(ctx, &docket.ChunkSearchParams{Phrases: []string{"zero", "one", "other"}, Any: true, Limit: 10})
+		for _, h := range hits {
+			t.Errorf("chunk %d of deleted document %s found", h.Chunk.Index, h.Chunk.DocumentID)
+		}
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)

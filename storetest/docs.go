@@ -74,7 +74,7 @@ func docGroups() []docGroup {
 		{"DocumentStatus", documentStatusChecks()},
 		{"CompleteInTx", completeInTxChecks()},
 		{"Chunk", chunkChecks()},
-		{"ChunkScan", chunkScanChecks()},
+		{"ChunkSearch", chunkSearchChecks()},
 		{"RateLimit", rateLimitChecks()},
 		{"Idempotency", idempotencyChecks()},
 		{"Isolation", isolationChecks()},

@@ -1,10 +1,8 @@
 package storetest
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/docketq/docket"
 )
@@ -40,14 +38,6 @@ func checkChunkListPage(f *docFixture) {
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			f.t.Errorf("ChunkList(From %d, Limit %d): indexes %v, want %v", tc.from, tc.limit, got, tc.want)
 		}
-	}
-}
-
-func chunkScanChecks() []docCheck {
-	return []docCheck{
-		{"VectorsBitExact", checkChunkVectorsExact},
-		{"FiltersModelAndDimensions", checkChunkScanFilter},
-		{"StopsAtError", checkChunkScanStop},
 	}
 }
 
@@ -90,23 +80,24 @@ func (f *docFixture) chunkListErr(tenant, docID string) error {
 	})
 }
 
-// scan returns every chunk ChunkScan yields, sorted by document and index.
-func (f *docFixture) scan(tenant string, p *docket.ChunkScanParams) []*docket.Chunk {
+// search returns the hits of ChunkSearch.
+func (f *docFixture) search(tenant string, p *docket.ChunkSearchParams) []*docket.SearchHit {
 	f.t.Helper()
-	var cs []*docket.Chunk
-	f.read(tenant, func(tx docket.Tx) error {
-		return tx.ChunkScan(f.ctx, p, func(c *docket.Chunk) error {
-			cs = append(cs, c)
-			return nil
-		})
+	var hits []*docket.SearchHit
+	f.read(tenant, func(tx docket.Tx) (err error) {
+		hits, err = tx.ChunkSearch(f.ctx, p)
+		return err
 	})
-	sort.Slice(cs, func(i, j int) bool {
-		if cs[i].DocumentID != cs[j].DocumentID {
-			return cs[i].DocumentID < cs[j].DocumentID
-		}
-		return cs[i].Index < cs[j].Index
-	})
-	return cs
+	return hits
+}
+
+// found returns "document/index" of each hit, in order.
+func found(hits []*docket.SearchHit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = fmt.Sprintf("%s/%d", h.Chunk.DocumentID, h.Chunk.Index)
+	}
+	return out
 }
 
 // wantChunk fails the check unless got is want of document doc and tenant.
@@ -154,8 +145,8 @@ func checkChunkReplaceAgain(f *docFixture) {
 	for i, c := range got {
 		f.wantChunk(fmt.Sprintf("ChunkList[%d]", i), c, next[i], tn.ID, doc.ID)
 	}
-	if n := len(f.scan(tn.ID, &docket.ChunkScanParams{Model: "m", Dimensions: 3})); n != 0 {
-		f.t.Fatalf("ChunkScan finds %d chunks of the replaced set", n)
+	if hits := f.search(tn.ID, &docket.ChunkSearchParams{Phrases: []string{"of m"}, Limit: 10}); len(hits) != 0 {
+		f.t.Fatalf("ChunkSearch finds %v of the replaced set", found(hits))
 	}
 	f.replaceChunks(tn.ID, doc.ID, nil)
 	if got := f.chunks(tn.ID, doc.ID); len(got) != 0 {
@@ -179,75 +170,5 @@ func awkwardVector() []float32 {
 	return []float32{
 		float32(math.Copysign(0, -1)), 0, math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
 		math.MaxFloat32, -math.MaxFloat32, 1.0 / 3, -2.0 / 3, 1e-38, 123456.789, math.Nextafter32(1, 2),
-	}
-}
-
-func checkChunkVectorsExact(f *docFixture) {
-	tn := f.tenant("a")
-	doc := f.insertDoc(tn.ID, "a.txt")
-	v := awkwardVector()
-	want := []*docket.Chunk{{Index: 0, Text: "awkward", PageStart: 1, PageEnd: 1, Vector: v, Model: "m", Dimensions: len(v)}}
-	f.replaceChunks(tn.ID, doc.ID, want)
-	got := f.scan(tn.ID, &docket.ChunkScanParams{Model: "m", Dimensions: len(v)})
-	if len(got) != 1 {
-		f.t.Fatalf("ChunkScan: %d chunks, want 1", len(got))
-	}
-	f.wantChunk("ChunkScan", got[0], want[0], tn.ID, doc.ID)
-	if len(got[0].Vector) != len(v) {
-		f.t.Fatalf("vector of %d values, want %d", len(got[0].Vector), len(v))
-	}
-	for i, x := range got[0].Vector {
-		if math.Float32bits(x) != math.Float32bits(v[i]) {
-			f.t.Fatalf("vector[%d] = %g (bits %#x), want %g (bits %#x)", i, x, math.Float32bits(x), v[i], math.Float32bits(v[i]))
-		}
-	}
-}
-
-func checkChunkScanFilter(f *docFixture) {
-	tn := f.tenant("a")
-	d1, d2 := f.insertDoc(tn.ID, "1.txt"), f.insertDoc(tn.ID, "2.txt")
-	f.replaceChunks(tn.ID, d1.ID, sampleChunks("m", 3, 2))
-	f.replaceChunks(tn.ID, d2.ID, append(sampleChunks("m", 3, 1), sampleChunks("m", 4, 2)[1]))
-	other := f.insertDoc(tn.ID, "3.txt")
-	f.replaceChunks(tn.ID, other.ID, sampleChunks("other", 3, 2))
-	for _, c := range []struct {
-		model string
-		dims  int
-		want  []string // "doc/index"
-	}{
-		{"m", 3, []string{d1.ID + "/0", d1.ID + "/1", d2.ID + "/0"}},
-		{"m", 4, []string{d2.ID + "/1"}},
-		{"other", 3, []string{other.ID + "/0", other.ID + "/1"}},
-		{"other", 4, nil},
-		{"none", 3, nil},
-	} {
-		var got []string
-		for _, ch := range f.scan(tn.ID, &docket.ChunkScanParams{Model: c.model, Dimensions: c.dims}) {
-			if ch.Model != c.model || ch.Dimensions != c.dims || len(ch.Vector) != c.dims {
-				f.t.Fatalf("ChunkScan(%s, %d) yielded a chunk of %s with %d (vector %d)", c.model, c.dims, ch.Model, ch.Dimensions, len(ch.Vector))
-			}
-			got = append(got, fmt.Sprintf("%s/%d", ch.DocumentID, ch.Index))
-		}
-		if fmt.Sprint(got) != fmt.Sprint(c.want) {
-			f.t.Fatalf("ChunkScan(%s, %d) = %v, want %v", c.model, c.dims, got, c.want)
-		}
-	}
-}
-
-func checkChunkScanStop(f *docFixture) {
-	tn := f.tenant("a")
-	doc := f.insertDoc(tn.ID, "a.txt")
-	f.replaceChunks(tn.ID, doc.ID, sampleChunks("m", 3, 5))
-	stop := errors.New("stop")
-	calls := 0
-	err := f.s.ReadTenant(f.ctx, tn.ID, func(tx docket.Tx) error {
-		return tx.ChunkScan(f.ctx, &docket.ChunkScanParams{Model: "m", Dimensions: 3}, func(*docket.Chunk) error {
-			calls++
-			return stop
-		})
-	})
-	dWantErr(f.t, "ChunkScan with fn failing", err, stop)
-	if calls != 1 {
-		f.t.Fatalf("ChunkScan called fn %d times after it failed, want once", calls)
 	}
 }

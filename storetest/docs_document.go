@@ -133,13 +133,13 @@ func checkDocDelete(f *docFixture) {
 	dWantErr(f.t, "DocumentGet(deleted)", f.getDocErr(tn.ID, doc.ID), docket.ErrNotFound)
 	dWantErr(f.t, "ChunkList(deleted)", f.chunkListErr(tn.ID, doc.ID), docket.ErrNotFound)
 	dWantErr(f.t, "DocumentDelete(deleted)", f.deleteDocErr(tn.ID, doc.ID), docket.ErrNotFound)
-	scanned := f.scan(tn.ID, &docket.ChunkScanParams{Model: "m", Dimensions: 4})
-	if len(scanned) != 2 {
-		f.t.Fatalf("ChunkScan after delete: %d chunks, want the other document's 2", len(scanned))
+	hits := f.search(tn.ID, &docket.ChunkSearchParams{Phrases: []string{"chunk"}, Limit: 10})
+	if len(hits) != 2 {
+		f.t.Fatalf("ChunkSearch after delete: %v, want the other document's 2 chunks", found(hits))
 	}
-	for _, c := range scanned {
-		if c.DocumentID != keep.ID {
-			f.t.Fatalf("ChunkScan after delete returned a chunk of %s: its chunks must go with it", c.DocumentID)
+	for _, h := range hits {
+		if h.Chunk.DocumentID != keep.ID {
+			f.t.Fatalf("ChunkSearch after delete found a chunk of %s: its chunks must go with it", h.Chunk.DocumentID)
 		}
 	}
 	if n := len(f.chunks(tn.ID, keep.ID)); n != 2 {

@@ -17,7 +17,7 @@ func isolationChecks() []docCheck {
 		{"DocumentDelete", checkIsoDocDelete},
 		{"ChunkReplace", checkIsoChunkReplace},
 		{"ChunkList", checkIsoChunkList},
-		{"ChunkScan", checkIsoChunkScan},
+		{"ChunkSearch", checkIsoChunkSearch},
 		{"RateLimit", checkIsoRateLimit},
 		{"Idempotency", checkIsoIdempotency},
 	}
@@ -117,8 +117,8 @@ func checkIsoChunkReplace(f *docFixture) {
 	})
 	dWantErr(f.t, "ChunkReplace(B's document) in A", err, docket.ErrNotFound)
 	f.wantBIntact(tt)
-	if n := len(f.scan(tt.a, &docket.ChunkScanParams{Model: "evil", Dimensions: 3})); n != 0 {
-		f.t.Fatalf("A's refused ChunkReplace left %d chunks in A", n)
+	if hits := f.search(tt.a, &docket.ChunkSearchParams{Phrases: []string{"evil"}, Limit: 10}); len(hits) != 0 {
+		f.t.Fatalf("A's refused ChunkReplace left %v in A", found(hits))
 	}
 }
 
@@ -127,16 +127,16 @@ func checkIsoChunkList(f *docFixture) {
 	dWantErr(f.t, "ChunkList(B's document) in A", f.chunkListErr(tt.a, tt.bDoc.ID), docket.ErrNotFound)
 }
 
-func checkIsoChunkScan(f *docFixture) {
+func checkIsoChunkSearch(f *docFixture) {
 	tt := f.twoTenants()
 	for _, tn := range []struct{ id, doc string }{{tt.a, tt.aDoc.ID}, {tt.b, tt.bDoc.ID}} {
-		cs := f.scan(tn.id, &docket.ChunkScanParams{Model: "m", Dimensions: 3})
-		if len(cs) != 2 {
-			f.t.Fatalf("ChunkScan in %s: %d chunks, want its own 2", tn.id, len(cs))
+		hits := f.search(tn.id, &docket.ChunkSearchParams{Phrases: []string{"chunk"}, Model: "m", Dimensions: 3, Limit: 10})
+		if len(hits) != 2 {
+			f.t.Fatalf("ChunkSearch in %s: %v, want its own 2 chunks", tn.id, found(hits))
 		}
-		for _, c := range cs {
-			if c.TenantID != tn.id || c.DocumentID != tn.doc {
-				f.t.Fatalf("ChunkScan in %s yielded a chunk of tenant %s, document %s", tn.id, c.TenantID, c.DocumentID)
+		for _, h := range hits {
+			if h.Chunk.TenantID != tn.id || h.Chunk.DocumentID != tn.doc {
+				f.t.Fatalf("ChunkSearch in %s found a chunk of tenant %s, document %s", tn.id, h.Chunk.TenantID, h.Chunk.DocumentID)
 			}
 		}
 	}

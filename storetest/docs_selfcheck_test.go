@@ -25,14 +25,14 @@ func TestRunDocs_SelfCheck(t *testing.T) {
 		checks []string
 	}{
 		{"list ignores status", []string{"DocumentList/StatusFilter"}},
-		{"scan leaks tenants", []string{"Isolation/ChunkScan"}},
+		{"search leaks tenants", []string{"Isolation/ChunkSearch"}},
 		{"get leaks tenants", []string{"Isolation/DocumentGet", "Isolation/DocumentInsert"}},
 		{"commit on error", []string{"InTenant/RollsBackOnError", "CompleteInTx/Rollback"}},
 		{"peek takes", []string{"RateLimit/PeekDoesNotTake", "RateLimit/Refund"}},
 		{"take always allowed", []string{"RateLimit/TakeUntilRefused", "RateLimit/Concurrent", "Isolation/RateLimit"}},
 		{"idempotency duplicates", []string{"Idempotency/Duplicate"}},
 		{"chunks unordered", []string{"Chunk/ReplaceList"}},
-		{"vectors lossy", []string{"ChunkScan/VectorsBitExact"}},
+		{"vectors lossy", []string{"ChunkSearch/VectorsBitExact"}},
 		{"status ignores job", []string{"DocumentStatus/PendingProcessingCompleted", "DocumentStatus/Failed"}},
 		{"recorded status wins", []string{"DocumentStatus/JobOverridesRecorded"}},
 	} {

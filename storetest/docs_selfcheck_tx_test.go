@@ -63,19 +63,26 @@ func (tx *brokenTx) ChunkList(ctx context.Context, p *docket.ChunkListParams) ([
 	return cs, err
 }
 
-func (tx *brokenTx) ChunkScan(ctx context.Context, p *docket.ChunkScanParams, fn func(*docket.Chunk) error) error {
-	if tx.s.bug == "vectors lossy" {
-		return tx.Tx.ChunkScan(ctx, p, func(c *docket.Chunk) error {
-			for i, x := range c.Vector {
-				c.Vector[i] = float32(math.Round(float64(x)*1e6) / 1e6) // a six-digit text encoding
+func (tx *brokenTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams) ([]*docket.SearchHit, error) {
+	hits, err := tx.Tx.ChunkSearch(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	switch tx.s.bug {
+	case "vectors lossy":
+		for _, h := range hits {
+			for i, x := range h.Chunk.Vector {
+				h.Chunk.Vector[i] = float32(math.Round(float64(x)*1e6) / 1e6) // a six-digit text encoding
 			}
-			return fn(c)
+		}
+	case "search leaks tenants":
+		err = tx.s.otherTenants(ctx, tx.TenantID(), func(other docket.Tx) error {
+			more, err := other.ChunkSearch(ctx, p)
+			hits = append(hits, more...)
+			return err
 		})
 	}
-	if err := tx.Tx.ChunkScan(ctx, p, fn); err != nil || tx.s.bug != "scan leaks tenants" {
-		return err
-	}
-	return tx.s.otherTenants(ctx, tx.TenantID(), func(other docket.Tx) error { return other.ChunkScan(ctx, p, fn) })
+	return hits, err
 }
 
 func (tx *brokenTx) RateLimitPeek(ctx context.Context, p *docket.RateLimitParams) (*docket.RateLimit, error) {

@@ -1,0 +1,105 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/docketq/docket"
+)
+
+// searchQuerySQL builds the tsquery of a search: each phrase ($2) becomes
+// a phrase query under every configuration the tenant's chunks were
+// indexed with (and 'simple'), ORed, so that a chunk matches by the stems
+// of its own language; the phrases are then ANDed, or ORed ($3). NULL when
+// no phrase has a word.
+const searchQuerySQL = `WITH configs AS (
+    SELECT config FROM docket_search_configs WHERE tenant_id = $1
+    UNION SELECT 'simple'::regconfig
+), alternatives AS (
+    SELECT string_agg(DISTINCT nullif(phraseto_tsquery(c.config, p.phrase)::text, ''), ' | ') AS alt
+    FROM unnest($2::text[]) AS p(phrase) CROSS JOIN configs c
+    GROUP BY p.phrase
+)
+SELECT string_agg('(' || alt || ')', CASE WHEN $3 THEN ' | ' ELSE ' & ' END)
+FROM alternatives WHERE alt IS NOT NULL`
+
+// chunkSearchSQL ranks the tenant's chunks that match the query ($1, from
+// searchQuerySQL) with the GIN index on their tsvector: only those are
+// ranked (ts_rank, normalised by the log of the chunk's length). The
+// statement is in docket_chunk_search (migrations/005_search.sql), which
+// says why.
+const chunkSearchSQL = `SELECT document_id, idx, text, page_start, page_end, model, dimensions, vector, filename, rank
+FROM docket_chunk_search($1::tsquery, $2, $3, $4, $5)`
+
+// ChunkSearch returns the tenant's chunks that the full-text index
+// matches, best first.
+func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams) ([]*docket.SearchHit, error) {
+	phrases := searchable(p.Phrases)
+	if len(phrases) == 0 || p.Limit < 1 {
+		return nil, nil
+	}
+	var query *string
+	if err := t.tx.QueryRow(ctx, searchQuerySQL, t.tenant, phrases, p.Any).Scan(&query); err != nil {
+		return nil, fmt.Errorf("search chunks: %w", docsError(err))
+	}
+	if query == nil {
+		return nil, nil
+	}
+	rows, err := t.tx.Query(ctx, chunkSearchSQL, *query, p.DocumentID, p.Limit, p.Model, p.Dimensions)
+	if err != nil {
+		return nil, fmt.Errorf("search chunks: %w", docsError(err))
+	}
+	defer rows.Close()
+	var hits []*docket.SearchHit
+	for rows.Next() {
+		c := &docket.Chunk{TenantID: t.tenant}
+		h := &docket.SearchHit{Chunk: c}
+		var vector []byte
+		var rank float32
+		if err := rows.Scan(&c.DocumentID, &c.Index, &c.Text, &c.PageStart, &c.PageEnd, &c.Model, &c.Dimensions,
+			&vector, &h.Filename, &rank); err != nil {
+			return nil, fmt.Errorf("search chunks: %w", err)
+		}
+		if c.Vector, err = decodeVector(vector); err != nil {
+			return nil, fmt.Errorf("search chunks: chunk %d of %s: %w", c.Index, c.DocumentID, err)
+		}
+		h.Rank = float64(rank)
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search chunks: %w", docsError(err))
+	}
+	return hits, nil
+}
+
+// searchable returns the phrases with a letter or digit.
+func searchable(phrases []string) []string {
+	var out []string
+	for _, p := range phrases {
+		if strings.IndexFunc(p, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// textSearchConfigs are PostgreSQL's built-in text-search configurations
+// (PostgreSQL 12 and later) by ISO 639-1 code.
+var textSearchConfigs = map[string]string{
+	"ar": "arabic", "da": "danish", "de": "german", "el": "greek", "en": "english", "es": "spanish",
+	"fi": "finnish", "fr": "french", "ga": "irish", "hu": "hungarian", "id": "indonesian", "it": "italian",
+	"lt": "lithuanian", "nb": "norwegian", "ne": "nepali", "nl": "dutch", "no": "norwegian", "pt": "portuguese",
+	"ro": "romanian", "ru": "russian", "sv": "swedish", "ta": "tamil", "tr": "turkish",
+}
+
+// textSearchConfig is the configuration that indexes text of language (an
+// ISO 639-1 code): its own where PostgreSQL has one, else 'simple' (words
+// lower-cased, not stemmed, no stop words).
+func textSearchConfig(language string) string {
+	if c, ok := textSearchConfigs[strings.ToLower(language)]; ok {
+		return c
+	}
+	return "simple"
+}

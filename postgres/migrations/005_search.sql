@@ -1,0 +1,68 @@
+-- Search (issue 11): full-text search of the chunks.
+--
+-- Each chunk keeps the text-search configuration of its document's
+-- language (english, german, ...; 'simple', word for word, when the
+-- language is unknown or has none) and its tsvector, generated from it and
+-- indexed with GIN. The tenant's index (tenant_id, model, dimensions) goes
+-- (a search no longer scans a tenant's vectors) for one that leads with the
+-- tenant as the policy does and finds a document's chunks in order.
+
+ALTER TABLE docket_chunks ADD COLUMN config regconfig NOT NULL DEFAULT 'simple';
+ALTER TABLE docket_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector(config, text)) STORED;
+CREATE INDEX docket_chunks_tsv ON docket_chunks USING gin (tsv);
+DROP INDEX docket_chunks_tenant;
+CREATE INDEX docket_chunks_tenant ON docket_chunks (tenant_id, document_id, idx);
+
+-- The configurations a tenant's chunks were indexed with: a search builds
+-- its query with each of them, as a chunk's words were stemmed by its own.
+-- Rows are added with chunks and never removed (a configuration too many
+-- only widens the query).
+CREATE TABLE docket_search_configs (
+    tenant_id text NOT NULL,
+    config    regconfig NOT NULL,
+    PRIMARY KEY (tenant_id, config)
+);
+INSERT INTO docket_search_configs (tenant_id, config)
+SELECT DISTINCT tenant_id, 'simple'::regconfig FROM docket_chunks;
+
+ALTER TABLE docket_search_configs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE docket_search_configs FORCE ROW LEVEL SECURITY;
+CREATE POLICY docket_tenant ON docket_search_configs TO docket_app
+    USING (tenant_id = current_setting('app.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('app.tenant_id', true));
+DO $$
+BEGIN
+    EXECUTE format('CREATE POLICY docket_owner ON docket_search_configs TO %I USING (true) WITH CHECK (true)', current_user);
+END
+$$;
+GRANT SELECT, INSERT ON docket_search_configs TO docket_app;
+
+-- docket_chunk_search ranks the chunks of the transaction's tenant
+-- (app.tenant_id, which row-level security reads too) that match query, with
+-- the GIN index. It runs as the owner: under row-level security a
+-- qualifier whose operator is not leakproof, as @@ is not, is only checked
+-- after the policy's, so the tenant role's own statement could not use the
+-- index and read every chunk of the tenant. The tenant condition is written
+-- here instead, and EXECUTE plans with the query's value (GIN cannot
+-- estimate a parameter, and a generic plan would scan).
+CREATE FUNCTION docket_chunk_search(query tsquery, document text, lim int, vec_model text, vec_dims int)
+RETURNS TABLE (document_id text, idx int, text text, page_start int, page_end int, model text,
+               dimensions int, vector bytea, filename text, rank real)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path FROM CURRENT
+AS $$
+BEGIN
+    RETURN QUERY EXECUTE $q$
+        SELECT c.document_id, c.idx, c.text, c.page_start, c.page_end, c.model, c.dimensions,
+            CASE WHEN c.model = $4 AND c.dimensions = $5 THEN c.vector END, d.filename,
+            ts_rank(c.tsv, $1, 1) AS rank
+        FROM docket_chunks c
+        JOIN docket_documents d ON d.id = c.document_id AND d.tenant_id = c.tenant_id
+        WHERE c.tsv @@ $1 AND c.tenant_id = current_setting('app.tenant_id', true)
+            AND ($2 = '' OR c.document_id = $2)
+        ORDER BY rank DESC, c.document_id, c.idx
+        LIMIT $3$q$
+    USING query, document, lim, vec_model, vec_dims;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION docket_chunk_search(tsquery, text, int, text, int) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION docket_chunk_search(tsquery, text, int, text, int) TO docket_app;

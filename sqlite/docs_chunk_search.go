@@ -1,0 +1,73 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/docketq/docket"
+)
+
+// sqlChunkSearch ranks the FTS5 matches of the tenant's chunks by BM25
+// (FTS5's rank: lower is better). The index matches across tenants; the
+// join then keeps the tenant's own, and only those are read.
+const sqlChunkSearch = `SELECT c.document_id, c.idx, c.text, c.page_start, c.page_end, c.model, c.dimensions,
+	CASE WHEN c.model = ?1 AND c.dimensions = ?2 THEN c.vector END, d.filename, f.rank
+FROM docket_chunks_fts f
+JOIN docket_chunks c ON c.id = f.rowid
+JOIN docket_documents d ON d.id = c.document_id AND d.tenant_id = c.tenant_id
+WHERE docket_chunks_fts MATCH ?3 AND c.tenant_id = ?4 AND (?5 = '' OR c.document_id = ?5)
+ORDER BY f.rank, c.document_id, c.idx
+LIMIT ?6`
+
+// ChunkSearch returns the tenant's chunks that the full-text index
+// matches, best first.
+func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams) ([]*docket.SearchHit, error) {
+	match := ftsMatch(p.Phrases, p.Any)
+	if match == "" || p.Limit < 1 {
+		return nil, nil
+	}
+	rows, err := t.tx.QueryContext(ctx, sqlChunkSearch, p.Model, p.Dimensions, match, t.tenant, p.DocumentID, p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("search chunks: %w", docsErr(err))
+	}
+	defer rows.Close()
+	var hits []*docket.SearchHit
+	for rows.Next() {
+		c := &docket.Chunk{TenantID: t.tenant}
+		h := &docket.SearchHit{Chunk: c}
+		var vec []byte
+		if err := rows.Scan(&c.DocumentID, &c.Index, &c.Text, &c.PageStart, &c.PageEnd, &c.Model, &c.Dimensions,
+			&vec, &h.Filename, &h.Rank); err != nil {
+			return nil, fmt.Errorf("search chunks: %w", docsErr(err))
+		}
+		if c.Vector, err = decodeVector(vec); err != nil {
+			return nil, fmt.Errorf("search chunks: chunk %d of %s: %w", c.Index, c.DocumentID, err)
+		}
+		h.Rank = -h.Rank // BM25 as FTS5 ranks it is negative, best lowest
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search chunks: %w", docsErr(err))
+	}
+	return hits, nil
+}
+
+// ftsMatch is an FTS5 query for phrases: each a quoted string (which FTS5
+// splits with the table's tokenizer into a phrase), joined by AND or OR.
+// Phrases without a letter or digit are left out; none left is "".
+func ftsMatch(phrases []string, anyOf bool) string {
+	var quoted []string
+	for _, p := range phrases {
+		if strings.IndexFunc(p, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+			continue
+		}
+		quoted = append(quoted, `"`+strings.ReplaceAll(p, `"`, `""`)+`"`)
+	}
+	op := " AND "
+	if anyOf {
+		op = " OR "
+	}
+	return strings.Join(quoted, op)
+}
