@@ -78,7 +78,7 @@ async function loadDocuments() {
     cell(tr, f.language);
     cell(tr, f.page_count);
     cell(tr, f.word_count);
-    cell(tr, (d.warnings || []).join("; "));
+    cell(tr, d.error || (d.warnings || []).join("; "));
     body.appendChild(tr);
   }
 }
