@@ -56,15 +56,47 @@ func startServe(t *testing.T, dataDir string) (server, *syncBuffer, *syncBuffer,
 func TestServe_FirstRun(t *testing.T) {
 	dataDir := t.TempDir()
 	srv, stdout, stderr, stop := startServe(t, dataDir)
-	banner := stdout.String()
+	adminKey := checkFirstBanner(t, dataDir, srv, stdout.String())
+	for i := range 11 { // more than the free plan's 10 an hour
+		upload(t, srv, "note.txt", []byte(strings.Repeat("a note ", i+1)))
+	}
+	checkTenantsWhileServing(t, dataDir, srv)
+	id := checkFailedLogged(t, srv, stderr)
+	stop()
+	if _, err := os.Stat(filepath.Join(dataDir, serveURLFileName)); !os.IsNotExist(err) {
+		t.Errorf("serve.url left behind: %v", err)
+	}
+
+	// With serve stopped the CLI opens the database; --json names fields
+	// as the API does.
+	out, _, err := docketCmd(t, dataDir, "jobs", "list", "--status", "failed", "--json")
+	var jobs struct {
+		Jobs []map[string]any `json:"jobs"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &jobs) != nil || len(jobs.Jobs) != 1 ||
+		jobs.Jobs[0]["id"] != id || jobs.Jobs[0]["status"] != "failed" || jobs.Jobs[0]["error_message"] == nil {
+		t.Errorf("jobs list --json: %v: %s", err, out)
+	}
+
+	_, stdout, _, _ = startServe(t, dataDir)
+	if again := stdout.String(); strings.Contains(again, "admin_key: ") || strings.Contains(again, adminKey) || keyLine.MatchString(again) {
+		t.Errorf("second start printed a secret:\n%s", again)
+	}
+}
+
+// checkFirstBanner checks what the first start printed and returns the
+// admin key.
+func checkFirstBanner(t *testing.T, dataDir string, srv server, banner string) string {
+	t.Helper()
 	keyFile := filepath.Join(dataDir, "admin.key")
-	adminKey, err := os.ReadFile(keyFile)
+	b, err := os.ReadFile(keyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
+	adminKey := strings.TrimSpace(string(b))
 	for _, want := range []string{
 		"(enterprise plan, 1000 uploads per hour, 4 documents at once)",
-		"admin_key: " + strings.TrimSpace(string(adminKey)) + "\n",
+		"admin_key: " + adminKey + "\n",
 		"admin_key_file: " + keyFile + "\n",
 		"tenants: docket tenants create --name NAME",
 		`admin_api: curl -H "Authorization: Bearer $(cat ` + keyFile + `)" ` + srv.base + "/v1/admin/tenants\n",
@@ -73,13 +105,13 @@ func TestServe_FirstRun(t *testing.T) {
 			t.Errorf("first start printed no %q:\n%s", want, banner)
 		}
 	}
+	return adminKey
+}
 
-	// More uploads than the free plan's 10 an hour.
-	for i := range 11 {
-		upload(t, srv, "note.txt", []byte(strings.Repeat("a note ", i+1)))
-	}
-
-	// Tenants and keys while serve runs.
+// checkTenantsWhileServing creates a tenant, issues and revokes a key with
+// the CLI while serve holds the database.
+func checkTenantsWhileServing(t *testing.T, dataDir string, srv server) {
+	t.Helper()
 	out, errOut, err := docketCmd(t, dataDir, "tenants", "create", "--name", "bob", "--plan", "pro", "--json")
 	if err != nil || !strings.Contains(errOut, "going through its admin API at "+srv.base) {
 		t.Fatalf("tenants create while serving: %v\n%s%s", err, out, errOut)
@@ -88,8 +120,7 @@ func TestServe_FirstRun(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &created); err != nil || created.Tenant.Name != "bob" || created.Tenant.UploadsPerHour != 200 {
 		t.Fatalf("tenants create --json: %v: %s", err, out)
 	}
-	bob := server{base: srv.base, key: created.APIKey}
-	if code := getJSON(t, bob, "/v1/documents", &map[string]any{}); code != http.StatusOK {
+	if code := getJSON(t, server{base: srv.base, key: created.APIKey}, "/v1/documents", &map[string]any{}); code != http.StatusOK {
 		t.Errorf("the new tenant's key: GET /v1/documents %d", code)
 	}
 	if _, _, err := docketCmd(t, dataDir, "tenants", "create", "--name", "bob"); err == nil ||
@@ -115,8 +146,12 @@ func TestServe_FirstRun(t *testing.T) {
 	if err != nil || !strings.Contains(out, "bob") || !strings.Contains(out, "default") {
 		t.Errorf("tenants list while serving: %v\n%s", err, out)
 	}
+}
 
-	// A failed document: logged, and it says why.
+// checkFailedLogged uploads a malformed PDF and checks that its document
+// says why it failed and that serve logged it; it returns the job id.
+func checkFailedLogged(t *testing.T, srv server, stderr *syncBuffer) string {
+	t.Helper()
 	id := upload(t, srv, "broken.pdf", []byte("%PDF-1.7\n%%EOF\n"))
 	deadline := time.Now().Add(60 * time.Second)
 	var job map[string]any
@@ -126,38 +161,18 @@ func TestServe_FirstRun(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	docID := job["document_id"].(string)
 	var doc map[string]any
-	getJSON(t, srv, "/v1/documents/"+job["document_id"].(string), &doc)
+	getJSON(t, srv, "/v1/documents/"+docID, &doc)
 	if e, _ := doc["error"].(string); !strings.HasPrefix(e, "rejected_input: malformed") {
 		t.Errorf("failed document's error: %v", doc["error"])
 	}
-	logged := regexp.MustCompile(`level=ERROR msg="document failed" tenant_id=\S+ document_id=` + job["document_id"].(string) + `.* error="rejected_input: malformed`)
+	logged := regexp.MustCompile(`level=ERROR msg="document failed" tenant_id=\S+ document_id=` + docID + `.* error="rejected_input: malformed`)
 	for !logged.MatchString(stderr.String()) {
 		if time.Now().After(deadline) {
 			t.Fatalf("serve logged no failed document:\n%s", stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	stop()
-	if _, err := os.Stat(filepath.Join(dataDir, serveURLFileName)); !os.IsNotExist(err) {
-		t.Errorf("serve.url left behind: %v", err)
-	}
-
-	// With serve stopped the CLI opens the database; --json names fields
-	// as the API does.
-	out, _, err = docketCmd(t, dataDir, "jobs", "list", "--status", "failed", "--json")
-	var jobs struct {
-		Jobs []map[string]any `json:"jobs"`
-	}
-	if err != nil || json.Unmarshal([]byte(out), &jobs) != nil || len(jobs.Jobs) != 1 ||
-		jobs.Jobs[0]["id"] != id || jobs.Jobs[0]["status"] != "failed" || jobs.Jobs[0]["error_message"] == nil {
-		t.Errorf("jobs list --json: %v: %s", err, out)
-	}
-
-	// A restart prints no secret.
-	_, stdout, _, _ = startServe(t, dataDir)
-	again := stdout.String()
-	if strings.Contains(again, "admin_key: ") || strings.Contains(again, strings.TrimSpace(string(adminKey))) || keyLine.MatchString(again) {
-		t.Errorf("second start printed a secret:\n%s", again)
-	}
+	return id
 }
