@@ -61,6 +61,9 @@ func TestServe_FirstRun(t *testing.T) {
 		upload(t, srv, "note.txt", []byte(strings.Repeat("a note ", i+1)))
 	}
 	checkTenantsWhileServing(t, dataDir, srv)
+	if _, _, err := docketCmd(t, dataDir, "jobs", "list"); err == nil || !strings.Contains(err.Error(), srv.base+"/v1/admin/jobs/failed") {
+		t.Errorf("jobs list while serving: %v, want the way through the admin API", err)
+	}
 	id := checkFailedLogged(t, srv, stderr)
 	stop()
 	if _, err := os.Stat(filepath.Join(dataDir, serveURLFileName)); !os.IsNotExist(err) {

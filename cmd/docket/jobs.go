@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/sqlite"
 )
 
 const jobsUsage = `usage: docket jobs <list|get|cancel|retry|discard> [flags] [ID]
@@ -68,6 +70,11 @@ func runJobs(ctx context.Context, args []string, getenv func(string) string, std
 		}
 	}
 	d, err := sf.open(ctx)
+	if base := readServeURL(sf.dataDir); errors.Is(err, sqlite.ErrLocked) && sf.embedded() && base != "" {
+		return fmt.Errorf("serve is running on %s and holds its database: stop it, or use its admin API, "+
+			"%s/v1/admin/jobs/failed, /v1/admin/jobs/stuck, /v1/admin/jobs/{id}/requeue and /discard, "+
+			"or the tenant API, /v1/jobs", sf.dataDir, base)
+	}
 	if err != nil {
 		return err
 	}
