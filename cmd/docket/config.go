@@ -85,9 +85,9 @@ func (f *storeFlags) open(ctx context.Context) (queue.Driver, error) {
 	return d, nil
 }
 
-// embedded reports whether the flags name the embedded SQLite store of the
-// data dir.
-func (f *storeFlags) embedded() bool { return f.databaseURL == "" }
+// embedded reports whether the flags name an embedded SQLite store (the
+// data dir's or a sqlite:// one), which serves one process.
+func (f *storeFlags) embedded() bool { return !isPostgres(f.databaseURL) }
 
 // isPostgres reports whether a --database-url names PostgreSQL.
 func isPostgres(u string) bool {
