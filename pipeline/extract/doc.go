@@ -16,12 +16,17 @@
 // [PDFEngine]: a pool of sandboxed instances with a memory limit, no host filesystem, a compilation
 // cache on disk, and a per-document deadline after which the instance running the document is
 // killed and replaced. One engine is shared by default ([DefaultPDFEngine]); a worker can make its
-// own with [NewPDFEngine] and pass it in [Options.PDF].
+// own with [NewPDFEngine] and pass it in [Options.PDF]. Each instance's WebAssembly memory is
+// mapped outside the Go heap (on Linux), so its cap bounds what it costs the process.
+//
+// Every parse is first admitted against a [Budget] of memory shared by the parses of a process
+// ([DefaultBudget], or [Options.Budget]), at the most it can cost: parses wait while the budget
+// is taken, and past the budget's wait Extract returns [ErrBusy], which the caller retries.
 //
 // Errors a caller must treat as a permanent failure of the input (no retry) are the sentinels
 // [ErrUnsupported], [ErrMalformed], [ErrEncrypted], [ErrTooLarge] and [ErrTimeout]; [Reason]
 // maps an error to a short reason code for the job record. Any other error (a canceled context,
-// an engine that failed to start) is the caller's to retry.
+// an engine that failed to start, ErrBusy) is the caller's to retry.
 //
 // No input makes this package panic: parsers are bounded by the caps in [Options] and recover
 // from panics in third-party code, reporting them as [ErrMalformed].

@@ -23,6 +23,11 @@ func Extract(ctx context.Context, typ Type, r io.ReaderAt, size int64, opts Opti
 	case size > opts.MaxBytes:
 		return nil, fmt.Errorf("%d bytes > cap %d: %w", size, opts.MaxBytes, ErrTooLarge)
 	}
+	release, err := admit(ctx, typ, size, &opts)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	defer recoverPanic(&err, string(typ))
@@ -42,6 +47,27 @@ func Extract(ctx context.Context, typ Type, r io.ReaderAt, size int64, opts Opti
 	}
 	doc.Type = typ
 	return doc, finish(doc, &opts)
+}
+
+// admit waits for the parse's share of the memory budget (see Budget). It resolves the PDF
+// engine first: the engine's memory cap is most of what a PDF is reckoned at.
+func admit(ctx context.Context, typ Type, size int64, opts *Options) (release func(), err error) {
+	switch typ {
+	case TypePDF:
+		if opts.PDF == nil {
+			if opts.PDF, err = DefaultPDFEngine(); err != nil {
+				return nil, err
+			}
+		}
+	case TypeDOCX, TypeHTML, TypeMarkdown, TypeText:
+	default:
+		return nil, fmt.Errorf("type %q: %w", typ, ErrUnsupported)
+	}
+	budget := opts.Budget
+	if budget == nil {
+		budget = DefaultBudget()
+	}
+	return budget.acquire(ctx, parseCost(typ, size, opts, opts.PDF))
 }
 
 // extractMarkup handles the single-buffer formats: HTML, Markdown and plain text.

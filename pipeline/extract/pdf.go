@@ -34,13 +34,9 @@ func extractPDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	if err := precheckPDF(data); err != nil {
 		return nil, err
 	}
-	engine := opts.PDF
-	if engine == nil {
-		if engine, err = DefaultPDFEngine(); err != nil {
-			return nil, err
-		}
-	}
-	job := &pdfJob{data: data, opts: opts, ctx: ctx, doc: &Document{}}
+	engine := opts.PDF // set by admit
+	job := &pdfJob{data: data, opts: opts, ctx: ctx, doc: &Document{},
+		skipTitle: longString(data, MaxPDFStringBytes)}
 	job.gate.fn = opts.Progress
 	defer job.gate.close()
 	if err := engine.run(ctx, job.run); err != nil {
@@ -76,8 +72,10 @@ type pdfJob struct {
 	ctx    context.Context
 	doc    *Document
 	active bool // PDFium counted document JavaScript or attachments
-	total  int  // bytes of text so far
-	gate   progressGate
+	// skipTitle is set when the file holds a string over MaxPDFStringBytes: the title is not read.
+	skipTitle bool
+	total     int // bytes of text so far
+	gate      progressGate
 }
 
 // run implements pdfCall. Errors from PDFium's own checks (format, password) leave the
@@ -137,7 +135,9 @@ func openErr(err error) (bool, error) {
 // meta reads the title, the security handler and PDFium's view of active content. Failures
 // here are not fatal: the page loop will meet a broken instance soon enough.
 func (j *pdfJob) meta(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT) {
-	if t, err := inst.FPDF_GetMetaText(&requests.FPDF_GetMetaText{Document: doc, Tag: "Title"}); err == nil {
+	if j.skipTitle {
+		j.doc.Warnings = append(j.doc.Warnings, fmt.Sprintf("title not read: a string over %d bytes", MaxPDFStringBytes))
+	} else if t, err := inst.FPDF_GetMetaText(&requests.FPDF_GetMetaText{Document: doc, Tag: "Title"}); err == nil {
 		j.doc.Title = capTitle(t.Value)
 	}
 	if s, err := inst.FPDF_GetSecurityHandlerRevision(&requests.FPDF_GetSecurityHandlerRevision{Document: doc}); err == nil && s.SecurityHandlerRevision >= 0 {

@@ -54,9 +54,13 @@ type PDFEngine struct {
 	pool     pdfium.Pool
 	cache    wazero.CompilationCache
 	memLimit int64
+	reuse    bool
 	kills    atomic.Int64
 	closeMu  sync.Mutex
 	closed   bool
+
+	arenaMu sync.Mutex
+	arenas  map[api.Module]*arena // instance memories moved out of the Go heap
 }
 
 // NewPDFEngine compiles PDFium (or loads it from the compilation cache) and returns an engine.
@@ -73,7 +77,7 @@ func NewPDFEngine(cfg PDFConfig) (*PDFEngine, error) {
 	}
 	pages := uint32(min(cfg.MemoryLimit>>16, 65536))
 	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(pages).WithCloseOnContextDone(true)
-	e := &PDFEngine{memLimit: int64(pages) << 16}
+	e := &PDFEngine{memLimit: int64(pages) << 16, reuse: cfg.ReuseInstances, arenas: map[api.Module]*arena{}}
 	if dir := cacheDir(cfg.CacheDir); dir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(dir)
 		if err != nil {
@@ -124,6 +128,12 @@ func (e *PDFEngine) Close() error {
 	e.closed = true
 	err := e.pool.Close()
 	e.closeCache()
+	e.arenaMu.Lock()
+	defer e.arenaMu.Unlock()
+	for mod, a := range e.arenas { // reused instances, closed with the pool
+		a.free()
+		delete(e.arenas, mod)
+	}
 	return err
 }
 
@@ -171,6 +181,7 @@ func (e *PDFEngine) run(ctx context.Context, call pdfCall) error {
 		return fmt.Errorf("pdf: engine: %w", err)
 	}
 	mod := moduleOf(inst)
+	e.placeMemory(mod)
 	type result struct {
 		broken bool
 		err    error
@@ -191,20 +202,65 @@ func (e *PDFEngine) run(ctx context.Context, call pdfCall) error {
 		if res.broken {
 			err := e.memoryErr(mod, res.err)
 			e.kill(inst, nil, nil)
+			e.dropMemory(mod, nil)
 			return err
 		}
 		_ = inst.Close() // returns (or, by default, discards) the instance whatever it says
+		if !e.reuse {
+			e.dropMemory(mod, nil)
+		}
 		return res.err
 	case <-ctx.Done():
+		finished := make(chan struct{})
 		e.kill(inst, mod, func() bool {
 			select {
 			case <-done:
+				close(finished)
 				return true
 			case <-time.After(killGrace):
+				go func() { <-done; close(finished) }()
 				return false
 			}
 		})
+		e.dropMemory(mod, finished)
 		return deadlineErr(ctx, "pdf")
+	}
+}
+
+// placeMemory moves the memory of an instance's module into an arena before its first call.
+func (e *PDFEngine) placeMemory(mod api.Module) {
+	if mod == nil {
+		return
+	}
+	e.arenaMu.Lock()
+	defer e.arenaMu.Unlock()
+	if _, ok := e.arenas[mod]; ok {
+		return // a reused instance: moved already
+	}
+	if a := moveMemory(mod); a != nil {
+		e.arenas[mod] = a
+	}
+}
+
+// dropMemory frees the arena of a module that is closed, once finished is closed (nil: now).
+// The module's code must have stopped: unmapping memory it still runs on would crash the process.
+func (e *PDFEngine) dropMemory(mod api.Module, finished <-chan struct{}) {
+	e.arenaMu.Lock()
+	a, ok := e.arenas[mod]
+	delete(e.arenas, mod)
+	e.arenaMu.Unlock()
+	if !ok {
+		return
+	}
+	if finished == nil {
+		a.free()
+		return
+	}
+	select {
+	case <-finished:
+		a.free()
+	default:
+		go func() { <-finished; a.free() }()
 	}
 }
 

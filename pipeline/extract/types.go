@@ -150,6 +150,9 @@ type Options struct {
 	DOCX DOCXLimits
 	// PDF is the engine to parse PDFs with; nil uses DefaultPDFEngine.
 	PDF *PDFEngine
+	// Budget admits the parse against a memory budget shared with other parses; nil uses
+	// DefaultBudget. Extract waits for its share before the Timeout starts.
+	Budget *Budget
 	// Progress, when set, is called with the pages parsed so far and the page total, from the
 	// goroutine doing the work, never after Extract returns.
 	Progress func(done, total int)

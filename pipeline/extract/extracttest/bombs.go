@@ -35,6 +35,8 @@ func PDFCases() []Case {
 		{Name: "flate 14 MB to 2 GiB", Type: "pdf", Data: FlateBombPDF(2 << 30), Want: []string{"", "malformed", "too_large", "timeout"}},
 		{Name: "encrypted", Type: "pdf", Data: PDF{Encrypt: true, Pages: ProsePDF(1).Pages}.Bytes(), Want: []string{"encrypted"}},
 		{Name: "active content", Type: "pdf", Data: ActivePDF().Bytes(), Want: []string{""}, Active: true},
+		// Read in well under a second, but a loaded test machine under -race may pass a short deadline.
+		{Name: "title 30 MB", Type: "pdf", Data: LongTitlePDF(30 << 20), Want: []string{"", "timeout"}},
 	}
 }
 
@@ -100,6 +102,20 @@ func XRefIndexBombPDF() []byte {
 	start := w.buf.Len()
 	w.stream("/Type /XRef /Size 1000000000 /W [0 0 0] /Index [0 1000000000] /Root 1 0 R", nil)
 	fmt.Fprintf(&w.buf, "startxref\n%d\n%%%%EOF\n", start)
+	return w.buf.Bytes()
+}
+
+// LongTitlePDF returns a one-page PDF whose /Title is a literal string of n bytes.
+func LongTitlePDF(n int) []byte {
+	w := &pdfWriter{}
+	w.buf.WriteString("%PDF-1.7\n")
+	w.object("<< /Type /Catalog /Pages 2 0 R >>")
+	w.object("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
+	w.object("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>")
+	w.stream("", []byte("BT /F1 12 Tf 72 720 Td (A long title) Tj ET"))
+	w.object("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+	w.object("<< /Title (" + strings.Repeat("T", n) + ") >>")
+	w.finish("/Size 7 /Root 1 0 R /Info 6 0 R")
 	return w.buf.Bytes()
 }
 

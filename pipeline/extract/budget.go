@@ -1,0 +1,165 @@
+package extract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Defaults for BudgetConfig fields left zero.
+const (
+	// DefaultMemoryBudget admits three PDFs at the default engine cap at once (each is reckoned
+	// at about 640 MiB, see Budget), or many smaller documents.
+	DefaultMemoryBudget = 2 << 30
+	// DefaultBudgetWait is how long a parse waits for its share before ErrBusy.
+	DefaultBudgetWait = time.Minute
+)
+
+// ErrBusy is returned by Extract when the memory budget stayed taken for BudgetConfig.Wait. It
+// is not the document's fault: the caller retries later.
+var ErrBusy = errors.New("parse memory budget taken; try again later")
+
+// BudgetConfig configures a Budget.
+type BudgetConfig struct {
+	// Bytes is the memory the parses sharing the budget may hold at once, as reckoned by their
+	// worst case (default DefaultMemoryBudget).
+	Bytes int64
+	// Wait caps how long a parse waits to be admitted (default DefaultBudgetWait); past it,
+	// Extract returns ErrBusy.
+	Wait time.Duration
+}
+
+// Budget admits parses against a memory budget, first come first served. A parse is reckoned at
+// the most it can cost the process, before it starts:
+//
+//   - PDF: its engine's MemoryLimit (an instance's whole WebAssembly memory) + 2 × the input
+//     (the bytes read, and PDFium's copy's bookkeeping) + 2 × MaxTextLength (the text as PDFium
+//     hands it over, and as normalised);
+//   - DOCX: 2 × the input + 2 × MaxTextLength (entries are inflated as streams, never whole);
+//   - HTML, Markdown, text: 4 × the input (the bytes, the text, its normalised copy, the pages).
+//
+// A parse reckoned at more than the whole budget runs alone. Safe for concurrent use.
+type Budget struct {
+	size int64
+	wait time.Duration
+
+	mu      sync.Mutex
+	used    int64
+	waiters []*budgetWaiter // first come, first served
+}
+
+type budgetWaiter struct {
+	n     int64
+	ready chan struct{} // closed once admitted
+}
+
+// NewBudget returns a budget of cfg.Bytes.
+func NewBudget(cfg BudgetConfig) *Budget {
+	if cfg.Bytes <= 0 {
+		cfg.Bytes = DefaultMemoryBudget
+	}
+	if cfg.Wait <= 0 {
+		cfg.Wait = DefaultBudgetWait
+	}
+	return &Budget{size: cfg.Bytes, wait: cfg.Wait}
+}
+
+var (
+	defaultBudgetOnce sync.Once
+	defaultBudget     *Budget
+)
+
+// DefaultBudget returns the process-wide budget (DefaultMemoryBudget) that Extract uses when
+// Options.Budget is nil.
+func DefaultBudget() *Budget {
+	defaultBudgetOnce.Do(func() { defaultBudget = NewBudget(BudgetConfig{}) })
+	return defaultBudget
+}
+
+// Size returns the budget in bytes.
+func (b *Budget) Size() int64 { return b.size }
+
+// InUse returns the bytes held by admitted parses.
+func (b *Budget) InUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+// Waiting returns how many parses wait to be admitted.
+func (b *Budget) Waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiters)
+}
+
+// acquire takes n bytes of the budget (at most all of it), waiting behind earlier parses until
+// they fit, ctx is done or the budget's wait has passed (ErrBusy). Call release once the parse
+// is over.
+func (b *Budget) acquire(ctx context.Context, n int64) (release func(), err error) {
+	n = min(max(n, 0), b.size)
+	release = func() { b.release(n) }
+	b.mu.Lock()
+	if len(b.waiters) == 0 && b.used+n <= b.size {
+		b.used += n
+		b.mu.Unlock()
+		return release, nil
+	}
+	w := &budgetWaiter{n: n, ready: make(chan struct{})}
+	b.waiters = append(b.waiters, w)
+	b.mu.Unlock()
+
+	timer := time.NewTimer(b.wait)
+	defer timer.Stop()
+	select {
+	case <-w.ready:
+		return release, nil
+	case <-ctx.Done():
+		err = fmt.Errorf("waiting for the parse memory budget: %w", ctx.Err())
+	case <-timer.C:
+		err = fmt.Errorf("%d bytes wanted, %d of %d held, for %v: %w", n, b.InUse(), b.size, b.wait, ErrBusy)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-w.ready: // admitted meanwhile: give it back
+		b.used -= n
+	default:
+		b.waiters = slices.DeleteFunc(b.waiters, func(x *budgetWaiter) bool { return x == w })
+	}
+	b.admit()
+	return nil, err
+}
+
+func (b *Budget) release(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+	b.admit()
+}
+
+// admit lets in the waiters at the head of the line that fit.
+func (b *Budget) admit() {
+	for len(b.waiters) > 0 && b.used+b.waiters[0].n <= b.size {
+		w := b.waiters[0]
+		b.waiters = b.waiters[1:]
+		b.used += w.n
+		close(w.ready)
+	}
+}
+
+// parseCost reckons what parsing a document of type typ and size bytes can cost at most (see
+// Budget). engine is the PDF engine, for PDFs.
+func parseCost(typ Type, size int64, opts *Options, engine *PDFEngine) int64 {
+	text := 2 * int64(opts.MaxTextLength)
+	switch typ {
+	case TypePDF:
+		return engine.memLimit + 2*size + text
+	case TypeDOCX:
+		return 2*size + text
+	}
+	return 4 * size
+}
