@@ -6,18 +6,22 @@ import (
 	"time"
 )
 
-// errHeartbeatDeadline is the cancellation cause of handlers whose worker
-// could not renew leases for half a lease: the store is unreachable, and
-// another worker will soon take the jobs over.
-var errHeartbeatDeadline = errors.New("lease lost: heartbeats failing for half the lease")
+// errHeartbeatDeadline is the cancellation cause of handlers whose leases
+// ran out while heartbeats kept failing: another worker may take the jobs
+// over now.
+var errHeartbeatDeadline = errors.New("lease lost: heartbeats failed until the lease ran out")
 
-// heartbeat renews the leases of every job this worker holds, cancels the
-// handlers whose lease is lost, and cancels all of them when renewals keep
-// failing for half a lease.
+// heartbeat renews the leases of every job this worker holds and cancels
+// the handlers whose lease is lost: those the store no longer holds, and,
+// when renewals keep failing, all of them once the leases as last renewed
+// have run out (see leaseRunOut).
 func (w *Worker) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(w.cfg.HeartbeatInterval)
 	defer tick.Stop()
-	lastOK := time.Now()
+	// renewed is when the last renewal that succeeded was sent: every
+	// lease held then runs at least until renewed + LeaseDuration, and
+	// one claimed since, later.
+	renewed := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -25,28 +29,43 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		case <-tick.C:
 		}
 		leases := w.active.leases()
+		sent := time.Now()
 		if len(leases) == 0 {
-			lastOK = time.Now()
+			renewed = sent
 			continue
 		}
-		hctx, cancel := context.WithTimeout(ctx, w.cfg.LeaseDuration/2)
+		expiry := renewed.Add(w.cfg.LeaseDuration)
+		hctx, cancel := context.WithTimeout(ctx, min(w.cfg.LeaseDuration/2, max(time.Until(expiry), w.cfg.HeartbeatInterval)))
 		held, err := w.exec.JobHeartbeat(hctx, &JobHeartbeatParams{Leases: leases, LeaseDuration: w.cfg.LeaseDuration})
 		cancel()
 		if err != nil {
-			w.logger.Warn("heartbeat failed", "jobs", len(leases), "error", err)
-			if time.Since(lastOK) > w.cfg.LeaseDuration/2 {
+			w.logger.Warn("heartbeat failed", "jobs", len(leases), "error", err, "leases_run_out_in", time.Until(expiry).Round(time.Millisecond))
+			if w.leaseRunOut(expiry) {
 				for _, l := range leases {
 					w.loseLease(l, errHeartbeatDeadline, false)
 				}
 			}
 			continue
 		}
-		lastOK = time.Now()
+		renewed = sent
 		w.dropLost(leases, held)
 		if w.cfg.Hooks.Heartbeat != nil {
 			w.cfg.Hooks.Heartbeat(len(held))
 		}
 	}
+}
+
+// leaseRunOut reports whether handlers must stop because heartbeats failed
+// until expiry, when the leases as last renewed end. Until then the work is
+// still this worker's, whatever a slow heartbeat says: one heartbeat that
+// timed out under load used to cancel every handler. On a store only this
+// process uses (Capabilities.MultiProcess false) it never is: no other
+// process can take the jobs over, and a heartbeat stalled behind a
+// handler's own long transaction (SQLite's one writer) says nothing about
+// the lease; the next renewal that gets through tells which leases are
+// still held.
+func (w *Worker) leaseRunOut(expiry time.Time) bool {
+	return w.client.driver.Capabilities().MultiProcess && !time.Now().Before(expiry)
 }
 
 // dropLost cancels the jobs whose lease was not renewed.

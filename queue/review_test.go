@@ -316,7 +316,10 @@ func TestWorker_RunTwice(t *testing.T) {
 // counts. The previous attempt loses its lease to failing heartbeats; with
 // a short stuck threshold its slot is given back before the next attempt is
 // claimed (MaxWorkers 1 must then never run two jobs), with a long one it
-// holds its slot until it returns (no slot may be lost for good).
+// holds its slot until it returns (no slot may be lost for good). On a
+// store of one process failing heartbeats cancel nothing (see
+// TestWorker_HeartbeatOutageKeepsRenewing), so the abandoned case runs
+// only where several processes share the store.
 func TestWorker_SlotsPerAttempt(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -328,6 +331,9 @@ func TestWorker_SlotsPerAttempt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			forEachBackend(t, func(t *testing.T, s *store) {
+				if tc.stuck < time.Second && !s.driver.Capabilities().MultiProcess {
+					t.Skip("single-process store: failing heartbeats do not cancel the first attempt")
+				}
 				fd := newFaultDriver(s.driver)
 				c := queue.NewClient(fd, queue.ClientConfig{})
 				hold1, hold2 := make(chan struct{}), make(chan struct{})
@@ -509,12 +515,14 @@ func TestTask_CompleteTxLeaseLostRollsBack(t *testing.T) {
 	})
 }
 
-// Heartbeats that fail for half a lease cancel the handlers, but the
+// Heartbeats that fail until the lease runs out cancel the handlers on a
+// store several processes share (another may take the jobs over), but the
 // leases stay renewed once heartbeats succeed again: a handler that
 // completes in its transaction before the lease runs out is not wasted.
-// (On SQLite a handler's long transaction holds the only writer, which
-// stalls heartbeats; TestServe_KillAndRestart caught this when failing
-// heartbeats stopped the renewals.)
+// On a store of one process the outage cancels nothing: on SQLite a
+// handler's long transaction holds the only writer, which stalls
+// heartbeats (TestServe_KillAndRestart caught this when failing heartbeats
+// stopped the renewals), and the next renewal tells which leases are held.
 func TestWorker_HeartbeatOutageKeepsRenewing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store) {
 		fd := newFaultDriver(s.driver)
@@ -530,18 +538,65 @@ func TestWorker_HeartbeatOutageKeepsRenewing(t *testing.T) {
 		cfg := fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 1)
 		cfg.LeaseDuration, cfg.HeartbeatInterval = 3*time.Second, 100*time.Millisecond
 		cfg.StuckThreshold = time.Minute
+		cfg.Maintenance.Disabled = true // no rescuer: the expired lease stays this worker's
 		cfg.Hooks = log.hooks()
 		startWorker(t, c, cfg)
 		job := enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: "t"})
 		<-started
 		fd.exec.refuseHeartbeat.Store(true)
-		waitFor(t, 10*time.Second, "the handler cancelled by the outage", func() bool { return log.losses(job.ID) > 0 })
+		if s.driver.Capabilities().MultiProcess {
+			waitFor(t, 10*time.Second, "the handler cancelled by the outage", func() bool { return log.losses(job.ID) > 0 })
+		} else {
+			time.Sleep(4 * time.Second) // past the lease as it stood when heartbeats stopped
+			if n := log.losses(job.ID); n != 0 {
+				t.Errorf("single-process store: %d lease losses reported during a heartbeat outage, want 0", n)
+			}
+		}
 		fd.exec.refuseHeartbeat.Store(false)
-		time.Sleep(4 * time.Second) // past the lease as it stood when heartbeats stopped
+		time.Sleep(500 * time.Millisecond) // heartbeats renew the lease again
 		close(proceed)
 		got := waitState(t, c, job.ID, queue.StateCompleted, 10*time.Second)
 		if got.Attempt != 1 {
 			t.Errorf("completed in attempt %d, want 1 (the lease renewed after the outage)", got.Attempt)
+		}
+	})
+}
+
+// Heartbeats that fail for less than the lease cancel nothing: the leases
+// as last renewed still hold. Before, a heartbeat that failed (or timed
+// out under load) more than half a lease after the last renewal cancelled
+// every handler of the worker, with a third of the lease left.
+func TestWorker_BriefHeartbeatOutageKeepsHandlers(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store) {
+		fd := newFaultDriver(s.driver)
+		c := queue.NewClient(fd, queue.ClientConfig{})
+		started, proceed := make(chan struct{}), make(chan struct{})
+		h := queue.HandlerFunc(func(ctx context.Context, task *queue.Task) error {
+			close(started)
+			select {
+			case <-proceed:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+		log := newHookLog()
+		cfg := fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 1)
+		cfg.LeaseDuration, cfg.HeartbeatInterval = 3*time.Second, time.Second
+		cfg.Hooks = log.hooks()
+		startWorker(t, c, cfg)
+		job := enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: "t"})
+		<-started
+		fd.exec.refuseHeartbeat.Store(true)
+		time.Sleep(2200 * time.Millisecond) // two heartbeats fail, 2 s of the 3 s lease
+		fd.exec.refuseHeartbeat.Store(false)
+		close(proceed)
+		got := waitState(t, c, job.ID, queue.StateCompleted, 10*time.Second)
+		if got.Attempt != 1 {
+			t.Errorf("completed in attempt %d, want 1", got.Attempt)
+		}
+		if n := log.losses(job.ID); n != 0 {
+			t.Errorf("%d lease losses reported for a 2 s outage of a 3 s lease, want 0", n)
 		}
 	})
 }
