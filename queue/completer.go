@@ -9,9 +9,17 @@ import (
 // completerBatchMax caps how many finishes one store call carries.
 const completerBatchMax = 1000
 
+// completerJoinAt is how many outcomes must be waiting before a second
+// flusher starts a batch while another is in flight. Below it the waiting
+// outcomes go in the next batch of the flusher in flight: one batch at a
+// time grows with load (group commit), as several small ones would not.
+const completerJoinAt = 128
+
 // completer stores attempt outcomes in batches. It flushes at once when
 // idle; finishes that arrive while a flush is in flight go in the next one,
-// so batches grow with load and latency stays low when there is none.
+// so batches grow with load and latency stays low when there is none. With
+// several flushers (WorkerConfig.Completers) a second batch starts while
+// one is in flight only once completerJoinAt outcomes wait.
 //
 // A failed flush is retried with backoff while the worker runs (the leases
 // stay heartbeated meanwhile). At shutdown the completer keeps trying for
@@ -20,8 +28,9 @@ const completerBatchMax = 1000
 type completer struct {
 	w       *Worker
 	mu      sync.Mutex
-	queue   []finishItem
-	stopped bool
+	queue    []finishItem
+	inFlight int // batches being stored
+	stopped  bool
 	kick    chan struct{} // buffered 1
 	done    chan struct{} // closed by stop
 	flushed chan struct{} // closed by run after the last flush
@@ -119,10 +128,18 @@ func (c *completer) flushAll(ctx context.Context) {
 	var backoff time.Duration
 	for {
 		c.mu.Lock()
+		if c.inFlight > 0 && len(c.queue) < completerJoinAt {
+			// The flusher in flight takes them when it returns.
+			c.mu.Unlock()
+			return
+		}
 		n := min(len(c.queue), completerBatchMax)
 		batch := c.queue[:n:n]
 		c.queue = c.queue[n:]
-		more := len(c.queue) > 0
+		more := len(c.queue) >= completerJoinAt
+		if n > 0 {
+			c.inFlight++
+		}
 		c.mu.Unlock()
 		if n == 0 {
 			return
@@ -130,10 +147,14 @@ func (c *completer) flushAll(ctx context.Context) {
 		if more {
 			c.signal() // for another flusher
 		}
-		if err := c.flush(ctx, batch); err != nil {
-			c.mu.Lock()
+		err := c.flush(ctx, batch)
+		c.mu.Lock()
+		c.inFlight--
+		if err != nil {
 			c.queue = append(batch, c.queue...)
-			c.mu.Unlock()
+		}
+		c.mu.Unlock()
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}

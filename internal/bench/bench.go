@@ -55,7 +55,8 @@ type Config struct {
 	PollInterval  time.Duration
 	FetchCooldown time.Duration
 	// Claimers and Completers set queue.QueueConfig.Claimers and
-	// queue.WorkerConfig.Completers of every worker. Default 1 each.
+	// queue.WorkerConfig.Completers of every worker. Default 0 each: the
+	// engine's default (a quarter of GOMAXPROCS, 1 to 4).
 	Claimers   int
 	Completers int
 
@@ -79,8 +80,6 @@ type Config struct {
 func (c *Config) setDefaults() {
 	setInt(&c.Tenants, 100)
 	setInt(&c.Workers, 1000)
-	setInt(&c.Claimers, 1)
-	setInt(&c.Completers, 1)
 	setInt(&c.Samples, 1000)
 	setInt(&c.Backlog, 20_000)
 	if c.Duration <= 0 {

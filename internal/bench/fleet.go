@@ -101,7 +101,7 @@ func RunFleetWorker(ctx context.Context, spec string, stdin io.Reader, stdout, s
 	client := queue.NewClient(d, queue.ClientConfig{Logger: logger})
 	var done tally
 	r := &runner{cfg: &Config{PollInterval: s.PollInterval, FetchCooldown: s.FetchCooldown,
-		Claimers: max(s.Claimers, 1), Completers: max(s.Completers, 1), Logger: logger}}
+		Claimers: s.Claimers, Completers: s.Completers, Logger: logger}}
 	w, err := queue.NewWorker(client, r.workerConfig(s.Slots, noop, queue.Hooks{Finished: done.hook}))
 	if err != nil {
 		return err

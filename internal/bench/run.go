@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -54,8 +55,17 @@ func (r *runner) settings(res *Result, workers string) {
 	res.set("workers", workers)
 	res.set("poll_interval", r.cfg.PollInterval.String())
 	res.set("fetch_cooldown", r.cfg.FetchCooldown.String())
-	res.set("claimers", r.cfg.Claimers)
-	res.set("completers", r.cfg.Completers)
+	res.set("claimers", orDefault(r.cfg.Claimers))
+	res.set("completers", orDefault(r.cfg.Completers))
+	res.set("gomaxprocs", runtime.GOMAXPROCS(0))
+}
+
+// orDefault names a setting left to the engine's default.
+func orDefault(n int) any {
+	if n == 0 {
+		return "default"
+	}
+	return n
 }
 
 // workers runs queue workers until stop is called.
