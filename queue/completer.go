@@ -26,16 +26,16 @@ const completerJoinAt = 128
 // at most flushBound, then gives up: what it could not store is left to
 // the rescuer, as when a worker dies.
 type completer struct {
-	w       *Worker
-	mu      sync.Mutex
+	w        *Worker
+	mu       sync.Mutex
 	queue    []finishItem
 	inFlight int // batches being stored
 	stopped  bool
-	kick    chan struct{} // buffered 1
-	done    chan struct{} // closed by stop
-	flushed chan struct{} // closed by run after the last flush
-	ctx     context.Context
-	cancel  context.CancelFunc // ends run's store calls, flushBound after stop
+	kick     chan struct{} // buffered 1
+	done     chan struct{} // closed by stop
+	flushed  chan struct{} // closed by run after the last flush
+	ctx      context.Context
+	cancel   context.CancelFunc // ends run's store calls, flushBound after stop
 }
 
 type finishItem struct {
