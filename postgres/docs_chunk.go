@@ -9,12 +9,14 @@ import (
 
 // chunkInsertSQL inserts a document's chunks given as parallel arrays. Not
 // COPY: COPY FROM refuses tables with row-level security.
-// The tsvector column is generated from config and text.
+// The tsvector is the words of the normalised text (words, indexText)
+// stemmed by the chunk's configuration, then as written.
 const chunkInsertSQL = `INSERT INTO docket_chunks
-    (tenant_id, document_id, idx, text, page_start, page_end, vector, model, dimensions, config)
-SELECT $1, $2, c.idx, c.text, c.page_start, c.page_end, c.vector, c.model, c.dimensions, c.config::regconfig
-FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::bytea[], $8::text[], $9::int[], $10::text[])
-    AS c(idx, text, page_start, page_end, vector, model, dimensions, config)`
+    (tenant_id, document_id, idx, text, page_start, page_end, vector, model, dimensions, config, tsv)
+SELECT $1, $2, c.idx, c.text, c.page_start, c.page_end, c.vector, c.model, c.dimensions, c.config::regconfig,
+    to_tsvector(c.config::regconfig, c.words) || to_tsvector('simple', c.words)
+FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::bytea[], $8::text[], $9::int[], $10::text[], $11::text[])
+    AS c(idx, text, page_start, page_end, vector, model, dimensions, config, words)`
 
 // chunkDeleteSQL deletes a document's chunks by the primary key's
 // document_id.
@@ -50,18 +52,18 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 	}
 	n := len(chunks)
 	idxs, starts, ends, dims := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
-	texts, models, configs := make([]string, n), make([]string, n), make([]string, n)
+	texts, models, configs, words := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	vectors := make([][]byte, n)
 	for i, c := range chunks {
 		idxs[i], starts[i], ends[i], dims[i] = int32(c.Index), int32(c.PageStart), int32(c.PageEnd), int32(c.Dimensions)
 		texts[i], models[i], vectors[i] = c.Text, c.Model, encodeVector(c.Vector)
-		configs[i] = textSearchConfig(c.Language)
+		configs[i], words[i] = textSearchConfig(c.Language), indexText(c.Text)
 		c.TenantID, c.DocumentID = t.tenant, documentID
 	}
 	if _, err := t.tx.Exec(ctx, searchConfigSQL, t.tenant, configs); err != nil {
 		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
 	}
-	_, err = t.tx.Exec(ctx, chunkInsertSQL, t.tenant, documentID, idxs, texts, starts, ends, vectors, models, dims, configs)
+	_, err = t.tx.Exec(ctx, chunkInsertSQL, t.tenant, documentID, idxs, texts, starts, ends, vectors, models, dims, configs, words)
 	if err != nil {
 		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
 	}

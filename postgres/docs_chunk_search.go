@@ -6,14 +6,17 @@ import (
 	"strings"
 	"unicode"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/docketq/docket"
 )
 
-// searchQuerySQL builds the tsquery of a search: each phrase ($2) becomes
-// a phrase query under every configuration the tenant's chunks were
-// indexed with (and 'simple'), ORed, so that a chunk matches by the stems
-// of its own language; the phrases are then ANDed, or ORed ($3). NULL when
-// no phrase has a word.
+// searchQuerySQL builds the tsquery of a search: each phrase ($2,
+// normalised by indexText) becomes a phrase query under every
+// configuration the tenant's chunks were indexed with and 'simple', ORed,
+// so that a chunk matches by the stems of its own language or by the words
+// as written; the phrases are then ANDed, or ORed ($3). NULL when no
+// phrase has a word.
 const searchQuerySQL = `WITH configs AS (
     SELECT config FROM docket_search_configs WHERE tenant_id = $1
     UNION SELECT 'simple'::regconfig
@@ -74,15 +77,38 @@ func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams)
 	return hits, nil
 }
 
-// searchable returns the phrases with a letter or digit.
+// searchable returns the phrases with a letter or digit, normalised as
+// the chunks' text is (indexText).
 func searchable(phrases []string) []string {
 	var out []string
 	for _, p := range phrases {
-		if strings.IndexFunc(p, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+		if p = indexText(p); strings.TrimSpace(p) != "" {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// indexText is text as the full-text index reads it: NFKC (ligatures,
+// superscripts, full-width forms to their plain letters), lower case, and
+// every character other than letters, digits, combining marks and hyphens
+// between them replaced by a space. PostgreSQL's parser then splits and
+// folds words alike whatever the database's locale (in the C locale it
+// takes every non-ASCII character for a letter: „Kruskal“ was one word).
+func indexText(text string) string {
+	text = strings.ToLower(norm.NFKC.String(text))
+	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) }
+	rs := []rune(text)
+	for i, r := range rs {
+		if word(r) {
+			continue
+		}
+		if r == '-' && i > 0 && i+1 < len(rs) && word(rs[i-1]) && word(rs[i+1]) {
+			continue
+		}
+		rs[i] = ' '
+	}
+	return string(rs)
 }
 
 // textSearchConfigs are PostgreSQL's built-in text-search configurations

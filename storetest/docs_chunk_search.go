@@ -18,6 +18,7 @@ func chunkSearchChecks() []docCheck {
 		{"Document", checkSearchDocument},
 		{"Stems", checkSearchStems},
 		{"DeletedDocument", checkSearchDeleted},
+		{"WordsAsWritten", checkSearchAsWritten},
 	}
 }
 
@@ -206,4 +207,25 @@ func ranks(hits []*docket.SearchHit) []float64 {
 		out[i] = h.Rank
 	}
 	return out
+}
+
+// checkSearchAsWritten: a word is found as written whatever surrounds it
+// (typographic quotes, a PDF's private-use bracket glyph) and even where
+// the document's language counts it a function word; case folds.
+func checkSearchAsWritten(f *docFixture) {
+	tn := f.tenant("a")
+	doc := f.insertDoc(tn.ID, "a.txt")
+	f.replaceChunks(tn.ID, doc.ID, textChunks("de",
+		"Siehe „Kruskal“ oder Prim.",
+		"Beweis: \uf8ed x1x2 \uf8edy1y2",
+		"Daraus folgt in diesem Fall die Übungen."))
+	for _, tc := range []struct {
+		q    string
+		want int
+	}{{"Kruskal", 0}, {"kruskal", 0}, {"x1x2", 1}, {"y1y2", 1}, {"diesem", 2}, {"übungen", 2}} {
+		if got := found(f.search(tn.ID, &docket.ChunkSearchParams{Phrases: []string{tc.q}, Limit: 10})); len(got) != 1 ||
+			got[0] != fmt.Sprintf("%s/%d", doc.ID, tc.want) {
+			f.t.Errorf("ChunkSearch(%q) = %v, want %s/%d", tc.q, got, doc.ID, tc.want)
+		}
+	}
 }

@@ -1,14 +1,19 @@
 -- Search (issue 11): full-text search of the chunks.
 --
 -- Each chunk keeps the text-search configuration of its document's
--- language (english, german, ...; 'simple', word for word, when the
--- language is unknown or has none) and its tsvector, generated from it and
--- indexed with GIN. The tenant's index (tenant_id, model, dimensions) goes
+-- language (english, german, ...; 'simple' when the language is unknown or
+-- has none) and its tsvector, indexed with GIN: the words stemmed by that
+-- configuration and, after them, every word as written (lower-cased, by
+-- 'simple'), so that a function word or an exact form is found too. The
+-- driver computes it on insert from the text normalised in Go (NFKC, lower
+-- case, every character but letters, digits and inner hyphens a space), so
+-- that words are split and folded alike whatever the database's locale. The tenant's index (tenant_id, model, dimensions) goes
 -- (a search no longer scans a tenant's vectors) for one that leads with the
 -- tenant as the policy does and finds a document's chunks in order.
 
 ALTER TABLE docket_chunks ADD COLUMN config regconfig NOT NULL DEFAULT 'simple';
-ALTER TABLE docket_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector(config, text)) STORED;
+ALTER TABLE docket_chunks ADD COLUMN tsv tsvector NOT NULL DEFAULT ''::tsvector;
+UPDATE docket_chunks SET tsv = to_tsvector('simple', lower(text));
 CREATE INDEX docket_chunks_tsv ON docket_chunks USING gin (tsv);
 DROP INDEX docket_chunks_tenant;
 CREATE INDEX docket_chunks_tenant ON docket_chunks (tenant_id, document_id, idx);

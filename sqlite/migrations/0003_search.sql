@@ -34,12 +34,16 @@ CREATE UNIQUE INDEX docket_chunks_document ON docket_chunks (document_id, idx);
 
 -- The words of each chunk (external content: the text stays in
 -- docket_chunks). Porter stemming over Unicode words without diacritics:
--- "payments" finds "payment", "Wurfel" finds "Würfel".
+-- "payments" finds "payment", "Wurfel" finds "Würfel". unicode61 counts
+-- private-use characters as letters; the separators are those of them
+-- that PDFs made with TeX use for the pieces of brackets, braces and
+-- parentheses (U+F8E5-U+F8FF, the Symbol font's), found glued to the
+-- formula beside them ("x1x2" after U+F8ED).
 CREATE VIRTUAL TABLE docket_chunks_fts USING fts5 (
 	text,
 	content = 'docket_chunks',
 	content_rowid = 'id',
-	tokenize = 'porter unicode61 remove_diacritics 2'
+	tokenize = "porter unicode61 remove_diacritics 2 separators ''"
 );
 
 -- Chunks are inserted and deleted, never updated (ChunkReplace).

@@ -1,0 +1,52 @@
+package search_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/sqlite"
+)
+
+// TestMain starts one throwaway PostgreSQL cluster for the package; every
+// PostgreSQL store gets its own database, copied from a migrated template.
+func TestMain(m *testing.M) {
+	testpg.Main(m, testpg.Options{Template: postgres.MigrateURL})
+}
+
+// stores are the drivers a search is measured on, each opening a fresh,
+// migrated store.
+var stores = []struct {
+	name string
+	open func(tb testing.TB) docket.Store
+}{
+	{"sqlite", openSQLite},
+	{"postgres", openPostgres},
+}
+
+func openSQLite(tb testing.TB) docket.Store {
+	tb.Helper()
+	ctx := context.Background()
+	d, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "search.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = d.Close() })
+	if err := d.Migrate(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+func openPostgres(tb testing.TB) docket.Store {
+	tb.Helper()
+	d, err := postgres.Open(context.Background(), testpg.NewDatabase(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = d.Close() })
+	return d
+}
