@@ -1,78 +1,46 @@
 // Package webtest drives a real headless Chromium for the dashboard's
-// end-to-end tests. It speaks the Chrome DevTools Protocol over the pipe
-// Chromium opens with --remote-debugging-pipe (JSON messages separated by
-// NUL bytes on file descriptors 3 and 4), so it needs no WebDriver, no
-// websocket and no dependency: only a Chromium binary.
+// end-to-end tests, through github.com/chromedp/chromedp. chromedp starts
+// the system's Chromium and speaks the DevTools protocol over the pipe the
+// browser opens with --remote-debugging-pipe; it downloads nothing.
 //
 // Start skips the test when no Chromium is found, unless
 // DOCKET_REQUIRE_BROWSER=1 (scripts/test.sh sets it), which makes it fail.
 package webtest
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
-// Flags are the Chromium flags every browser starts with: headless, no
-// sandbox (tests run as root in CI), and no background traffic to the
-// outside world (the machine's network is closed; the page is on loopback).
-var Flags = []string{
-	"--headless",
-	"--no-sandbox",
-	"--disable-gpu",
-	"--disable-quic",
-	"--no-first-run",
-	"--no-default-browser-check",
-	"--disable-background-networking",
-	"--disable-component-update",
-	"--disable-sync",
-	"--disable-extensions",
-	"--disable-default-apps",
-	"--mute-audio",
-	"--password-store=basic",
-	"--window-size=1280,1024",
-	"--remote-debugging-pipe",
+// Flags are the Chromium flags every browser starts with beyond chromedp's
+// defaults (headless, no first run, no background networking, ...): no
+// sandbox (tests run as root in CI) and no traffic to the outside world
+// (the machine's network is closed; the page is on loopback).
+var Flags = []chromedp.ExecAllocatorOption{
+	chromedp.NoSandbox,
+	chromedp.DisableGPU,
+	chromedp.Flag("disable-quic", true),
+	chromedp.Flag("disable-component-update", true),
+	chromedp.Flag("mute-audio", true),
+	chromedp.WindowSize(1280, 1024),
 }
 
-// callTimeout bounds one protocol call.
+// callTimeout bounds one browser action.
 const callTimeout = 30 * time.Second
 
 // Browser is a running headless Chromium that the test started.
 type Browser struct {
 	t      testing.TB
-	cmd    *exec.Cmd
-	w      *os.File // commands, Chromium's fd 3
-	wmu    sync.Mutex
-	stderr *tailBuffer
-	exited chan struct{} // closed when the process has exited
-
-	mu      sync.Mutex
-	nextID  int64
-	pending map[int64]chan message
-	events  []message // every event received, in order
-	readErr error     // why the reader stopped, once it has
-}
-
-// message is one protocol message: a response (ID set) or an event.
-type message struct {
-	ID        int64           `json:"id,omitempty"`
-	Method    string          `json:"method,omitempty"`
-	Params    json.RawMessage `json:"params,omitempty"`
-	SessionID string          `json:"sessionId,omitempty"`
-	Result    json.RawMessage `json:"result,omitempty"`
-	Error     *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error,omitempty"`
+	ctx    context.Context // the browser's first tab; pages are new tabs of it
+	output *tailBuffer
 }
 
 // Find returns the Chromium binary to start: $DOCKET_CHROMIUM, else the
@@ -105,178 +73,34 @@ func Start(t testing.TB) *Browser {
 		}
 		t.Skipf("skipping the browser test: %v (install Debian's chromium, or run scripts/test.sh, which does)", err)
 	}
-	b, err := launch(t, bin)
-	if err != nil {
-		t.Fatalf("start %s: %v", bin, err)
+	out := &tailBuffer{max: 64 << 10}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], Flags...)
+	opts = append(opts, chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir()), chromedp.CombinedOutput(out))
+	// Not t.Context(): it ends before the cleanups run, and the failure
+	// screenshot needs the browser; the cleanup below ends it.
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	b := &Browser{t: t, ctx: ctx, output: out}
+	t.Cleanup(func() {
+		b.close(cancel)
+		cancelAlloc() // waits for the process to exit
+		if t.Failed() {
+			t.Logf("chromium output (tail):\n%s", out)
+		}
+	})
+	if err := chromedp.Do(ctx); err != nil { // starts the browser
+		t.Fatalf("start %s: %v\n%s", bin, err, out)
 	}
-	t.Cleanup(b.close)
 	return b
 }
 
-// launch starts bin with the protocol on a pair of pipes.
-func launch(t testing.TB, bin string) (*Browser, error) {
-	cmdR, cmdW, err := os.Pipe() // we write commands, Chromium reads fd 3
-	if err != nil {
-		return nil, err
-	}
-	evR, evW, err := os.Pipe() // Chromium writes fd 4, we read
-	if err != nil {
-		cmdR.Close()
-		cmdW.Close()
-		return nil, err
-	}
-	args := append(append([]string{}, Flags...), "--user-data-dir="+t.TempDir(), "about:blank")
-	// Not t.Context(): it ends before the cleanups run, and the failure
-	// screenshot needs the browser; close ends it.
-	cmd := exec.CommandContext(context.Background(), bin, args...)
-	b := &Browser{
-		t: t, cmd: cmd, w: cmdW, stderr: &tailBuffer{max: 64 << 10},
-		exited: make(chan struct{}), pending: map[int64]chan message{},
-	}
-	b.cmd.ExtraFiles = []*os.File{cmdR, evW}
-	b.cmd.Stdout, b.cmd.Stderr = b.stderr, b.stderr
-	err = b.cmd.Start()
-	cmdR.Close() // the child's ends
-	evW.Close()
-	if err != nil {
-		cmdW.Close()
-		evR.Close()
-		return nil, err
-	}
-	go func() {
-		_ = b.cmd.Wait()
-		close(b.exited)
-	}()
-	go b.read(evR)
-	if _, err := b.call("", "Browser.getVersion", nil); err != nil {
-		b.close()
-		return nil, fmt.Errorf("no answer on the DevTools pipe: %w\n%s", err, b.stderr)
-	}
-	return b, nil
-}
-
-// read dispatches messages until the pipe closes.
-func (b *Browser) read(r *os.File) {
-	defer r.Close()
-	br := bufio.NewReaderSize(r, 1<<20)
-	var err error
-	for {
-		var raw []byte
-		raw, err = br.ReadBytes(0)
-		if err != nil {
-			break
-		}
-		var m message
-		if json.Unmarshal(raw[:len(raw)-1], &m) != nil {
-			continue
-		}
-		b.mu.Lock()
-		if m.ID != 0 {
-			if ch, ok := b.pending[m.ID]; ok {
-				delete(b.pending, m.ID)
-				ch <- m
-			}
-		} else {
-			b.events = append(b.events, m)
-		}
-		b.mu.Unlock()
-	}
-	b.mu.Lock()
-	b.readErr = fmt.Errorf("DevTools pipe closed: %w", err)
-	for id, ch := range b.pending {
-		delete(b.pending, id)
-		close(ch)
-	}
-	b.mu.Unlock()
-}
-
-// call sends one command (to the browser when session is "", else to that
-// page's session) and returns its result.
-func (b *Browser) call(session, method string, params any) (json.RawMessage, error) {
-	p := []byte("{}")
-	if params != nil {
-		var err error
-		if p, err = json.Marshal(params); err != nil {
-			return nil, err
-		}
-	}
-	b.mu.Lock()
-	if b.readErr != nil {
-		b.mu.Unlock()
-		return nil, b.readErr
-	}
-	b.nextID++
-	id := b.nextID
-	ch := make(chan message, 1)
-	b.pending[id] = ch
-	b.mu.Unlock()
-
-	raw, _ := json.Marshal(struct {
-		ID        int64           `json:"id"`
-		Method    string          `json:"method"`
-		Params    json.RawMessage `json:"params"`
-		SessionID string          `json:"sessionId,omitempty"`
-	}{id, method, p, session})
-	b.wmu.Lock() // one message at a time on the pipe
-	_, err := b.w.Write(append(raw, 0))
-	b.wmu.Unlock()
-	if err != nil {
-		b.mu.Lock()
-		delete(b.pending, id)
-		b.mu.Unlock()
-		return nil, fmt.Errorf("%s: %w", method, err)
-	}
-	timer := time.NewTimer(callTimeout)
-	defer timer.Stop()
-	select {
-	case m, ok := <-ch:
-		if !ok {
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			return nil, fmt.Errorf("%s: %w", method, b.readErr)
-		}
-		if m.Error != nil {
-			return nil, fmt.Errorf("%s: %s (%d)", method, m.Error.Message, m.Error.Code)
-		}
-		return m.Result, nil
-	case <-timer.C:
-		b.mu.Lock()
-		delete(b.pending, id)
-		b.mu.Unlock()
-		return nil, fmt.Errorf("%s: no answer within %s", method, callTimeout)
-	}
-}
-
-// eventsOf returns the events received for session so far.
-func (b *Browser) eventsOf(session string) []message {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []message
-	for _, m := range b.events {
-		if m.SessionID == session {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// close asks Chromium to quit, and kills it (by its PID) if it has not
-// exited within a few seconds.
-func (b *Browser) close() {
-	select {
-	case <-b.exited:
-	default:
-		go func() { _, _ = b.call("", "Browser.close", nil) }()
-		select {
-		case <-b.exited:
-		case <-time.After(10 * time.Second):
-			_ = b.cmd.Process.Kill()
-			<-b.exited
-		}
-	}
-	b.w.Close()
-	if b.t.Failed() {
-		b.t.Logf("chromium output (tail):\n%s", b.stderr)
+// close asks Chromium to quit, and ends it if it has not within a few
+// seconds.
+func (b *Browser) close(cancel context.CancelFunc) {
+	ctx, stop := context.WithTimeout(b.ctx, 10*time.Second)
+	defer stop()
+	if err := chromedp.Cancel(ctx); err != nil {
+		cancel()
 	}
 }
 

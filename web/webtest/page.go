@@ -1,69 +1,87 @@
 package webtest
 
 import (
-	"encoding/base64"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 )
 
 // Page is one browser tab, attached to the test that opened it. Its methods
 // fail the test on error; selectors are CSS selectors.
 type Page struct {
-	t       testing.TB
-	b       *Browser
-	session string
+	t   testing.TB
+	ctx context.Context
+
+	mu      sync.Mutex
+	console []chromedp.ConsoleMessage // every message so far, in order
 }
 
 // NewPage opens a blank tab. When the test fails, the tab's screenshot is
 // saved (see ScreenshotDir) and what its scripts logged is printed.
 func (b *Browser) NewPage(t testing.TB) *Page {
 	t.Helper()
-	var target struct {
-		TargetID string `json:"targetId"`
+	ctx, cancel := chromedp.NewContext(b.ctx)
+	p := &Page{t: t, ctx: ctx}
+	if err := chromedp.Do(ctx); err != nil { // opens the tab
+		cancel()
+		t.Fatalf("open a tab: %v", err)
 	}
-	b.must(t, "", "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
-	var attached struct {
-		SessionID string `json:"sessionId"`
-	}
-	b.must(t, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached)
-	p := &Page{t: t, b: b, session: attached.SessionID}
-	for _, domain := range []string{"Page.enable", "Runtime.enable", "Log.enable"} {
-		b.must(t, p.session, domain, nil, nil)
-	}
-	t.Cleanup(p.onFailure)
+	messages := chromedp.Console(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			p.console = append(p.console, m)
+			p.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		p.onFailure()
+		cancel()
+		<-done
+	})
 	return p
 }
 
-func (b *Browser) must(t testing.TB, session, method string, params, result any) {
-	t.Helper()
-	raw, err := b.call(session, method, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if result != nil {
-		if err := json.Unmarshal(raw, result); err != nil {
-			t.Fatalf("%s: %v in %s", method, err, raw)
-		}
+// do runs actions within callTimeout, failing the test on error.
+func (p *Page) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, callTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		p.t.Fatalf("%s: %v", what, err)
 	}
 }
 
 // Navigate loads url and waits until the document has loaded.
 func (p *Page) Navigate(url string) {
 	p.t.Helper()
-	var nav struct {
-		ErrorText string `json:"errorText"`
-	}
-	p.b.must(p.t, p.session, "Page.navigate", map[string]any{"url": url}, &nav)
-	if nav.ErrorText != "" {
-		p.t.Fatalf("navigate to %s: %s", url, nav.ErrorText)
-	}
+	p.do("navigate to "+url, chromedp.Navigate(url))
 	p.WaitFor("the page to load", `document.readyState === "complete" && location.href !== "about:blank"`, 30*time.Second)
+}
+
+// Reload reloads the page and waits until it has loaded again.
+func (p *Page) Reload() {
+	p.t.Helper()
+	p.Eval(`window.__webtestBeforeReload = true`, nil)
+	p.do("reload", chromedp.Reload())
+	p.WaitFor("the page to load again", `!window.__webtestBeforeReload && document.readyState === "complete"`, 30*time.Second)
 }
 
 // Eval evaluates a JavaScript expression in the page (awaiting it when it
@@ -75,34 +93,20 @@ func (p *Page) Eval(expr string, v any) {
 	}
 }
 
+// userGesture runs an evaluation as if the user had started it.
+func userGesture(e *runtime.EvaluateParams) { t := true; e.UserGesture = &t }
+
 func (p *Page) eval(expr string, v any) error {
-	raw, err := p.b.call(p.session, "Runtime.evaluate", map[string]any{
-		"expression": expr, "returnByValue": true, "awaitPromise": true, "userGesture": true,
-	})
+	ctx, cancel := context.WithTimeout(p.ctx, callTimeout)
+	defer cancel()
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise, userGesture))
 	if err != nil {
-		return err
+		return fmt.Errorf("evaluate %.80q: %w", expr, err)
 	}
-	var res struct {
-		Result struct {
-			Value json.RawMessage `json:"value"`
-		} `json:"result"`
-		ExceptionDetails *struct {
-			Text      string `json:"text"`
-			Exception struct {
-				Description string `json:"description"`
-			} `json:"exception"`
-		} `json:"exceptionDetails"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("evaluate: %w in %s", err, raw)
-	}
-	if e := res.ExceptionDetails; e != nil {
-		return fmt.Errorf("evaluate %.80q: %s %s", expr, e.Text, e.Exception.Description)
-	}
-	if v == nil || len(res.Result.Value) == 0 {
+	if v == nil || len(raw) == 0 {
 		return nil
 	}
-	return json.Unmarshal(res.Result.Value, v)
+	return json.Unmarshal(raw, v)
 }
 
 // WaitFor polls the JavaScript expression cond until it is truthy, and
@@ -110,10 +114,9 @@ func (p *Page) eval(expr string, v any) error {
 func (p *Page) WaitFor(what, cond string, within time.Duration) {
 	p.t.Helper()
 	deadline := time.Now().Add(within)
-	var last error
 	for {
 		var ok bool
-		last = p.eval("!!("+cond+")", &ok)
+		last := p.eval("!!("+cond+")", &ok)
 		if last == nil && ok {
 			return
 		}
@@ -137,25 +140,10 @@ func (p *Page) Text(selector string) string {
 }
 
 // Click moves the mouse to the middle of the element and clicks it, as a
-// user would: the element must be visible and not covered.
+// user would: the element must be visible.
 func (p *Page) Click(selector string) {
 	p.t.Helper()
-	var at *struct{ X, Y float64 }
-	p.Eval(fmt.Sprintf(`(() => {
-		const e = document.querySelector(%s);
-		if (!e) return null;
-		e.scrollIntoView({block: "center"});
-		const r = e.getBoundingClientRect();
-		return {X: r.x + r.width / 2, Y: r.y + r.height / 2};
-	})()`, jsString(selector)), &at)
-	if at == nil {
-		p.t.Fatalf("click: no element matches %s", selector)
-	}
-	for _, typ := range []string{"mouseMoved", "mousePressed", "mouseReleased"} {
-		p.b.must(p.t, p.session, "Input.dispatchMouseEvent", map[string]any{
-			"type": typ, "x": at.X, "y": at.Y, "button": "left", "clickCount": 1,
-		}, nil)
-	}
+	p.do("click "+selector, chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
 }
 
 // Type focuses the element, selects what it holds and types text over it
@@ -173,41 +161,53 @@ func (p *Page) Type(selector, text string) {
 	if !found {
 		p.t.Fatalf("type: no focusable element matches %s", selector)
 	}
-	p.b.must(p.t, p.session, "Input.insertText", map[string]any{"text": text}, nil)
+	p.do("type into "+selector, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, input.InsertText, input.InsertTextParams{Text: text})
+		return err
+	}))
 }
 
 // SetFiles chooses files in a file input, as the file picker would.
 func (p *Page) SetFiles(selector string, paths ...string) {
 	p.t.Helper()
-	var doc struct {
-		Root struct {
-			NodeID int `json:"nodeId"`
-		} `json:"root"`
+	p.do("set files of "+selector, chromedp.SetUploadFiles(chromedp.CSS(selector), paths, chromedp.NodeReady))
+}
+
+// DropFiles drags files from outside the browser onto the middle of the
+// element and drops them there, as a user dragging them from a file manager
+// would: the page gets dragenter, dragover and drop events with the files.
+func (p *Page) DropFiles(selector string, paths ...string) {
+	p.t.Helper()
+	var at *struct{ X, Y float64 }
+	p.Eval(fmt.Sprintf(`(() => {
+		const e = document.querySelector(%s);
+		if (!e) return null;
+		e.scrollIntoView({block: "center"});
+		const r = e.getBoundingClientRect();
+		return {X: r.x + r.width / 2, Y: r.y + r.height / 2};
+	})()`, jsString(selector)), &at)
+	if at == nil {
+		p.t.Fatalf("drop files: no element matches %s", selector)
 	}
-	p.b.must(p.t, p.session, "DOM.getDocument", map[string]any{"depth": 0}, &doc)
-	var q struct {
-		NodeID int `json:"nodeId"`
-	}
-	p.b.must(p.t, p.session, "DOM.querySelector", map[string]any{"nodeId": doc.Root.NodeID, "selector": selector}, &q)
-	if q.NodeID == 0 {
-		p.t.Fatalf("set files: no element matches %s", selector)
-	}
-	p.b.must(p.t, p.session, "DOM.setFileInputFiles", map[string]any{"nodeId": q.NodeID, "files": paths}, nil)
+	data := &input.DragData{Items: []*input.DragDataItem{}, Files: paths, DragOperationsMask: 1}
+	p.do("drop files on "+selector, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, typ := range []input.DispatchDragEventType{
+			input.DispatchDragEventTypeDragEnter, input.DispatchDragEventTypeDragOver, input.DispatchDragEventTypeDrop,
+		} {
+			_, err := cdp.Call(ctx, t, input.DispatchDragEvent, input.DispatchDragEventParams{Type: typ, X: at.X, Y: at.Y, Data: data})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
 }
 
 // Screenshot saves a PNG of the whole page to path.
 func (p *Page) Screenshot(path string) error {
-	raw, err := p.b.call(p.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true})
-	if err != nil {
-		return err
-	}
-	var shot struct {
-		Data string `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &shot); err != nil {
-		return err
-	}
-	png, err := base64.StdEncoding.DecodeString(shot.Data)
+	ctx, cancel := context.WithTimeout(p.ctx, callTimeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		return err
 	}
@@ -217,21 +217,13 @@ func (p *Page) Screenshot(path string) error {
 // Exceptions returns the page's uncaught exceptions and unhandled promise
 // rejections so far.
 func (p *Page) Exceptions() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	var out []string
-	for _, m := range p.b.eventsOf(p.session) {
-		if m.Method != "Runtime.exceptionThrown" {
-			continue
+	for _, m := range p.console {
+		if m.IsException() {
+			out = append(out, m.Text)
 		}
-		var e struct {
-			Details struct {
-				Text      string `json:"text"`
-				Exception struct {
-					Description string `json:"description"`
-				} `json:"exception"`
-			} `json:"exceptionDetails"`
-		}
-		_ = json.Unmarshal(m.Params, &e)
-		out = append(out, strings.TrimSpace(e.Details.Text+" "+e.Details.Exception.Description))
 	}
 	return out
 }
@@ -240,38 +232,17 @@ func (p *Page) Exceptions() []string {
 // entries (failed requests, Content-Security-Policy violations) and
 // exceptions, one line each.
 func (p *Page) Console() []string {
-	var out []string
-	for _, m := range p.b.eventsOf(p.session) {
-		switch m.Method {
-		case "Runtime.consoleAPICalled":
-			var c struct {
-				Type string `json:"type"`
-				Args []struct {
-					Value       any    `json:"value"`
-					Description string `json:"description"`
-				} `json:"args"`
-			}
-			_ = json.Unmarshal(m.Params, &c)
-			line := "console." + c.Type + ":"
-			for _, a := range c.Args {
-				if a.Value != nil {
-					line += fmt.Sprint(" ", a.Value)
-				} else {
-					line += " " + a.Description
-				}
-			}
-			out = append(out, line)
-		case "Log.entryAdded":
-			var l struct {
-				Entry struct{ Level, Source, Text, URL string } `json:"entry"`
-			}
-			_ = json.Unmarshal(m.Params, &l)
-			out = append(out, fmt.Sprintf("%s (%s): %s %s", l.Entry.Level, l.Entry.Source, l.Entry.Text, l.Entry.URL))
-		case "Runtime.exceptionThrown":
-			out = append(out, "uncaught exception (see Exceptions)")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]string, 0, len(p.console))
+	for _, m := range p.console {
+		line := m.String()
+		if m.Source != "" {
+			line = fmt.Sprintf("%s (%s): %s %s", m.Type, m.Source, m.Text, m.URL)
 		}
+		out = append(out, line)
 	}
-	return append(out, p.Exceptions()...)
+	return out
 }
 
 // ScreenshotDir is where a failed test's screenshot goes: its artifact
