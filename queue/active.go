@@ -128,6 +128,17 @@ func (s *activeSet) running(queue string) int {
 	return s.byQueue[queue]
 }
 
+// handlers returns the number of handlers holding a slot, all queues.
+func (s *activeSet) handlers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, v := range s.byQueue {
+		n += v
+	}
+	return n
+}
+
 // busy returns the slots of queue that are taken or reserved.
 func (s *activeSet) busy(queue string) int {
 	s.mu.Lock()

@@ -15,6 +15,12 @@ const completerBatchMax = 1000
 // time grows with load (group commit), as several small ones would not.
 const completerJoinAt = 128
 
+// completerLinger is how long an idle flusher waits for more outcomes
+// before storing a small batch while handlers are still running: the
+// first outcome of a claimed batch would otherwise go alone, in a
+// transaction of its own.
+const completerLinger = time.Millisecond
+
 // completer stores attempt outcomes in batches. It flushes at once when
 // idle; finishes that arrive while a flush is in flight go in the next one,
 // so batches grow with load and latency stays low when there is none. With
@@ -126,6 +132,7 @@ func (c *completer) run() {
 
 func (c *completer) flushAll(ctx context.Context) {
 	var backoff time.Duration
+	c.linger(ctx)
 	for {
 		c.mu.Lock()
 		if c.inFlight > 0 && len(c.queue) < completerJoinAt {
@@ -164,6 +171,17 @@ func (c *completer) flushAll(ctx context.Context) {
 				return
 			}
 		}
+	}
+}
+
+// linger waits up to completerLinger while the batch is small, no other
+// flush is in flight and handlers are running whose outcomes could join it.
+func (c *completer) linger(ctx context.Context) {
+	c.mu.Lock()
+	small := c.inFlight == 0 && len(c.queue) < completerJoinAt && !c.stopped
+	c.mu.Unlock()
+	if small && c.w.active.handlers() > 0 {
+		sleepCtx(ctx, completerLinger)
 	}
 }
 
