@@ -12,6 +12,9 @@ import "context"
 // tenant, and on PostgreSQL row-level security (forced, a non-owner role,
 // the tenant set per transaction) refuses the rows of any other tenant.
 type Store interface {
+	// Monitor reads the monitoring views (health.go).
+	Monitor
+
 	// TenantCreate stores a new tenant and returns it. A taken name or id
 	// is ErrDuplicate; an invalid plan, concurrency or name ErrInvalid.
 	TenantCreate(ctx context.Context, params *TenantCreateParams) (*Tenant, error)
