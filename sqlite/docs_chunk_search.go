@@ -11,15 +11,20 @@ import (
 
 // sqlChunkSearch ranks the FTS5 matches of the tenant's chunks by BM25
 // (FTS5's rank: lower is better). The index matches across tenants; the
-// join then keeps the tenant's own, and only those are read.
+// join keeps the tenant's own. Only the best ?6 are read whole (text,
+// vector, filename): the sort holds a match's id and rank, not its row.
 const sqlChunkSearch = `SELECT c.document_id, c.idx, c.text, c.page_start, c.page_end, c.model, c.dimensions,
-	CASE WHEN c.model = ?1 AND c.dimensions = ?2 THEN c.vector END, d.filename, f.rank
-FROM docket_chunks_fts f
-JOIN docket_chunks c ON c.id = f.rowid
+	CASE WHEN c.model = ?1 AND c.dimensions = ?2 THEN c.vector END, d.filename, top.rank
+FROM (
+	SELECT f.rowid AS id, f.rank AS rank, m.document_id AS document_id, m.idx AS idx
+	FROM docket_chunks_fts f JOIN docket_chunks m ON m.id = f.rowid
+	WHERE docket_chunks_fts MATCH ?3 AND m.tenant_id = ?4 AND (?5 = '' OR m.document_id = ?5)
+	ORDER BY f.rank, m.document_id, m.idx
+	LIMIT ?6
+) top
+JOIN docket_chunks c ON c.id = top.id
 JOIN docket_documents d ON d.id = c.document_id AND d.tenant_id = c.tenant_id
-WHERE docket_chunks_fts MATCH ?3 AND c.tenant_id = ?4 AND (?5 = '' OR c.document_id = ?5)
-ORDER BY f.rank, c.document_id, c.idx
-LIMIT ?6`
+ORDER BY top.rank, top.document_id, top.idx`
 
 // ChunkSearch returns the tenant's chunks that the full-text index
 // matches, best first.
