@@ -13,6 +13,7 @@ var commands = [][]string{
 	{"serve"}, {"worker"}, {"migrate"},
 	{"tenants", "create"}, {"tenants", "list"}, {"tenants", "key"}, {"tenants", "revoke-key"},
 	{"jobs", "list"}, {"jobs", "get"}, {"jobs", "cancel"}, {"jobs", "retry"}, {"jobs", "discard"},
+	{"queue", "health"},
 	{"bench"},
 }
 
@@ -59,7 +60,7 @@ func helpFlags(t *testing.T, cmd []string, vars map[string]string) map[string]*f
 func TestFlags_Env(t *testing.T) {
 	t.Parallel()
 	// Every command of the usage texts is in commands.
-	for _, u := range []struct{ cmd, text string }{{"", usage}, {"tenants", tenantsUsage}, {"jobs", jobsUsage}} {
+	for _, u := range []struct{ cmd, text string }{{"", usage}, {"tenants", tenantsUsage}, {"jobs", jobsUsage}, {"queue", queueUsage}} {
 		for _, m := range usageCmd.FindAllStringSubmatch(u.text, -1) {
 			cmd := strings.Fields(u.cmd + " " + m[1])
 			if !slices.ContainsFunc(commands, func(c []string) bool { return slices.Equal(c[:min(len(c), len(cmd))], cmd) }) {

@@ -6,6 +6,7 @@
 //	docket migrate   bring the schema up to date
 //	docket tenants   create and list tenants, issue and revoke their keys
 //	docket jobs      list, inspect, cancel, retry and discard jobs
+//	docket queue     queue health: the monitoring views
 //	docket bench     measure the engine
 package main
 
@@ -41,6 +42,7 @@ commands:
   migrate   bring the database schema up to date
   tenants   create and list tenants, issue and revoke API keys (also while serve runs)
   jobs      list, inspect, cancel, retry and discard jobs
+  queue     queue health: jobs per state, performance, stuck and failed jobs, backlog per tenant
   bench     measure the queue engine (see docket bench -h)
 
 Run "docket <command> -h" for a command's flags.
@@ -65,6 +67,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runTenants(ctx, rest, getenv, stdout, stderr)
 	case "jobs":
 		return runJobs(ctx, rest, getenv, stdout, stderr)
+	case "queue":
+		return runQueue(ctx, rest, getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
