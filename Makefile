@@ -7,6 +7,8 @@ PKGS    ?= ./...
 BENCH   ?= .
 COUNT   ?= 1
 ARGS    ?=
+FUZZTIME ?= 1m
+FUZZ    ?= .
 
 .DEFAULT_GOAL := help
 
@@ -34,6 +36,17 @@ test-browser: ## The dashboard's tests in a real headless Chromium (installs chr
 .PHONY: test-nightly
 test-nightly: setup ## The nightly tier: full-size chaos tests (kill -9 storm of 100k jobs, ...), about 5 minutes
 	$(GO) test -race -count=1 -tags chaos -timeout 45m ./chaos/...
+
+.PHONY: fuzz
+fuzz: ## Every fuzz target (RELIABILITY 36) for FUZZTIME each (default 1m), -parallel 2; FUZZ=regexp picks targets
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+		pkg=./$$(dirname $${f#./}); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "$$t" | grep -Eq -- '$(FUZZ)' || continue; \
+			echo "== $$t ($$pkg) for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 2 $$pkg; \
+		done; \
+	done
 
 .PHONY: lint
 lint: ## golangci-lint (pinned, built into ./bin on first use) over PKGS and nested modules

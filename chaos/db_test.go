@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
 )
@@ -27,10 +28,16 @@ type env struct {
 // migrated template plus the ledger tables) and connects to it.
 func setup(t *testing.T) *env {
 	t.Helper()
+	return setupOn(t, cluster)
+}
+
+// setupOn is setup on cluster c (one a test started for itself).
+func setupOn(t *testing.T, c *testpg.Cluster) *env {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("chaos tests start real worker processes; skipped with -short")
 	}
-	connString := cluster.NewDatabase(t)
+	connString := c.NewDatabase(t)
 	pool, err := pgxpool.New(context.Background(), connString)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
