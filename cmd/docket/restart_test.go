@@ -53,15 +53,17 @@ func removeDocketBinary() {
 	}
 }
 
-// startProcess runs `docket serve` on dataDir as a child process. The
-// lease is long enough that heartbeats may wait out the 30 MB document's
-// save: on SQLite that transaction holds the only writer, and under a
-// loaded test run it took over a second, long enough for a 2 s lease's
-// heartbeat deadline to cancel the save (the restart does not wait for the
-// lease: the first Migrate ends a dead process's leases).
+// startProcess runs `docket serve` on dataDir as a child process, with a
+// 2 s lease. On SQLite the 30 MB document's save holds the only writer,
+// and under a loaded test run it took over a second, stalling heartbeats:
+// the worker once cancelled the save in every attempt after one heartbeat
+// failed (this test ran with a 15 s lease then); on a store of one process
+// failing heartbeats now cancel nothing (queue's
+// TestWorker_HeartbeatOutageKeepsRenewing). The restart does not wait for
+// the lease: the first Migrate ends a dead process's leases.
 func startProcess(t *testing.T, bin, dataDir string) (*exec.Cmd, server, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--lease", "15s", "--concurrency", "1")
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--lease", "2s", "--concurrency", "1")
 	cmd.Env = append(os.Environ(), "DOCKET_DATA_DIR="+dataDir, "DOCKET_LOG_LEVEL=warn")
 	var stdout, stderr syncBuffer
 	outPipe, err := cmd.StdoutPipe()
