@@ -2,8 +2,10 @@ package web_test
 
 import (
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -19,7 +21,8 @@ func TestHandler(t *testing.T) {
 		status                      int
 	}{
 		{"/", "text/html", "<title>Docket</title>", 200},
-		{"/ui/app.js", "javascript", "/v1/events", 200},
+		{"/ui/app.js", "javascript", "./js/stream.js", 200},
+		{"/ui/js/stream.js", "javascript", "/v1/events", 200},
 		{"/ui/app.css", "text/css", "body", 200},
 		{"/ui/nope.js", "", "", 404},
 		{"/ui/", "", "", 404},
@@ -56,39 +59,72 @@ func TestApp_NoHTMLInjection(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(web.Handler())
 	defer srv.Close()
-	res, err := http.Get(srv.URL + "/ui/app.js")
-	if err != nil {
-		t.Fatal(err)
+	scripts := appScripts(t)
+	if len(scripts) < 2 {
+		t.Fatalf("scripts %v, want app.js and its modules", scripts)
 	}
-	defer res.Body.Close()
-	js, _ := io.ReadAll(res.Body)
-	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
-		if strings.Contains(string(js), sink) {
-			t.Errorf("app.js uses %s", sink)
+	for _, path := range scripts {
+		js := get(t, srv.URL+path)
+		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"} {
+			if strings.Contains(js, sink) {
+				t.Errorf("%s uses %s", path, sink)
+			}
 		}
 	}
 }
 
+// appScripts lists the dashboard's scripts as the dashboard serves them
+// (/ui/...), from the directory that is embedded.
+func appScripts(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	err := fs.WalkDir(os.DirFS("static"), ".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".js") {
+			out = append(out, "/ui/"+path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d", url, res.StatusCode)
+	}
+	return string(b)
+}
+
 // The dashboard keeps the API key for the tab's session only
-// (sessionStorage, never localStorage) and has a button that forgets it.
+// (sessionStorage, never localStorage), has a button that forgets it, and
+// never puts it in a URL (it travels in the Authorization header).
 func TestHandler_KeyForTheSessionOnly(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(web.Handler())
 	defer srv.Close()
-	get := func(path string) string {
-		res, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return string(b)
+	var js strings.Builder
+	for _, path := range appScripts(t) {
+		js.WriteString(get(t, srv.URL+path))
 	}
-	js, page := get("/ui/app.js"), get("/")
-	if strings.Contains(js, "localStorage") || !strings.Contains(js, "sessionStorage") {
-		t.Error("app.js keeps the key beyond the session: want sessionStorage only")
+	all, page := js.String(), get(t, srv.URL+"/")
+	if strings.Contains(all, "localStorage") || !strings.Contains(all, "sessionStorage") {
+		t.Error("the scripts keep the key beyond the session: want sessionStorage only")
 	}
-	if !strings.Contains(page, `id="forget"`) || !strings.Contains(js, `$("forget")`) {
+	if !strings.Contains(page, `id="forget"`) || !strings.Contains(all, `$("forget")`) {
 		t.Error("no button to forget the key")
+	}
+	for _, leak := range []string{"?key=", "&key=", "api_key="} {
+		if strings.Contains(all, leak) {
+			t.Errorf("the scripts put the key in a URL (%s)", leak)
+		}
 	}
 }

@@ -66,16 +66,15 @@ func TestDashboard_Browser(t *testing.T) {
 	dashboardUpload(t, p, srv, report)
 	dashboardSearch(t, p)
 
-	// A refused upload says why.
+	// A refused upload says why, on its own row.
 	p.SetFiles("#file", image)
-	p.Click("#uploadform button")
-	p.WaitFor("the 415 message", `document.querySelector("#uploadmsg").textContent.startsWith("photo.png: unsupported file type")`, 10*time.Second)
+	p.WaitFor("the 415 message", `[...document.querySelectorAll("#uploads li")].some((li) =>
+		li.querySelector(".fname").textContent === "photo.png" && li.querySelector(".note").textContent.startsWith("unsupported file type"))`, 10*time.Second)
 
-	// A reload remembers the key and lists the finished job again.
+	// A reload remembers the key and shows the finished document again.
 	p.Navigate(srv.base + "/")
 	p.WaitFor(`the status "live" after a reload`, `document.querySelector("#conn").textContent === "live"`, 10*time.Second)
-	p.WaitFor("the finished job after a reload", `[...document.querySelectorAll("#jobrows tr")].some((tr) => tr.cells[2].textContent === "completed")`, 10*time.Second)
-	p.WaitFor("the document after a reload", `[...document.querySelectorAll("#docrows tr")].some((tr) => tr.cells[0].textContent === "report.txt")`, 10*time.Second)
+	p.WaitFor("the finished document after a reload", reportCard+`?.dataset.status === "completed"`, 10*time.Second)
 
 	if ex := p.Exceptions(); len(ex) > 0 {
 		t.Errorf("the page threw:\n%s", strings.Join(ex, "\n"))
@@ -87,33 +86,34 @@ func TestDashboard_Browser(t *testing.T) {
 	}
 }
 
-// dashboardUpload uploads report through the page and follows its job to
-// completed 100% and its document into the documents table.
+// reportCard is a JavaScript expression for the card of report.txt.
+const reportCard = `[...document.querySelectorAll("#doclist li.doc")].find((li) => li.querySelector(".doc-name").textContent === "report.txt")`
+
+// dashboardUpload uploads report through the page's file input and follows
+// its card to completed 100% with its title and language.
 func dashboardUpload(t *testing.T, p *webtest.Page, srv server, report string) {
 	t.Helper()
-	// Record every state the job row goes through, to show it moved live.
+	// Record every state the card goes through, to show it moved live.
 	p.Eval(`(() => {
 		window.seen = [];
 		const note = () => {
-			for (const tr of document.querySelectorAll("#jobrows tr")) {
-				const s = [...tr.cells].slice(2, 5).map((td) => td.textContent.trim()).join(" ");
+			for (const li of document.querySelectorAll("#doclist li.doc")) {
+				const s = li.dataset.status + " " + li.querySelector(".pct").textContent;
 				if (window.seen[window.seen.length - 1] !== s) window.seen.push(s);
 			}
 		};
-		new MutationObserver(note).observe(document.querySelector("#jobrows"), {childList: true, subtree: true, characterData: true});
+		new MutationObserver(note).observe(document.querySelector("#doclist"), {childList: true, subtree: true, characterData: true, attributes: true});
 	})()`, nil)
 	p.SetFiles("#file", report)
-	p.Click("#uploadform button")
-	p.WaitFor("the upload message", `/^report\.txt: queued as job \d+$/.test(document.querySelector("#uploadmsg").textContent)`, 10*time.Second)
-	p.WaitFor("the job to complete at 100%", `[...document.querySelectorAll("#jobrows tr")].some((tr) =>
-		tr.cells[2].textContent === "completed" && tr.cells[3].textContent === "completed" && tr.cells[4].textContent.trim() === "100%")`, 60*time.Second)
+	p.WaitFor("the upload bar", `[...document.querySelectorAll("#uploads li")].some((li) =>
+		li.querySelector(".fname").textContent === "report.txt" && li.querySelector(".note").textContent === "uploaded")`, 10*time.Second)
+	p.WaitFor("the document to complete at 100%", reportCard+`?.dataset.status === "completed" && `+reportCard+`.querySelector(".pct").textContent === "100 %"`, 60*time.Second)
 	var seen []string
 	p.Eval(`window.seen`, &seen)
-	t.Logf("job row states: %q", seen)
-	// Only the event stream updates a shown job (the page lists jobs only
-	// when it connects), so a row that changed after the upload changed live.
+	t.Logf("card states: %q", seen)
+	// The card appears when the upload is answered, before any work.
 	if len(seen) < 2 || strings.HasPrefix(seen[0], "completed") {
-		t.Errorf("job row states %q, want the row to appear unfinished and then change live", seen)
+		t.Errorf("card states %q, want the card to appear unfinished and then change live", seen)
 	}
 
 	var docs struct {
@@ -127,9 +127,8 @@ func dashboardUpload(t *testing.T, p *webtest.Page, srv server, report string) {
 		t.Fatalf("documents: %+v, want report.txt with a title and a language", docs)
 	}
 	want := docs.Documents[0]
-	p.WaitFor("the document row with its title and language", `[...document.querySelectorAll("#docrows tr")].some((tr) =>
-		tr.cells[0].textContent === "report.txt" && tr.cells[1].textContent === "completed" &&
-		tr.cells[2].textContent === `+jsQuote(want.Fields.Title)+` && tr.cells[3].textContent === `+jsQuote(want.Fields.Language)+`)`, 10*time.Second)
+	p.WaitFor("the card with its title and language", reportCard+`.querySelector(".results").textContent.includes(`+
+		jsQuote("Title"+want.Fields.Title)+`) && `+reportCard+`.querySelector(".results").textContent.includes(`+jsQuote("Language"+want.Fields.Language)+`)`, 10*time.Second)
 }
 
 // dashboardSearch searches from the page's search box.

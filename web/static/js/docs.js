@@ -1,0 +1,239 @@
+// The tenant's documents, one card each: name, status, a stage stepper and
+// percent bar, elapsed time, queue position and estimate, early results as
+// they arrive, the error in plain words, Cancel and Retry. Job changes come
+// from the event stream; a document is read again when its job ends.
+
+import { api, getJSON, problem } from "./api.js";
+import { el, setText, clock, about, plural } from "./dom.js";
+import { Throughput, estimate, Eta } from "./estimate.js";
+import { plainError, earlyResults, resultRows } from "./results.js";
+
+export const STAGES = ["queued", "downloading", "parsing", "chunking", "embedding", "analyzing", "completed"];
+const STATUS = { pending: "Queued", processing: "Processing…", completed: "Completed", failed: "Failed", cancelled: "Cancelled" };
+const ENDED = ["completed", "failed", "cancelled"];
+
+export class DocList {
+  constructor(list, empty, onMessage) {
+    this.list = list;
+    this.empty = empty;
+    this.onMessage = onMessage; // (text) for a refused action
+    this.clear();
+  }
+
+  clear() {
+    this.entries = new Map(); // document id -> entry
+    this.fetching = new Set();
+    this.tp = new Throughput();
+    this.list.replaceChildren();
+    this.empty.hidden = false;
+  }
+
+  filename(id) {
+    const e = this.entries.get(id);
+    return e && e.doc ? e.doc.filename : "";
+  }
+
+  // putDocuments shows a listing (newest first).
+  putDocuments(docs) {
+    for (const d of [...docs].reverse()) this.putDocument(d);
+  }
+
+  putDocument(doc) {
+    const e = this.entry(doc.id);
+    e.doc = doc;
+    this.render(e);
+  }
+
+  // putJob shows a job. A job from a response (not the stream) is taken
+  // only when it is newer than the one shown: the stream may have told of
+  // its progress, even its end, before the response arrived.
+  putJob(job, fromStream) {
+    const known = this.entries.has(job.document_id);
+    const e = this.entry(job.document_id);
+    // An event can come before the upload's transaction is visible to a
+    // read: the document is asked for again until it is there.
+    if (!e.doc) this.fetchDocument(job.document_id);
+    const old = e.job;
+    if (old && !newer(job, old, fromStream)) return;
+    e.job = job;
+    this.tp.record(job);
+    if (!ENDED.includes(job.stage) && job.stage !== "failed") e.lastStage = job.stage;
+    Object.assign(e.early, earlyResults(job.progress_message));
+    this.render(e);
+    const changed = !old || old.id !== job.id || old.status !== job.status;
+    if (known && changed && ENDED.includes(job.status)) this.fetchDocument(job.document_id);
+  }
+
+  async fetchDocument(id) {
+    if (this.fetching.has(id)) return;
+    this.fetching.add(id);
+    try {
+      for (let delay = 250; delay <= 4000; delay *= 2) {
+        const doc = await getJSON("/v1/documents/" + encodeURIComponent(id));
+        if (!this.entries.has(id)) return;
+        if (doc) { this.putDocument(doc); return; }
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    } finally {
+      this.fetching.delete(id);
+    }
+  }
+
+  entry(id) {
+    let e = this.entries.get(id);
+    if (!e) {
+      e = { id, doc: null, job: null, lastStage: "queued", early: {}, eta: new Eta(), ui: card(id) };
+      e.ui.cancel.addEventListener("click", () => this.cancel(e));
+      e.ui.retry.addEventListener("click", () => this.retry(e));
+      this.entries.set(id, e);
+      this.list.prepend(e.ui.li);
+      this.empty.hidden = true;
+    }
+    return e;
+  }
+
+  async cancel(e) {
+    if (!e.job) return;
+    e.ui.cancel.disabled = true;
+    const res = await api(`/v1/jobs/${encodeURIComponent(e.job.id)}/cancel`, { method: "POST" });
+    e.ui.cancel.disabled = false;
+    if (!res.ok) { this.onMessage(`${this.filename(e.id)}: ${await problem(res)}`); return; }
+    this.putJob(await res.json(), false);
+  }
+
+  async retry(e) {
+    e.ui.retry.disabled = true;
+    const res = await api(`/v1/documents/${encodeURIComponent(e.id)}/retry`, { method: "POST" });
+    e.ui.retry.disabled = false;
+    if (!res.ok) { this.onMessage(`${this.filename(e.id)}: ${await problem(res)}`); return; }
+    const { job } = await res.json();
+    e.early = {};
+    e.lastStage = "queued";
+    if (e.doc) e.doc = Object.assign({}, e.doc, { status: "pending", error: null });
+    this.putJob(job, false);
+    e.ui.badge.focus();
+  }
+
+  // tick updates the clocks of the documents still waiting or running.
+  tick() {
+    const now = Date.now();
+    for (const e of this.entries.values()) if (!ENDED.includes(status(e))) this.timing(e, now);
+  }
+
+  render(e) {
+    const ui = e.ui, j = e.job, d = e.doc, st = status(e);
+    const name = d ? d.filename : "document " + e.id;
+    ui.li.dataset.status = st;
+    setText(ui.name, name);
+    setText(ui.badge, STATUS[st] || st);
+    ui.badge.className = "badge s-" + st;
+    renderStepper(ui.steps, st === "failed" || st === "cancelled" ? e.lastStage : j ? j.stage : stageOf(st), st);
+    const pct = st === "completed" ? 100 : j ? j.progress_percent : 0;
+    ui.fill.style.width = pct + "%";
+    ui.bar.setAttribute("aria-valuenow", String(pct));
+    ui.bar.setAttribute("aria-label", "Progress of " + name);
+    setText(ui.pct, pct + " %");
+    const qp = j && st === "pending" ? j.queue_position : null;
+    setText(ui.ahead, qp == null ? "" : qp === 0 ? "next in line" : plural(qp, "document") + " ahead");
+    setText(ui.msg, st === "processing" && j ? j.progress_message || "" : "");
+    const err = st === "failed" ? (d && d.error) || (j && j.error_message) || "" : "";
+    ui.error.hidden = !err;
+    setText(ui.errorText, err ? plainError(err) : "");
+    setText(ui.errorRaw, err);
+    ui.cancel.hidden = !(st === "pending" || st === "processing");
+    ui.retry.hidden = !(st === "failed" || st === "cancelled");
+    renderResults(ui.results, resultRows(e.early, d && d.status === "completed" ? d.fields : null, d ? d.warnings : []));
+    this.timing(e, Date.now());
+  }
+
+  // timing shows the elapsed time and the estimate.
+  timing(e, now) {
+    const j = e.job, st = status(e), ui = e.ui;
+    const created = Date.parse((j || e.doc || {}).created_at);
+    if (ENDED.includes(st)) {
+      const end = Date.parse((j && (j.completed_at || j.updated_at)) || (e.doc && e.doc.updated_at));
+      setText(ui.elapsed, created && end ? "took " + clock((end - created) / 1000) : "");
+      setText(ui.eta, "");
+      return;
+    }
+    setText(ui.elapsed, created ? "elapsed " + clock((now - created) / 1000) : "");
+    if (!j) { setText(ui.eta, "estimating…"); return; }
+    const running = [...this.entries.values()].filter((x) => status(x) === "processing" && x.job).map((x) => x.job);
+    e.eta.update(st, estimate(j, this.tp, running, now));
+    let text = "estimating…";
+    if (e.eta.at != null) {
+      const left = e.eta.at - now;
+      text = left <= 500 ? (st === "pending" ? "starts any moment now" : "done any moment now")
+        : (st === "pending" ? "starts in about " : "about ") + about(left) + (st === "pending" ? "" : " left");
+    }
+    setText(ui.eta, text);
+  }
+}
+
+// newer reports whether job should replace old: a later job of the
+// document (a retry), or the same job's next state. The stream tells a
+// job's changes in order; a response (upload, cancel, retry) may arrive
+// after the stream told of later ones, so it counts only when it is newer
+// and does not take an ended job back.
+function newer(job, old, fromStream) {
+  if (Number(job.id) !== Number(old.id)) return Number(job.id) > Number(old.id);
+  if (fromStream) return true;
+  if (ENDED.includes(old.status) && !ENDED.includes(job.status)) return false;
+  return Date.parse(job.updated_at) > Date.parse(old.updated_at);
+}
+
+function status(e) {
+  if (e.job) return e.job.status;
+  return e.doc ? e.doc.status : "pending";
+}
+
+function stageOf(st) {
+  return st === "completed" ? "completed" : "queued";
+}
+
+function renderStepper(steps, stage, st) {
+  const at = Math.max(0, STAGES.indexOf(stage));
+  steps.forEach((li, i) => {
+    const done = st === "completed" || i < at;
+    const current = !done && i === at;
+    li.className = done ? "done" : current ? (st === "failed" ? "failed" : st === "cancelled" ? "stopped" : "current") : "";
+    if (current) li.setAttribute("aria-current", "step");
+    else li.removeAttribute("aria-current");
+  });
+}
+
+function renderResults(dl, rows) {
+  const sig = JSON.stringify(rows);
+  if (dl.dataset.sig === sig) return;
+  dl.dataset.sig = sig;
+  dl.replaceChildren(...rows.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]));
+}
+
+// card builds a document's card; render fills it.
+function card(id) {
+  const ui = {};
+  ui.name = el("h3", { class: "doc-name" });
+  ui.badge = el("span", { class: "badge", tabIndex: -1 });
+  ui.cancel = el("button", { type: "button", class: "cancel", text: "Cancel" });
+  ui.retry = el("button", { type: "button", class: "retry", text: "Retry" });
+  ui.steps = STAGES.map((s) => el("li", { "data-stage": s }, el("span", { class: "dot", "aria-hidden": "true" }), el("span", { text: s })));
+  ui.fill = el("span", { class: "fill" });
+  ui.bar = el("div", { class: "progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": "0" }, ui.fill);
+  ui.pct = el("span", { class: "pct" });
+  ui.ahead = el("span", { class: "ahead" });
+  ui.eta = el("span", { class: "eta" });
+  ui.elapsed = el("span", { class: "elapsed" });
+  ui.msg = el("span", { class: "msg" });
+  ui.errorText = el("span", { class: "why" });
+  ui.errorRaw = el("code");
+  ui.error = el("div", { class: "doc-error", hidden: true }, ui.errorText,
+    el("details", {}, el("summary", { text: "Details" }), ui.errorRaw));
+  ui.results = el("dl", { class: "results" });
+  ui.li = el("li", { class: "doc", "data-id": id },
+    el("div", { class: "doc-head" }, ui.name, ui.badge, el("span", { class: "actions" }, ui.cancel, ui.retry)),
+    el("ol", { class: "stepper", "aria-label": "Stages" }, ...ui.steps),
+    ui.bar,
+    el("p", { class: "doc-meta" }, ui.pct, ui.ahead, ui.eta, ui.elapsed, ui.msg),
+    ui.error, ui.results);
+  return ui;
+}
