@@ -16,7 +16,8 @@ import (
 var errIsolation = errors.New("refused by tenant isolation (row-level security or privileges)")
 
 // docsError translates pgx and PostgreSQL errors of the document store
-// into docket's sentinels, keeping the original in the chain. It is the
+// into docket's sentinels, keeping the original in the chain (as a
+// queue.DatabaseError). It is the
 // only place that does, for the store (interpretError does it for the
 // engine).
 func docsError(err error) error {
@@ -30,6 +31,7 @@ func docsError(err error) error {
 	if !errors.As(err, &pgErr) {
 		return err
 	}
+	err = asDatabaseError(err)
 	switch pgErr.Code {
 	case "23505": // unique_violation
 		return fmt.Errorf("%w: %w", docket.ErrDuplicate, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/queue"
 )
 
 func TestDocsError(t *testing.T) {
@@ -32,6 +33,15 @@ func TestDocsError(t *testing.T) {
 		if !errors.Is(got, tt.want) || !errors.Is(got, tt.err) {
 			t.Errorf("%s: docsError = %v, want it to wrap %v and the original", tt.name, got, tt.want)
 		}
+		// The database's own text is marked, so that the API shows none of it.
+		var dbErr *queue.DatabaseError
+		if _, isPG := tt.err.(*pgconn.PgError); isPG != errors.As(got, &dbErr) {
+			t.Errorf("%s: docsError = %v: marked as the database's text %v, want %v", tt.name, got, !isPG, isPG)
+		}
+	}
+	var dbErr *queue.DatabaseError
+	if got := interpretError(&pgconn.PgError{Code: "23505", Message: "duplicate key"}); !errors.Is(got, queue.ErrConflict) || !errors.As(got, &dbErr) {
+		t.Errorf("interpretError(unique violation) = %v, want ErrConflict and a queue.DatabaseError", got)
 	}
 	if docsError(nil) != nil {
 		t.Error("docsError(nil) != nil")

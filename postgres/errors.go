@@ -11,8 +11,8 @@ import (
 )
 
 // interpretError translates pgx and PostgreSQL errors into the queue's
-// sentinels, keeping the original in the chain. It is the only place that
-// does.
+// sentinels, keeping the original in the chain as a queue.DatabaseError. It
+// is the only place that does.
 func interpretError(err error) error {
 	if err == nil {
 		return nil
@@ -20,6 +20,7 @@ func interpretError(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: %w", queue.ErrNotFound, err)
 	}
+	err = asDatabaseError(err)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
@@ -35,6 +36,17 @@ func interpretError(err error) error {
 		case "23505": // unique_violation
 			return fmt.Errorf("%w: %w", queue.ErrConflict, err)
 		}
+	}
+	return err
+}
+
+// asDatabaseError marks a PostgreSQL error as the database's own text
+// (queue.DatabaseError); other errors pass unchanged.
+func asDatabaseError(err error) error {
+	var pgErr *pgconn.PgError
+	var dbErr *queue.DatabaseError
+	if errors.As(err, &pgErr) && !errors.As(err, &dbErr) {
+		return &queue.DatabaseError{Err: err}
 	}
 	return err
 }

@@ -20,6 +20,17 @@ var (
 	ErrInvalid = errors.New("invalid argument")
 )
 
+// DatabaseError carries an error of the database itself (a constraint's
+// name, SQL text, an SQLSTATE) that a driver translated into a sentinel:
+// drivers return fmt.Errorf("%w: %w", ErrConflict, &DatabaseError{Err: err}).
+// Error returns the database's text, for logs; a layer that answers users
+// (the HTTP API) shows the sentinel's meaning instead whenever the chain
+// holds a DatabaseError, so no database text reaches them.
+type DatabaseError struct{ Err error }
+
+func (e *DatabaseError) Error() string { return e.Err.Error() }
+func (e *DatabaseError) Unwrap() error { return e.Err }
+
 // PermanentError wraps a handler error that must not be retried.
 type PermanentError struct{ Err error }
 

@@ -10,6 +10,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/queue"
 )
 
 // The document store (docket.Store) lives in the same database as the
@@ -115,9 +116,9 @@ func docsErr(err error) error {
 	if errors.As(err, &se) {
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return fmt.Errorf("%w: %w", docket.ErrDuplicate, err)
+			return fmt.Errorf("%w: %w", docket.ErrDuplicate, &queue.DatabaseError{Err: err})
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-			return fmt.Errorf("%w: %w", docket.ErrNotFound, err)
+			return fmt.Errorf("%w: %w", docket.ErrNotFound, &queue.DatabaseError{Err: err})
 		}
 	}
 	return translate(err)

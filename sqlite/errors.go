@@ -26,7 +26,7 @@ func lockedError(path, holder string) error {
 }
 
 // translate maps SQLite's errors to the queue's sentinels, keeping the
-// cause in the chain. Every error the driver returns passes through it.
+// cause in the chain as a queue.DatabaseError. Every error the driver returns passes through it.
 func translate(err error) error {
 	if err == nil {
 		return nil
@@ -37,6 +37,9 @@ func translate(err error) error {
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return err
+	}
+	if dbErr := (*queue.DatabaseError)(nil); !errors.As(err, &dbErr) {
+		err = &queue.DatabaseError{Err: err}
 	}
 	switch se.Code() {
 	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:

@@ -43,8 +43,14 @@ func TestTranslate(t *testing.T) {
 		if tc.err == nil {
 			t.Fatalf("%s: the statement succeeded", tc.name)
 		}
-		if got := translate(tc.err); !errors.Is(got, tc.want) || !errors.Is(got, tc.err) {
+		got := translate(tc.err)
+		if !errors.Is(got, tc.want) || !errors.Is(got, tc.err) {
 			t.Errorf("%s: translate(%v) = %v, want %v wrapping the cause", tc.name, tc.err, got, tc.want)
+		}
+		// SQLite's own text is marked, so that the API shows none of it.
+		var dbErr *queue.DatabaseError
+		if isDB := tc.name != "NoRows"; errors.As(got, &dbErr) != isDB {
+			t.Errorf("%s: translate = %v: marked as the database's text %v, want %v", tc.name, got, !isDB, isDB)
 		}
 	}
 	if err := translate(leaseLost(queue.Lease{JobID: 1})); !errors.Is(err, queue.ErrLeaseLost) {
