@@ -42,6 +42,7 @@ func (h *handlers) configs() map[string]queue.HandlerConfig {
 		kindLedger: {Handler: queue.HandlerFunc(h.ledger)},
 		kindExit:   {Handler: queue.HandlerFunc(h.exit)},
 		kindSleep:  {Handler: queue.HandlerFunc(h.sleep)},
+		kindSink:   {Handler: queue.HandlerFunc(h.sink)},
 	}
 }
 
@@ -70,6 +71,11 @@ func (h *handlers) ledger(ctx context.Context, t *queue.Task) error {
 	if err := sleep(ctx, argSleep(t, d)); err != nil {
 		return err
 	}
+	return h.complete(ctx, t)
+}
+
+// complete stores the job's effect and completes it in one transaction.
+func (h *handlers) complete(ctx context.Context, t *queue.Task) error {
 	tx, err := h.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

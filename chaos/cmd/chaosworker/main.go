@@ -13,6 +13,10 @@
 //     poison pill).
 //   - sleep: records the execution, then sleeps args.sleep_ms (default
 //     -sleep) honouring its context; the engine completes it.
+//   - sink: records the execution, sleeps args.sleep_ms deaf to its
+//     context, writes (job, attempt) to the fenced external sink at
+//     -sink-url (which refuses attempts lower than one it has seen), then
+//     completes as a ledger job does.
 //
 // The tables executions and effects must exist (the tests create them). The
 // process prints "ready pid=<pid> id=<id>" on stdout once the worker runs,
@@ -70,6 +74,7 @@ type config struct {
 	ledgerMin      time.Duration
 	ledgerMax      time.Duration
 	sleep          time.Duration
+	sinkURL        string
 	noMaintenance  bool
 	exitOnStdinEOF bool
 	logLevel       string
@@ -98,6 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.ledgerMin, "ledger-min", time.Millisecond, "least sleep of a ledger job")
 	fs.DurationVar(&c.ledgerMax, "ledger-max", 20*time.Millisecond, "most sleep of a ledger job")
 	fs.DurationVar(&c.sleep, "sleep", 100*time.Millisecond, "sleep of a sleep job without args.sleep_ms")
+	fs.StringVar(&c.sinkURL, "sink-url", "", "the fenced external sink of sink jobs")
 	fs.BoolVar(&c.noMaintenance, "no-maintenance", false, "never run the maintenance sweeps")
 	fs.BoolVar(&c.exitOnStdinEOF, "exit-on-stdin-eof", false, "exit (status 4) when standard input closes")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
