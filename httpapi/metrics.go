@@ -1,72 +1,56 @@
 package httpapi
 
 import (
-	"fmt"
-	"io"
-	"slices"
-	"sync"
+	"net/http"
+	"strconv"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics counts requests per route and status, and their total time.
+// metrics are the API's Prometheus metrics, registered on Config.Metrics.
+// The API serves none of them: the ops listener does (package ops), so
+// /metrics is never public by accident.
 type metrics struct {
-	mu       sync.Mutex
-	requests map[routeStatus]*routeStats
+	requests *prometheus.CounterVec   // route, status
+	duration *prometheus.HistogramVec // route
+	limited  *prometheus.CounterVec   // route
 }
 
-type routeStatus struct {
-	route  string
-	status int
+// newMetrics registers the API's metrics on reg (a registry of its own
+// when nil, which nobody scrapes). ss feeds the SSE clients gauge.
+func newMetrics(reg prometheus.Registerer, ss *streams) (*metrics, error) {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "docket_http_requests_total", Help: "HTTP requests by route and status.",
+		}, []string{"route", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "docket_http_request_duration_seconds", Help: "Time to serve a request, by route (event streams: their whole life).",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route"}),
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "docket_http_rate_limited_total",
+			Help: "Requests refused with 429 by route: upload rate limit, event-stream and search caps, failed-authentication throttle.",
+		}, []string{"route"}),
+	}
+	sse := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "docket_sse_clients", Help: "Open GET /v1/events streams.",
+	}, func() float64 { return float64(ss.count()) })
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.limited, sse} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
-
-type routeStats struct {
-	count   int64
-	seconds float64
-}
-
-func newMetrics() *metrics { return &metrics{requests: make(map[routeStatus]*routeStats)} }
 
 func (m *metrics) observe(route string, status int, d time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := routeStatus{route, status}
-	st := m.requests[k]
-	if st == nil {
-		st = &routeStats{}
-		m.requests[k] = st
+	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(route).Observe(d.Seconds())
+	if status == http.StatusTooManyRequests {
+		m.limited.WithLabelValues(route).Inc()
 	}
-	st.count++
-	st.seconds += d.Seconds()
-}
-
-// writeProm writes the counters in the Prometheus text format.
-func (m *metrics) writeProm(w io.Writer) error {
-	m.mu.Lock()
-	keys := make([]routeStatus, 0, len(m.requests))
-	stats := make(map[routeStatus]routeStats, len(m.requests))
-	for k, v := range m.requests {
-		keys = append(keys, k)
-		stats[k] = *v
-	}
-	m.mu.Unlock()
-	slices.SortFunc(keys, func(a, b routeStatus) int {
-		if a.route != b.route {
-			if a.route < b.route {
-				return -1
-			}
-			return 1
-		}
-		return a.status - b.status
-	})
-	if _, err := fmt.Fprint(w, "# HELP docket_http_requests_total HTTP requests by route and status.\n# TYPE docket_http_requests_total counter\n"); err != nil {
-		return err
-	}
-	for _, k := range keys {
-		fmt.Fprintf(w, "docket_http_requests_total{route=%q,status=\"%d\"} %d\n", k.route, k.status, stats[k].count)
-	}
-	fmt.Fprint(w, "# HELP docket_http_request_seconds_total Time spent serving requests by route and status.\n# TYPE docket_http_request_seconds_total counter\n")
-	for _, k := range keys {
-		fmt.Fprintf(w, "docket_http_request_seconds_total{route=%q,status=\"%d\"} %g\n", k.route, k.status, stats[k].seconds)
-	}
-	return nil
 }

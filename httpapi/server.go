@@ -16,6 +16,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/embedding"
@@ -95,6 +97,10 @@ type Config struct {
 	// SearchTimeout bounds one search; one that takes longer is answered
 	// 503 with Retry-After. Default DefaultSearchTimeout.
 	SearchTimeout time.Duration
+	// Metrics is where the API registers its metrics (requests, 429s,
+	// SSE clients); the ops listener serves them. Nil: a registry of its
+	// own, which nobody scrapes.
+	Metrics prometheus.Registerer
 	// Logger receives 5xx errors and lifecycle logs. Nil discards them.
 	Logger *slog.Logger
 }
@@ -160,7 +166,11 @@ func New(cfg Config) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, logger: logger, keys: newKeyCache(cfg.AuthCacheTTL), streams: newStreams(), fails: newFailures(cfg.AuthFailureWindow), searches: newInflight(), metrics: newMetrics()}
+	s := &Server{cfg: cfg, logger: logger, keys: newKeyCache(cfg.AuthCacheTTL), streams: newStreams(), fails: newFailures(cfg.AuthFailureWindow), searches: newInflight()}
+	var err error
+	if s.metrics, err = newMetrics(cfg.Metrics, s.streams); err != nil {
+		return nil, fmt.Errorf("httpapi: metrics: %w", err)
+	}
 	s.table = s.routes()
 	s.mux = http.NewServeMux()
 	for _, rt := range s.table {
@@ -215,7 +225,7 @@ type route struct {
 // that serves it.
 func (s *Server) routes() []route {
 	var rs []route
-	rs = append(rs, s.systemRoutes()...) // system.go: health, readiness, metrics, OpenAPI
+	rs = append(rs, s.systemRoutes()...) // system.go: health, readiness, OpenAPI
 	rs = append(rs, s.tenantRoutes()...) // documents, jobs, search, rate limit
 	rs = append(rs, s.eventRoutes()...)  // events.go: server-sent events
 	rs = append(rs, s.adminRoutes()...)  // admin.go: /v1/admin/*

@@ -95,3 +95,10 @@ func (s *Server) keyUsable(ctx context.Context, keyID, tenantID string) bool {
 	_, err = s.cfg.Store.TenantGet(ctx, tenantID)
 	return !errors.Is(err, docket.ErrNotFound)
 }
+
+// count returns how many streams are open.
+func (ss *streams) count() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.open)
+}
