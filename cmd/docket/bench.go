@@ -67,7 +67,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	e.boolVar(&verbose, "v", "DOCKET_BENCH_VERBOSE", false, "print progress and the engine's warnings to stderr")
 	e.stringVar(&cpuProfile, "cpuprofile", "DOCKET_BENCH_CPUPROFILE", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return parseError(err)
 	}
 	if err := e.err(); err != nil {
 		return err

@@ -53,7 +53,7 @@ func runJobs(ctx context.Context, args []string, getenv func(string) string, std
 		idArg, rest = rest[0], rest[1:]
 	}
 	if err := fs.Parse(rest); err != nil {
-		return errUsage
+		return parseError(err)
 	}
 	if err := e.err(); err != nil {
 		return err

@@ -13,6 +13,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,15 +25,32 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(os.Stderr, "docket:", err)
-		}
-		os.Exit(1)
+	code := exitCode(err)
+	if code != 0 && !errors.Is(err, errUsage) {
+		fmt.Fprintln(os.Stderr, "docket:", err)
 	}
+	os.Exit(code)
+}
+
+// exitCode is the process's exit status for run's error: 0 for none and
+// for -h (the flags were printed as asked), 1 otherwise.
+func exitCode(err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 1
 }
 
 var errUsage = errors.New("usage")
+
+// parseError is a command's error for a failed fs.Parse: flag.ErrHelp for
+// -h (exit 0), errUsage otherwise; the flag package has printed either.
+func parseError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return flag.ErrHelp
+	}
+	return errUsage
+}
 
 const usage = `usage: docket <command> [flags]
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -104,5 +105,28 @@ func TestRun_BadInput(t *testing.T) {
 				t.Errorf("error %q, stderr %q; want %q", err, stderr.String(), tc.want)
 			}
 		})
+	}
+}
+
+// -h prints a command's flags and exits 0 (it exited 1, with "docket:
+// flag: help requested"); a bad flag still exits 1.
+func TestRun_HelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "-h"}, {"worker", "-h"}, {"migrate", "-h"}, {"bench", "-h"},
+		{"tenants", "create", "-h"}, {"jobs", "list", "-h"}, {"queue", "health", "-h"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var stdout, stderr syncBuffer
+			err := run(context.Background(), args, env(map[string]string{"DOCKET_DATA_DIR": t.TempDir()}), &stdout, &stderr)
+			if code := exitCode(err); code != 0 {
+				t.Errorf("exit status %d (error %v), want 0", code, err)
+			}
+			if !strings.Contains(stdout.String()+stderr.String(), "-") {
+				t.Errorf("no flags printed: stdout %q, stderr %q", stdout.String(), stderr.String())
+			}
+		})
+	}
+	if code := exitCode(run(context.Background(), []string{"serve", "--no-such-flag"}, env(map[string]string{}), io.Discard, io.Discard)); code != 1 {
+		t.Errorf("bad flag: exit status %d, want 1", code)
 	}
 }

@@ -53,7 +53,7 @@ func runQueue(ctx context.Context, args []string, getenv func(string) string, st
 	e.stringVar(&c.keyFile, "admin-key-file", "DOCKET_ADMIN_KEY_FILE", "",
 		"the admin key for --server (else DOCKET_ADMIN_KEY, else <data-dir>/admin.key)")
 	if err := fs.Parse(args[1:]); err != nil {
-		return errUsage
+		return parseError(err)
 	}
 	if err := e.err(); err != nil {
 		return err

@@ -119,7 +119,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	vf.register(fs, getenv)
 	hf.register(fs, getenv)
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return parseError(err)
 	}
 	if err := hf.check(); err != nil {
 		return err
@@ -255,7 +255,7 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, _
 	sf.register(fs, getenv)
 	vf.register(fs, getenv)
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return parseError(err)
 	}
 	logger, err := sf.logger(stderr)
 	if err != nil {
@@ -280,7 +280,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	var sf storeFlags
 	sf.register(fs, getenv)
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return parseError(err)
 	}
 	if _, err := sf.logger(stderr); err != nil {
 		return err

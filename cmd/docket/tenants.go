@@ -80,7 +80,7 @@ func runTenants(ctx context.Context, args []string, getenv func(string) string, 
 	var c tenantsCmd
 	c.register(fs, getenv)
 	if err := fs.Parse(args[1:]); err != nil {
-		return errUsage
+		return parseError(err)
 	}
 	if err := c.check(sub); err != nil {
 		return err
