@@ -26,14 +26,14 @@ const queueUsage = `usage: docket queue <health> [flags]
 
 // queueCmd is `docket queue`: its flags.
 type queueCmd struct {
-	sf       storeFlags
-	queue    string
-	limit    int
-	asJSON   bool
-	server   string
-	keyFile  string
-	getenv   func(string) string
-	stderr   io.Writer
+	sf      storeFlags
+	queue   string
+	limit   int
+	asJSON  bool
+	server  string
+	keyFile string
+	getenv  func(string) string
+	stderr  io.Writer
 }
 
 func runQueue(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -142,7 +142,9 @@ func printHealth(w io.Writer, v *httpapi.HealthView) error {
 	return tw.Flush()
 }
 
-func secs(s float64) string { return time.Duration(s * float64(time.Second)).Round(time.Millisecond).String() }
+func secs(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond).String()
+}
 
 func secsPtr(s *float64) string {
 	if s == nil {
