@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,12 +110,31 @@ func privateFile(path string) error {
 	return nil
 }
 
-// redact hides a password in a URL for error messages.
-func redact(u string) string {
-	if i := strings.Index(u, "@"); i >= 0 {
-		if j := strings.Index(u, "://"); j >= 0 && j < i {
-			return u[:j+3] + "…" + u[i:]
+// redact hides the secrets of a URL for messages: the password of its user
+// information ((*url.URL).Redacted) and query values whose names say they
+// are secrets (PostgreSQL's password=, an S3 secret). A string that does
+// not parse as a URL is shown without anything between "://" and "@".
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.LastIndex(raw, "@"); i >= 0 {
+			if j := strings.Index(raw, "://"); j >= 0 && j < i {
+				return raw[:j+3] + "xxxxx" + raw[i:]
+			}
+		}
+		return raw
+	}
+	if q := u.Query(); len(q) > 0 {
+		changed := false
+		for k := range q {
+			if lk := strings.ToLower(k); strings.Contains(lk, "password") || strings.Contains(lk, "secret") || strings.Contains(lk, "token") {
+				q.Set(k, "xxxxx")
+				changed = true
+			}
+		}
+		if changed {
+			u.RawQuery = q.Encode()
 		}
 	}
-	return u
+	return u.Redacted()
 }

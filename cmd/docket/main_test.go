@@ -130,3 +130,22 @@ func TestRun_HelpExitsZero(t *testing.T) {
 		t.Errorf("bad flag: exit status %d, want 1", code)
 	}
 }
+
+// Messages show URLs without their secrets.
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://app:s3cret@db:5432/docket":                 "postgres://app:xxxxx@db:5432/docket",
+		"postgres://db/docket?sslmode=require&password=s3cret": "postgres://db/docket?password=xxxxx&sslmode=require",
+		"s3://bucket/prefix?region=x&secret_key=s3cret":        "s3://bucket/prefix?region=x&secret_key=xxxxx",
+		"postgres://app@db/docket":                             "postgres://app@db/docket",
+		"mysql://app:s3cret@db:bad port/x":                     "mysql://xxxxx@db:bad port/x",
+		"sqlite://./docket-data/docket.db":                     "sqlite://./docket-data/docket.db",
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+		if strings.Contains(redact(in), "s3cret") {
+			t.Errorf("redact(%q) shows the secret", in)
+		}
+	}
+}
