@@ -64,6 +64,14 @@ type verdict struct {
 // duplicates.
 func (e *env) checkTotalQueue(acked []int64, dead map[int]bool) *verdict {
 	e.t.Helper()
+	return e.checkTotalQueueExplained(acked, func(x execution) bool { return dead[x.PID] })
+}
+
+// checkTotalQueueExplained is checkTotalQueue where explained says which
+// unfinished executions a fault accounts for (a process killed, a server
+// restarted while they ran).
+func (e *env) checkTotalQueueExplained(acked []int64, explained func(execution) bool) *verdict {
+	e.t.Helper()
 	v := &verdict{Acked: len(acked), jobs: e.jobs()}
 	effects := e.effects()
 	execs := e.executions()
@@ -109,7 +117,7 @@ func (e *env) checkTotalQueue(acked []int64, dead map[int]bool) *verdict {
 		if ef, ok := effects[x.JobID]; ok && ef.Attempt == x.Attempt && ef.PID == x.PID {
 			continue // the execution that completed the job
 		}
-		if dead[x.PID] {
+		if explained(x) {
 			v.Bound++
 		} else {
 			v.Unexplained = append(v.Unexplained, x)

@@ -102,15 +102,22 @@ func runPartition(t *testing.T, c partitionConfig) {
 	checkNoUnexpectedDeaths(t, others)
 	checkNoUnexpectedDeaths(t, cut)
 	for _, err := range *enqueueErrs {
-		t.Errorf("%v (the producer's connection was not faulted)", err)
+		t.Errorf("%v (the producer's connection was not faulted)", err.err)
 	}
 }
 
+// enqueueError is a failed enqueue transaction and when it failed.
+type enqueueError struct {
+	at  time.Time
+	err error
+}
+
 // produce enqueues n ledger jobs (50 tenants) in batches of 20 spread
-// over d, and sends the acknowledged ids when done; errors are collected.
-func (e *env) produce(n int, d time.Duration) (<-chan []int64, *[]error) {
+// over d, and sends the acknowledged ids when done; errors are collected,
+// readable once the ids are received.
+func (e *env) produce(n int, d time.Duration) (<-chan []int64, *[]enqueueError) {
 	out := make(chan []int64, 1)
-	errs := new([]error)
+	errs := new([]enqueueError)
 	const batch = 20
 	go func() {
 		var acked []int64
@@ -121,7 +128,7 @@ func (e *env) produce(n int, d time.Duration) (<-chan []int64, *[]error) {
 		for i := 0; i < batches; i++ {
 			ids, err := e.enqueue(context.Background(), ledgerJobs(min(batch, n-i*batch), 50, "tenant-", 25, nil))
 			if err != nil {
-				*errs = append(*errs, fmt.Errorf("enqueue batch %d: %w", i, err))
+				*errs = append(*errs, enqueueError{time.Now(), fmt.Errorf("enqueue batch %d: %w", i, err)})
 			}
 			acked = append(acked, ids...)
 			<-pace.C // pacing, not synchronisation
