@@ -20,6 +20,7 @@ require (
 	github.com/tetratelabs/wazero v1.11.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.58.0
+	golang.org/x/sync v0.24.0
 	golang.org/x/text v0.41.0
 	modernc.org/sqlite v1.61.1
 )
@@ -54,7 +55,6 @@ require (
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
-	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
 	modernc.org/libc v1.79.0 // indirect

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,8 +10,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/feed"
@@ -154,8 +156,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer remove()
 	}
 	printAdminHelp(stdout, &sf, &hf, base)
+	runOps, err := svc.opsRunner(ctx, &of, stdout)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "dashboard: %s/\n", base)
-	return svc.serve(ctx, ln, &vf, &hf)
+	return svc.serve(ctx, ln, &vf, &hf, runOps)
 }
 
 // firstTenant creates a tenant when there is none and prints its key. On
@@ -185,10 +191,11 @@ func firstTenant(ctx context.Context, svc *service, sf *storeFlags, vf *serviceF
 	return nil
 }
 
-// serve runs the API, the event feed and the workers until ctx ends, then
-// shuts them down: the HTTP server stops taking requests, the workers let
-// running jobs finish within the grace period.
-func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, hf *httpFlags) error {
+// serve runs the API, the event feed, the workers and runOps (the ops
+// listener) until ctx ends, then shuts them down: the HTTP server stops
+// taking requests, the workers let running jobs finish within the grace
+// period.
+func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, hf *httpFlags, runOps func(context.Context) error) error {
 	w, err := s.worker(vf)
 	if err != nil {
 		return err
@@ -200,6 +207,7 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 		BodyTimeout: hf.bodyTimeout, MaxStreamsPerKey: hf.maxStreamsPerKey, MaxStreamsPerTenant: hf.maxStreamsPerTenant,
 		StreamWriteTimeout: hf.streamWriteTimeout, AuthFailuresPerAddr: hf.authFailuresPerAddr,
 		AuthFailuresPerKey: hf.authFailuresPerKey, SearchesPerTenant: hf.searchesPerTenant, SearchTimeout: hf.searchTimeout,
+		Metrics: s.metrics.Registry(),
 	})
 	if err != nil {
 		return err
@@ -209,29 +217,47 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /ui/", web.Handler())
 	srv := httpapi.NewHTTPServer(mux, s.logger)
-	srv.BaseContext = func(net.Listener) context.Context { return ctx }
+	return runComponents(ctx, s.logger, srv, hf.listener(ln, s.logger), w.Run, events.Run)
+}
 
-	var wg sync.WaitGroup
-	errs := make(chan error, 3)
-	wg.Go(func() { errs <- w.Run(ctx) })
-	wg.Go(func() { errs <- events.Run(ctx) })
-	wg.Go(func() {
-		if err := srv.Serve(hf.listener(ln, s.logger)); !errors.Is(err, http.ErrServerClosed) {
-			errs <- fmt.Errorf("http: %w", err)
-		}
-	})
-	s.logger.Info("serving", "addr", ln.Addr().String())
-	<-ctx.Done()
-	shutdown(srv, s.logger)
-	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			all = append(all, err)
-		}
+// errStopped is the error of a component that returned before shutdown
+// without one.
+var errStopped = errors.New("stopped on its own")
+
+// runComponents serves srv on ln and runs the other components until ctx
+// ends or any of them fails (or returns early): then everything is shut
+// down, so that a process whose worker or server died exits, with that
+// error, instead of serving half. The HTTP server stops taking requests
+// first; the components then see their context end.
+func runComponents(ctx context.Context, logger *slog.Logger, srv *http.Server, ln net.Listener, runs ...func(context.Context) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	srv.BaseContext = func(net.Listener) context.Context { return gctx }
+	for _, run := range runs {
+		g.Go(func() error {
+			err := run(gctx)
+			if gctx.Err() == nil { // returned before shutdown: stop the rest
+				return cmp.Or(err, errStopped)
+			}
+			return err
+		})
 	}
-	return errors.Join(all...)
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("http: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		shutdown(srv, logger)
+		return nil
+	})
+	logger.Info("serving", "addr", ln.Addr().String())
+	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+		logger.Error("a component failed; shut down", "error", err)
+		return err
+	}
+	return nil
 }
 
 // shutdown stops the HTTP server: new connections are refused at once and
@@ -271,7 +297,18 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, _
 	if err != nil {
 		return err
 	}
-	return w.Run(ctx)
+	runOps, err := svc.opsRunner(ctx, &of, stdout)
+	if err != nil {
+		return err
+	}
+	// The ops listener outlives the workers' drain, so /metrics and
+	// /readyz answer during a graceful shutdown.
+	opsCtx, stopOps := context.WithCancel(context.WithoutCancel(ctx))
+	opsDone := make(chan error, 1)
+	go func() { opsDone <- runOps(opsCtx) }()
+	err = w.Run(ctx)
+	stopOps()
+	return errors.Join(err, <-opsDone)
 }
 
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
