@@ -75,8 +75,9 @@ func buildWorker(dir string) (string, error) {
 
 // ledgerSchema is the oracle's tables: executions (one row per handler
 // start, written before anything else), effects (one per completed ledger
-// job, written in the completing transaction) and enqueues (enqueue times
-// by the database clock).
+// job, written in the completing transaction), maintenance_runs (one per
+// maintenance sweep of a worker run with -audit-maintenance) and enqueues
+// (enqueue times by the database clock).
 const ledgerSchema = `
 CREATE TABLE executions (
 	id         bigserial   PRIMARY KEY,
@@ -92,6 +93,13 @@ CREATE TABLE effects (
 	job_id     bigint      PRIMARY KEY,
 	attempt    int         NOT NULL,
 	worker_pid int         NOT NULL,
+	done_at    timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE TABLE maintenance_runs (
+	id         bigserial   PRIMARY KEY,
+	worker_pid int         NOT NULL,
+	task       text        NOT NULL,
+	jobs       int         NOT NULL,
 	done_at    timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 CREATE TABLE enqueues (

@@ -135,3 +135,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// maintained records a maintenance sweep in maintenance_runs when
+// -audit-maintenance is set (queue.Hooks.Maintained).
+func (h *handlers) maintained(task string, n int) {
+	if !h.cfg.audit {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := h.pool.Exec(ctx, `INSERT INTO maintenance_runs (worker_pid, task, jobs) VALUES ($1, $2, $3)`,
+		h.pid, task, n); err != nil {
+		h.logger.Warn("audit of a maintenance sweep failed", "task", task, "error", err)
+	}
+}

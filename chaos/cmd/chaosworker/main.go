@@ -18,7 +18,9 @@
 //     -sink-url (which refuses attempts lower than one it has seen), then
 //     completes as a ledger job does.
 //
-// The tables executions and effects must exist (the tests create them). The
+// With -audit-maintenance every maintenance sweep is recorded in
+// maintenance_runs (pid, task, jobs, time). The tables executions, effects
+// and maintenance_runs must exist (the tests create them). The
 // process prints "ready pid=<pid> id=<id>" on stdout once the worker runs,
 // shuts down gracefully on SIGTERM or SIGINT (exit status 0 after a clean
 // Run), and with -exit-on-stdin-eof exits with status 4 when its standard
@@ -76,6 +78,7 @@ type config struct {
 	sleep          time.Duration
 	sinkURL        string
 	noMaintenance  bool
+	audit          bool
 	exitOnStdinEOF bool
 	logLevel       string
 }
@@ -104,6 +107,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.ledgerMax, "ledger-max", 20*time.Millisecond, "most sleep of a ledger job")
 	fs.DurationVar(&c.sleep, "sleep", 100*time.Millisecond, "sleep of a sleep job without args.sleep_ms")
 	fs.StringVar(&c.sinkURL, "sink-url", "", "the fenced external sink of sink jobs")
+	fs.BoolVar(&c.audit, "audit-maintenance", false, "record every maintenance sweep in maintenance_runs")
 	fs.BoolVar(&c.noMaintenance, "no-maintenance", false, "never run the maintenance sweeps")
 	fs.BoolVar(&c.exitOnStdinEOF, "exit-on-stdin-eof", false, "exit (status 4) when standard input closes")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -181,6 +185,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			RescueInterval:   c.rescue,
 			ScheduleInterval: c.schedule,
 		},
+		Hooks:  queue.Hooks{Maintained: h.maintained},
 		Logger: logger,
 	})
 	if err != nil {

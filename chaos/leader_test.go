@@ -1,0 +1,168 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// leadership is the maintenance leader's row.
+type leadership struct {
+	id        string
+	term      int64
+	electedAt time.Time
+}
+
+// leader returns the current maintenance leader, or nil when none holds
+// an unexpired lease.
+func (e *env) leader() *leadership {
+	e.t.Helper()
+	var l leadership
+	err := e.pool.QueryRow(context.Background(), `
+SELECT leader_id, term, elected_at FROM docket_leaders
+WHERE name = 'maintenance' AND expires_at > clock_timestamp()`).Scan(&l.id, &l.term, &l.electedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		e.t.Fatalf("leader: %v", err)
+	}
+	return &l
+}
+
+// TestLeaderFailover_Smoke is test 20: 3 workers × 8 (leader TTL 1 s,
+// election every 333 ms, every maintenance sweep audited) work 600 ledger
+// jobs; the maintenance leader, running handlers, is SIGKILLed. A new
+// leader is elected within TTL + election interval (+ 500 ms for a loaded
+// 2-core box) with the next term; sweeps never ran in two processes at
+// once (the audit changes hands no more often than the term); the dead
+// leader's jobs are rescued by the new one and nothing is lost. Bound on
+// duplicates: the dead leader's 8 slots.
+func TestLeaderFailover_Smoke(t *testing.T) {
+	const (
+		slots = 8
+		ttl   = time.Second
+		elect = ttl / 3
+		lease = 2 * time.Second
+	)
+	e := setup(t)
+	ids := e.mustEnqueue(ledgerJobs(600, 30, "tenant-", 5, map[string]int{"sleep_ms": 300}))
+	f := startFleet(t, 3, false, e.workerArgs("-concurrency", strconv.Itoa(slots), "-lease", lease.String(),
+		"-leader-ttl", ttl.String(), "-elect", elect.String(), "-rescue", "250ms", "-poll", "200ms", "-audit-maintenance"))
+
+	var old *leadership
+	var victim *proc
+	waitFor(t, 10*time.Second, "a leader running handlers", func() (bool, string) {
+		if old = e.leader(); old == nil {
+			return false, "no leader"
+		}
+		for _, p := range f.procs() {
+			if old.id == fmt.Sprintf("chaos-%d", p.pid) {
+				victim = p
+			}
+		}
+		if victim == nil {
+			return false, "leader " + old.id + " is no worker of this test"
+		}
+		n := e.count(`SELECT count(*) FROM executions x WHERE worker_pid = $1
+			AND NOT EXISTS (SELECT FROM effects f WHERE f.job_id = x.job_id)`, victim.pid)
+		return n >= slots/2, fmt.Sprintf("leader %s runs %d handlers", old.id, n)
+	})
+	runsBefore := e.count(`SELECT count(*) FROM maintenance_runs`)
+	killAt := e.dbNow()
+	f.kill(victim)
+	t.Logf("%s: SIGKILL the leader %s (term %d)", killAt.Format("15:04:05.000"), old.id, old.term)
+
+	var next *leadership
+	bound := ttl + elect + 500*time.Millisecond
+	waitFor(t, bound+5*time.Second, "a new leader", func() (bool, string) {
+		next = e.leader()
+		return next != nil && next.id != old.id, fmt.Sprintf("%+v", next)
+	})
+	took := next.electedAt.Sub(killAt)
+	t.Logf("new leader %s (term %d) %.2fs after the kill (bound TTL %s + election %s + 500 ms)",
+		next.id, next.term, took.Seconds(), ttl, elect)
+	if took > bound {
+		t.Errorf("new leader %.2fs after the kill, over %s", took.Seconds(), bound)
+	}
+	if next.term != old.term+1 {
+		t.Errorf("new term %d after term %d, want the next", next.term, old.term)
+	}
+
+	e.waitDrained(t, len(ids), 30*time.Second)
+	v := e.checkTotalQueue(ids, f.killedPIDs())
+	t.Logf("total-queue: %s", v)
+	for _, p := range v.problems() {
+		t.Error(p)
+	}
+	if v.Bound > slots {
+		t.Errorf("%d unfinished executions on the dead leader, over its %d slots", v.Bound, slots)
+	}
+	r := e.recovery(victim.pid, killAt)
+	t.Logf("the dead leader held %d jobs; all completed elsewhere %.2fs after the kill", r.held, r.took.Seconds())
+	if rb := lease + 3*time.Second; r.took > rb {
+		t.Errorf("the dead leader's jobs completed %.2fs after the kill, over lease + 3 s = %s", r.took.Seconds(), rb)
+	}
+	final := e.leader()
+	e.checkSweepsExclusive(t, runsBefore, victim.pid, killAt, final.term-old.term)
+	checkNoUnexpectedDeaths(t, f)
+}
+
+// checkSweepsExclusive reads the maintenance audit: no sweep of the dead
+// leader after its death, sweeps after the kill, and the process running
+// the sweeps changes no more often than the leadership term did (two
+// processes sweeping at once would interleave).
+func (e *env) checkSweepsExclusive(t *testing.T, runsBefore, dead int, killAt time.Time, terms int64) {
+	t.Helper()
+	rows, err := e.pool.Query(context.Background(), `SELECT worker_pid, done_at FROM maintenance_runs ORDER BY done_at, id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var seq []string
+	switches, after, last := 0, 0, 0
+	for rows.Next() {
+		var pid int
+		var at time.Time
+		if err := rows.Scan(&pid, &at); err != nil {
+			t.Fatal(err)
+		}
+		if at.After(killAt) {
+			after++
+			if pid == dead {
+				t.Errorf("the dead leader pid %d swept at %s, after its death", pid, at.Format("15:04:05.000"))
+			}
+		}
+		if last != 0 && pid != last {
+			switches++
+			seq = append(seq, fmt.Sprintf("%d→%d at %s", last, pid, at.Format("15:04:05.000")))
+		}
+		last = pid
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d sweeps audited (%d before the kill, %d after); sweeping changed hands %d times (%s) over %d new terms",
+		runsBefore+after, runsBefore, after, switches, strings.Join(seq, ", "), terms)
+	if after == 0 {
+		t.Error("no sweep after the kill: the new leader does not sweep")
+	}
+	if int64(switches) > terms {
+		t.Errorf("sweeping changed hands %d times over %d new terms: two processes swept at once", switches, terms)
+	}
+}
+
+// kill SIGKILLs p and records it as killed by the test.
+func (f *fleet) kill(p *proc) {
+	f.mu.Lock()
+	f.killed[p.pid] = true
+	f.mu.Unlock()
+	p.signal(syscall.SIGKILL)
+}
