@@ -43,13 +43,13 @@ func errorStatus(err error) (status int, title, detail string) {
 	case errors.Is(err, docket.ErrNotFound):
 		return http.StatusNotFound, "Not Found", "no such object"
 	case errors.Is(err, docket.ErrConflict):
-		return http.StatusConflict, "Conflict", err.Error()
+		return http.StatusConflict, "Conflict", userDetail(err, "the object is not in a state that allows this")
 	case errors.Is(err, docket.ErrDuplicate):
-		return http.StatusConflict, "Conflict", err.Error()
+		return http.StatusConflict, "Conflict", userDetail(err, "an object with the same name already exists")
 	case errors.Is(err, docket.ErrInvalid):
-		return http.StatusBadRequest, "Bad Request", err.Error()
+		return http.StatusBadRequest, "Bad Request", userDetail(err, "a value is malformed or out of range")
 	case errors.Is(err, queue.ErrLeaseLost):
-		return http.StatusConflict, "Conflict", err.Error()
+		return http.StatusConflict, "Conflict", userDetail(err, "the job's lease is no longer held")
 	case errors.Is(err, embedding.ErrRateLimited), errors.Is(err, embedding.ErrUnavailable):
 		return http.StatusServiceUnavailable, "Service Unavailable", "the embedding service is unavailable"
 	case errors.Is(err, embedding.ErrUnauthorized), errors.Is(err, embedding.ErrQuotaExceeded),
@@ -63,11 +63,27 @@ func errorStatus(err error) (status int, title, detail string) {
 	return http.StatusInternalServerError, "Internal Server Error", "internal error"
 }
 
-// writeError answers with the problem for err; it logs 5xx only.
+// userDetail is err's message as a problem's detail, or generic when the
+// chain holds the database's own text (queue.DatabaseError: a constraint's
+// name, SQL, an SQLSTATE), which users never see; writeError logs it.
+func userDetail(err error, generic string) string {
+	var dbErr *queue.DatabaseError
+	if errors.As(err, &dbErr) {
+		return generic
+	}
+	return err.Error()
+}
+
+// writeError answers with the problem for err; it logs 5xx, and 4xx whose
+// detail it replaced because they carry the database's text.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, title, detail := errorStatus(err)
-	if status >= 500 {
+	var dbErr *queue.DatabaseError
+	switch {
+	case status >= 500:
 		s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "error", err)
+	case errors.As(err, &dbErr):
+		s.logger.Warn("request refused by the database", "method", r.Method, "path", r.URL.Path, "status", status, "error", err)
 	}
 	if errors.Is(err, errResponseStarted) {
 		return
