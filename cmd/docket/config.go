@@ -23,6 +23,7 @@ type storeFlags struct {
 	databaseURL string
 	dataDir     string
 	logLevel    string
+	logFormat   string
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -32,6 +33,8 @@ func (f *storeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 		"directory for the embedded database and local blobs [DOCKET_DATA_DIR]")
 	fs.StringVar(&f.logLevel, "log-level", envOr(getenv, "DOCKET_LOG_LEVEL", "info"),
 		"debug, info, warn or error [DOCKET_LOG_LEVEL]")
+	fs.StringVar(&f.logFormat, "log-format", envOr(getenv, "DOCKET_LOG_FORMAT", "text"),
+		"text (key=value) or json, one object per line [DOCKET_LOG_FORMAT]")
 }
 
 func envOr(getenv func(string) string, key, def string) string {
@@ -46,7 +49,14 @@ func (f *storeFlags) logger(w io.Writer) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", f.logLevel)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
+	opts := &slog.HandlerOptions{Level: level}
+	switch f.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", f.logFormat)
 }
 
 // open opens and migrates the store the flags name.

@@ -116,14 +116,19 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		sf storeFlags
 		vf serviceFlags
 		hf httpFlags
+		of opsFlags
 	)
 	sf.register(fs, getenv)
 	vf.register(fs, getenv)
 	hf.register(fs, getenv)
+	of.register(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return parseError(err)
 	}
 	if err := hf.check(); err != nil {
+		return err
+	}
+	if err := of.check(); err != nil {
 		return err
 	}
 	logger, err := sf.logger(stderr)
@@ -217,7 +222,7 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /ui/", web.Handler())
 	srv := httpapi.NewHTTPServer(mux, s.logger)
-	return runComponents(ctx, s.logger, srv, hf.listener(ln, s.logger), w.Run, events.Run)
+	return runComponents(ctx, s.logger, srv, hf.listener(ln, s.logger), w.Run, events.Run, runOps)
 }
 
 // errStopped is the error of a component that returned before shutdown
@@ -271,17 +276,22 @@ func shutdown(srv *http.Server, logger *slog.Logger) {
 	}
 }
 
-func runWorker(ctx context.Context, args []string, getenv func(string) string, _, stderr io.Writer) error {
+func runWorker(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
 		sf storeFlags
 		vf serviceFlags
+		of opsFlags
 	)
 	sf.register(fs, getenv)
 	vf.register(fs, getenv)
+	of.register(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return parseError(err)
+	}
+	if err := of.check(); err != nil {
+		return err
 	}
 	logger, err := sf.logger(stderr)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/embedding"
+	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/queue"
 )
@@ -73,6 +74,7 @@ type service struct {
 	blobs     blob.Store
 	embedder  embedding.Embedder
 	processor *pipeline.Processor
+	metrics   *ops.Metrics
 	logger    *slog.Logger
 }
 
@@ -112,19 +114,24 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 	}
 	return &service{
 		driver: d, store: store, client: queue.NewClient(d, queue.ClientConfig{Logger: logger}),
-		blobs: blobs, embedder: emb, processor: proc, logger: logger,
+		blobs: blobs, embedder: emb, processor: proc, metrics: ops.NewMetrics(), logger: logger,
 	}, nil
 }
 
-// worker returns the job runtime for document jobs.
+// worker returns the job runtime for document jobs: each attempt traced
+// (a span per attempt, otel's global provider), logged (one line) and
+// counted in the metrics.
 func (s *service) worker(vf *serviceFlags) (*queue.Worker, error) {
+	hc := s.processor.HandlerConfig()
+	hc.Handler = ops.Traced(nil, hc.Handler)
+	hooks := queue.Hooks{Finished: s.processor.Finished} // logs failed documents
 	return queue.NewWorker(s.client, queue.WorkerConfig{
 		Queues:        map[string]queue.QueueConfig{pipeline.Queue: {MaxWorkers: vf.concurrency}},
-		Handlers:      map[string]queue.HandlerConfig{pipeline.Kind: s.processor.HandlerConfig()},
+		Handlers:      map[string]queue.HandlerConfig{pipeline.Kind: hc},
 		ShutdownGrace: vf.grace,
 		LeaseDuration: vf.lease,
 		Logger:        s.logger,
-		Hooks:         queue.Hooks{Finished: s.processor.Finished}, // logs failed documents
+		Hooks:         s.metrics.Hooks(ops.LogAttempts(s.logger, hooks)),
 	})
 }
 
