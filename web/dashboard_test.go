@@ -107,8 +107,50 @@ func TestDashboard_UploadPDF(t *testing.T) {
 	t.Logf("survey.pdf went through %q", seen)
 	checkStages(t, seen)
 	e.page.WaitFor("notes.md completed", card("notes.md")+`?.dataset.status === "completed"`, wait)
+
+	// Search names the file and pages and marks the words that matched.
+	e.page.Type("#q", "storm damage")
+	e.page.Click("#searchform button")
+	e.page.WaitFor("a search hit with the match marked", `[...document.querySelectorAll("#results li")].some((li) =>
+		li.textContent.includes("survey.pdf · page") && [...li.querySelectorAll("mark")].map((m) => m.textContent.toLowerCase()).includes("storm"))`, 10*time.Second)
 	e.screenshot("dashboard")
 	e.checkAxe("completed")
+
+	// On a phone's screen nothing is wider than the screen.
+	e.page.Viewport(390, 844, true)
+	var fits bool
+	e.page.Eval(`document.documentElement.scrollWidth <= window.innerWidth`, &fits)
+	if !fits {
+		t.Error("the page is wider than a phone's screen")
+	}
+	e.screenshot("dashboard-phone")
+	e.checkAxe("phone")
+	e.noPageErrors()
+}
+
+// Cancel stops a waiting document before it runs and a running one in the
+// middle; both then offer Retry.
+func TestDashboard_Cancel(t *testing.T) {
+	e := setup(t, 1, 0)
+	e.embed.hold()
+	e.upload("running.txt", memo(1))
+	e.upload("waiting.txt", memo(2))
+	e.page.WaitFor("running.txt held in embedding", card("running.txt")+`?.querySelector(".stepper li.current")?.dataset.stage === "embedding"`, wait)
+	e.page.WaitFor("waiting.txt next in line", card("waiting.txt")+`?.querySelector(".ahead").textContent === "next in line"`, wait)
+	for _, name := range []string{"waiting.txt", "running.txt"} {
+		var id string
+		e.page.Eval(card(name)+`.dataset.id`, &id)
+		e.page.Click(fmt.Sprintf(`#doclist li.doc[data-id=%q] button.cancel`, id))
+		e.page.WaitFor(name+" cancelled", card(name)+`?.dataset.status === "cancelled" && !`+card(name)+`.querySelector("button.retry").hidden && `+
+			card(name)+`.querySelector("button.cancel").hidden`, wait)
+	}
+	var jobs struct{ Jobs []httpapi.JobView }
+	e.get("/v1/jobs", &jobs)
+	for _, j := range jobs.Jobs {
+		if j.Status != "cancelled" {
+			t.Errorf("job %s is %s, want cancelled", j.ID, j.Status)
+		}
+	}
 	e.noPageErrors()
 }
 

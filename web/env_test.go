@@ -121,6 +121,7 @@ func setup(t *testing.T, concurrency, rateLimit int) *env {
 	}
 	e.url, e.key = srv.URL, key.Plain
 	e.page = b.NewPage(t)
+	e.page.ReduceMotion() // screenshots and checks see bars where they are, not halfway there
 	e.page.Navigate(e.url + "/")
 	e.page.Type("#key", e.key)
 	e.page.Click("#keyform button[type=submit]")

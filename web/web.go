@@ -1,8 +1,13 @@
-// Package web is Docket's dashboard: one static page, embedded in the
-// binary, that talks to the JSON API with the tenant's key. It uploads
-// documents, shows every job's stage, percent and queue position live (from
-// GET /v1/events, read with fetch so the key travels in a header, never in
-// a URL), lists documents with their fields and searches them.
+// Package web is Docket's dashboard: a static page and small ES modules
+// (static/app.js, static/js/), embedded in the binary, that talk to the
+// JSON API with the tenant's key (kept in sessionStorage, sent in a header,
+// never in a URL). Files dropped on it upload with a bar each; every
+// document shows its stage, percent, queue position, estimate and early
+// results live from one GET /v1/events stream, which resumes with
+// Last-Event-ID after a drop or a reload; a failed document says why and
+// can be retried, a waiting or running one cancelled; a 429 shows the time
+// to the next upload slot. The browser tests (dashboard_test.go) drive it
+// in a real Chromium through package webtest.
 package web
 
 import (

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -165,6 +166,28 @@ func (p *Page) Type(selector, text string) {
 		_, err := cdp.Call(ctx, t, input.InsertText, input.InsertTextParams{Text: text})
 		return err
 	}))
+}
+
+// ReduceMotion makes the page see prefers-reduced-motion: reduce, so that
+// what it shows is not caught halfway through a transition.
+func (p *Page) ReduceMotion() {
+	p.t.Helper()
+	p.do("emulate reduced motion", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}},
+		})
+		return err
+	}))
+}
+
+// Viewport sets the page's viewport, as a phone's when mobile.
+func (p *Page) Viewport(width, height int64, mobile bool) {
+	p.t.Helper()
+	var opts []chromedp.EmulateViewportOption
+	if mobile {
+		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
+	}
+	p.do("set the viewport", chromedp.EmulateViewport(width, height, opts...))
 }
 
 // SetFiles chooses files in a file input, as the file picker would.

@@ -1,7 +1,9 @@
 package webtest_test
 
 import (
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,5 +36,27 @@ func TestDashboard_Loads(t *testing.T) {
 		if strings.Contains(line, "Content Security Policy") {
 			t.Errorf("CSP violation: %s", line)
 		}
+	}
+}
+
+// Axe finds what is wrong: an image without a text alternative and a
+// button without a name are serious violations.
+func TestPage_Axe(t *testing.T) {
+	t.Parallel()
+	b := webtest.Start(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><html lang="en"><head><title>t</title></head><body><main>` +
+			`<img src="data:,"><button></button></main></body></html>`))
+	}))
+	defer srv.Close()
+	p := b.NewPage(t)
+	p.Navigate(srv.URL + "/")
+	var ids []string
+	for _, v := range webtest.Serious(p.Axe()) {
+		ids = append(ids, v.ID)
+	}
+	if !slices.Contains(ids, "image-alt") || !slices.Contains(ids, "button-name") {
+		t.Errorf("serious violations %q, want image-alt and button-name", ids)
 	}
 }

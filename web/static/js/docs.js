@@ -64,14 +64,20 @@ export class DocList {
     if (known && changed && ENDED.includes(job.status)) this.fetchDocument(job.document_id);
   }
 
+  // fetchDocument reads a document again until the read shows what the
+  // stream told: it exists, and it has ended as its job did. (An event can
+  // come before the transaction that made it is visible to a read.)
   async fetchDocument(id) {
     if (this.fetching.has(id)) return;
     this.fetching.add(id);
     try {
-      for (let delay = 250; delay <= 4000; delay *= 2) {
+      for (let delay = 200; ; delay *= 2) {
         const doc = await getJSON("/v1/documents/" + encodeURIComponent(id));
-        if (!this.entries.has(id)) return;
-        if (doc) { this.putDocument(doc); return; }
+        const e = this.entries.get(id);
+        if (!e) return;
+        if (doc) this.putDocument(doc);
+        if (doc && settled(e, doc)) return;
+        if (delay > 6400) return;
         await new Promise((r) => setTimeout(r, delay));
       }
     } finally {
@@ -180,6 +186,10 @@ function newer(job, old, fromStream) {
   if (fromStream) return true;
   if (ENDED.includes(old.status) && !ENDED.includes(job.status)) return false;
   return Date.parse(job.updated_at) > Date.parse(old.updated_at);
+}
+
+function settled(e, doc) {
+  return !e.job || !ENDED.includes(e.job.status) || doc.status === e.job.status;
 }
 
 function status(e) {

@@ -2,7 +2,7 @@
 // shows the passage with the matching words highlighted.
 
 import { api, problem } from "./api.js";
-import { $, el, setText } from "./dom.js";
+import { $, el, setText, plural } from "./dom.js";
 
 export async function search(q, filename) {
   const list = $("results");
@@ -11,7 +11,7 @@ export async function search(q, filename) {
   const res = await api("/v1/search?k=10&q=" + encodeURIComponent(q));
   if (!res.ok) { setText($("searchmsg"), await problem(res)); return; }
   const { results } = await res.json();
-  setText($("searchmsg"), results.length === 0 ? "No matches." : `${results.length} passages`);
+  setText($("searchmsg"), results.length === 0 ? "No matches." : plural(results.length, "passage"));
   for (const r of results) {
     const name = r.filename || filename(r.document_id) || `document ${r.document_id}`;
     const pages = r.page_start === r.page_end ? `page ${r.page_start}` : `pages ${r.page_start}–${r.page_end}`;
