@@ -48,6 +48,14 @@ fuzz: ## Every fuzz target (RELIABILITY 36) for FUZZTIME each (default 1m), -par
 		done; \
 	done
 
+.PHONY: chaos-smoke
+chaos-smoke: ## The chaos smoke tier: real worker processes killed, stopped, partitioned; PostgreSQL restarted and crashed (~4 min)
+	$(GO) test -race -count=1 -timeout 20m ./chaos/...
+
+.PHONY: chaos
+chaos: ## The full-size chaos scenarios (-tags chaos), nightly tier (RUN=regexp to pick)
+	$(GO) test -race -count=1 -tags chaos -timeout 45m $(if $(RUN),-run '$(RUN)') ./chaos/...
+
 .PHONY: lint
 lint: ## golangci-lint (pinned, built into ./bin on first use) over PKGS and nested modules
 	scripts/test.sh --only lint,nested $(PKGS)

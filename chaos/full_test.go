@@ -5,6 +5,9 @@ package chaos
 import (
 	"testing"
 	"time"
+
+	"github.com/docketq/docket/internal/faultproxy"
+	"github.com/docketq/docket/internal/testpg"
 )
 
 // The full-size variants of the reliability plan's chaos tests, for the
@@ -35,4 +38,43 @@ func TestTenantStarvation_Full(t *testing.T) {
 		flood: 50_000, others: 25, perOther: 10, procs: 4, slots: 8,
 		p95: 2 * time.Second, aloneShare: 0.35, drain: 10 * time.Minute,
 	})
+}
+
+// TestPartition_Full is test 17 at the plan's size: a worker of four
+// blackholed from PostgreSQL for 30 s (15 leases of 2 s) while 20,000
+// jobs are enqueued over 60 s.
+func TestPartition_Full(t *testing.T) {
+	runPartition(t, partitionConfig{mode: faultproxy.Drop, jobs: 20_000, procs: 3, slots: 8,
+		lease: 2 * time.Second, fault: 30 * time.Second, produce: 60 * time.Second, drain: 3 * time.Minute})
+}
+
+// TestPartitionReset_Full is test 17's reset variant at full size.
+func TestPartitionReset_Full(t *testing.T) {
+	runPartition(t, partitionConfig{mode: faultproxy.Reset, jobs: 20_000, procs: 3, slots: 8,
+		lease: 2 * time.Second, fault: 30 * time.Second, produce: 60 * time.Second, drain: 3 * time.Minute})
+}
+
+// TestPGRestart_Full is test 15 at the plan's size: 20,000 jobs, the
+// restart at t = 10 s.
+func TestPGRestart_Full(t *testing.T) {
+	runServerFault(t, serverFault{name: "pg_ctl restart -m fast", inject: func(c *testpg.Cluster) error {
+		return c.Restart("fast")
+	}}, serverFaultConfig{jobs: 20_000, procs: 4, slots: 8, produce: 30 * time.Second, faultAfter: 10 * time.Second})
+}
+
+// TestPGCrash_Full is test 16 at the plan's size: the crash at t = 10 s.
+func TestPGCrash_Full(t *testing.T) {
+	runServerFault(t, serverFault{name: "pg_ctl stop -m immediate; pg_ctl start", durable: true,
+		inject: func(c *testpg.Cluster) error {
+			if err := c.StopServer("immediate"); err != nil {
+				return err
+			}
+			return c.StartServer()
+		}}, serverFaultConfig{jobs: 10_000, procs: 4, slots: 8, produce: 30 * time.Second, faultAfter: 10 * time.Second})
+}
+
+// TestListenerKilled_Full is test 18 at the plan's size: LISTEN backends
+// terminated every 5 s for 60 s.
+func TestListenerKilled_Full(t *testing.T) {
+	runListenerKilled(t, 60*time.Second, 5*time.Second)
 }

@@ -22,6 +22,12 @@ const (
 // every enqueue→start latency stays within the poll interval + 300 ms,
 // and both workers listen again within 5 s of the last kill.
 func TestListenerKilled_Smoke(t *testing.T) {
+	runListenerKilled(t, 10*time.Second, 2*time.Second)
+}
+
+// runListenerKilled enqueues 10 single jobs a second for run while every
+// LISTEN backend is terminated every every.
+func runListenerKilled(t *testing.T, run, every time.Duration) {
 	const procs = 2
 	e := setup(t)
 	f := startFleet(t, procs, false, e.workerArgs("-concurrency", "8", "-lease", "2s", "-rescue", "250ms",
@@ -36,10 +42,11 @@ func TestListenerKilled_Smoke(t *testing.T) {
 	start := time.Now()
 	enq := time.NewTicker(100 * time.Millisecond)
 	defer enq.Stop()
-	for i := 0; time.Since(start) < 10*time.Second; i++ {
+	killEvery := int(every / (100 * time.Millisecond))
+	for i := 0; time.Since(start) < run; i++ {
 		<-enq.C // pacing: 10 jobs a second
 		acked = append(acked, e.mustEnqueue(ledgerJobs(1, 1, fmt.Sprintf("t%d-", i%20), 3, nil))...)
-		if i%20 == 10 {
+		if i%killEvery == killEvery/2 {
 			pids := e.listeners()
 			for _, pid := range pids {
 				var ok bool
@@ -66,7 +73,7 @@ func TestListenerKilled_Smoke(t *testing.T) {
 	for _, p := range v.problems() {
 		t.Error(p)
 	}
-	if kills < 8 {
+	if want := procs * int(run/every) * 3 / 4; kills < want {
 		t.Errorf("only %d LISTEN backends terminated: the fault did not happen", kills)
 	}
 	lat := e.startLatencies()
