@@ -51,7 +51,7 @@ type PoolStats struct {
 type Poller struct {
 	cfg PollerConfig
 
-	up, lastSuccess                   prometheus.Gauge
+	up, lastSuccess                    prometheus.Gauge
 	jobs, oldestPending, tenantBacklog *prometheus.GaugeVec
 	stuck, failed, tenantsWithWork     prometheus.Gauge
 	deadTuples, xactAge, notifyUsage   prometheus.Gauge
