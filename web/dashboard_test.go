@@ -44,17 +44,23 @@ const observe = `(() => {
 	look();
 })()`
 
-// checkAxe fails the test on serious or critical accessibility violations.
+// checkAxe fails the test on serious or critical accessibility violations
+// of the tenant's dashboard.
 func (e *env) checkAxe(view string) {
 	e.t.Helper()
-	all := e.page.Axe()
+	checkAxeOn(e.t, e.page, view)
+}
+
+func checkAxeOn(t *testing.T, p *webtest.Page, view string) {
+	t.Helper()
+	all := p.Axe()
 	for _, v := range all {
-		e.t.Logf("axe %s (%s): %s", webtest.AxeVersion, view, v)
+		t.Logf("axe %s (%s): %s", webtest.AxeVersion, view, v)
 	}
 	bad := webtest.Serious(all)
-	e.t.Logf("axe-core %s on the %s view: %d violations, %d serious or critical", webtest.AxeVersion, view, len(all), len(bad))
+	t.Logf("axe-core %s on the %s view: %d violations, %d serious or critical", webtest.AxeVersion, view, len(all), len(bad))
 	if len(bad) > 0 {
-		e.t.Errorf("%s: %d serious accessibility violations", view, len(bad))
+		t.Errorf("%s: %d serious accessibility violations", view, len(bad))
 	}
 }
 

@@ -34,6 +34,9 @@ import (
 // docs/screenshots (shown in the README): go test ./web -run TestDashboard -screenshots
 var screenshots = flag.Bool("screenshots", false, "save screenshots of the dashboard under docs/screenshots")
 
+// adminKey is the env's admin key.
+const adminKey = "console-test-admin-key"
+
 // wait bounds every wait of the browser tests: the first PDF of a machine
 // may compile the PDF engine (seconds, more under -race).
 const wait = time.Minute
@@ -48,7 +51,8 @@ type env struct {
 	store *sqlite.Driver
 	queue *queue.Client
 	embed *gatedEmbedder
-	page  *webtest.Page
+	page  *webtest.Page // the tenant's dashboard
+	b     *webtest.Browser
 
 	mu      sync.Mutex
 	streams map[*http.Request]context.CancelFunc // open GET /v1/events
@@ -62,7 +66,7 @@ func setup(t *testing.T, concurrency, rateLimit int) *env {
 	t.Helper()
 	b := webtest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{t: t, streams: map[*http.Request]context.CancelFunc{}}
+	e := &env{t: t, b: b, streams: map[*http.Request]context.CancelFunc{}}
 	d, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +81,8 @@ func setup(t *testing.T, concurrency, rateLimit int) *env {
 	e.store, e.queue = d, queue.NewClient(d, queue.ClientConfig{})
 	e.embed = &gatedEmbedder{Embedder: embedding.NewHashing(0)}
 	events := feed.New(feed.Config{Client: e.queue, Queue: docket.DocumentQueue})
-	api, err := httpapi.New(httpapi.Config{Store: d, Queue: e.queue, Blobs: blobs, Embedder: embedding.NewHashing(0), Events: events})
+	api, err := httpapi.New(httpapi.Config{Store: d, Queue: e.queue, Blobs: blobs, Embedder: embedding.NewHashing(0), Events: events,
+		AdminKey: adminKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,15 +248,20 @@ func (e *env) noPageErrors() {
 // run with -screenshots.
 func (e *env) screenshot(name string) {
 	e.t.Helper()
+	screenshot(e.t, e.page, name)
+}
+
+func screenshot(t *testing.T, p *webtest.Page, name string) {
+	t.Helper()
 	if !*screenshots {
 		return
 	}
 	dir := filepath.Join("..", "docs", "screenshots")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
-	if err := e.page.Screenshot(filepath.Join(dir, name+".png")); err != nil {
-		e.t.Fatal(err)
+	if err := p.Screenshot(filepath.Join(dir, name+".png")); err != nil {
+		t.Fatal(err)
 	}
 }
 

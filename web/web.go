@@ -6,7 +6,8 @@
 // results live from one GET /v1/events stream, which resumes with
 // Last-Event-ID after a drop or a reload; a failed document says why and
 // can be retried, a waiting or running one cancelled; a 429 shows the time
-// to the next upload slot. The browser tests (dashboard_test.go) drive it
+// to the next upload slot. The operator console (static/admin.html, served
+// at /ui/admin.html) reads the admin API with the admin key. The browser tests (dashboard_test.go) drive it
 // in a real Chromium through package webtest.
 package web
 

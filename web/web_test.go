@@ -23,6 +23,7 @@ func TestHandler(t *testing.T) {
 		{"/", "text/html", "<title>Docket</title>", 200},
 		{"/ui/app.js", "javascript", "./js/stream.js", 200},
 		{"/ui/js/stream.js", "javascript", "/v1/events", 200},
+		{"/ui/admin.html", "text/html", "<title>Docket operator console</title>", 200},
 		{"/ui/app.css", "text/css", "body", 200},
 		{"/ui/nope.js", "", "", 404},
 		{"/ui/", "", "", 404},

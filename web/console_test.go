@@ -1,0 +1,65 @@
+package web_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docketq/docket/httpapi"
+)
+
+// The operator console shows a job that runs too long among the stuck
+// jobs; discarded there (after a confirmation) it shows among the failed
+// jobs with why, and requeued from there it runs to completion. Queue
+// health, the 24-hour charts and the tenant's backlog are shown with it.
+func TestConsole_StuckJobRequeued(t *testing.T) {
+	e := setup(t, 1, 0)
+	e.embed.hold()
+	_, job := e.upload("stuck.txt", memo(1))
+	e.page.WaitFor("stuck.txt held in embedding", card("stuck.txt")+`?.querySelector(".stepper li.current")?.dataset.stage === "embedding"`, wait)
+
+	p := e.b.NewPage(t)
+	p.ReduceMotion()
+	p.Navigate(e.url + "/ui/admin.html")
+	p.Type("#adminkey", adminKey)
+	p.Click("#adminform button[type=submit]")
+	p.WaitFor("the console to update", `document.querySelector("#conn").textContent.startsWith("updated")`, 10*time.Second)
+	p.WaitFor("the tenant with its running job", `[...document.querySelectorAll("#tenants tr")].some((tr) =>
+		tr.cells[0].textContent === "acme" && tr.cells[1].textContent === "starter" && tr.cells[5].textContent === "1")`, 10*time.Second)
+	p.WaitFor("one running job in queue health", `[...document.querySelectorAll("#states tr")].some((tr) =>
+		tr.cells[0].textContent === "running" && tr.cells[1].textContent === "1")`, 10*time.Second)
+
+	row := func(table string) string { return fmt.Sprintf(`#%s tr[data-job=%q]`, table, job.ID) }
+	p.Type("#olderthan", "1")
+	p.WaitFor("the job among the stuck", `document.querySelector(`+jsQuote(row("stuck"))+`)?.cells[2].textContent === "running too long" &&
+		document.querySelector(`+jsQuote(row("stuck"))+`).cells[1].textContent === "acme"`, 10*time.Second)
+	p.Click(row("stuck") + " button")
+	p.WaitFor("the confirmation", `document.querySelector(`+jsQuote(row("stuck")+" button.danger")+`)?.textContent === "Yes, discard"`, 5*time.Second)
+	p.Click(row("stuck") + " button.danger")
+	p.WaitFor("the job among the failed", `document.querySelector(`+jsQuote(row("failed"))+`)?.cells[2].textContent === "discarded by an administrator"`, 10*time.Second)
+	e.page.WaitFor("the tenant's card failed", card("stuck.txt")+`?.dataset.status === "failed"`, wait)
+	checkAxeOn(t, p, "console")
+
+	e.embed.open()
+	p.Click(row("failed") + " button")
+	p.Click(row("failed") + " button.danger")
+	p.WaitFor("the failed job requeued", `document.querySelector("#actionmsg").textContent.includes("job `+job.ID+`: done")`, 10*time.Second)
+	e.page.WaitFor("the tenant's card completed after the requeue", card("stuck.txt")+`?.dataset.status === "completed"`, wait)
+	p.WaitFor("the failed list empty and the charts drawn", `!document.querySelector(`+jsQuote(row("failed"))+`) &&
+		document.querySelector("#throughput rect.ok") && document.querySelector("#throughput rect.bad")`, 10*time.Second)
+	var docs struct{ Documents []httpapi.DocumentView }
+	e.get("/v1/documents", &docs)
+	if len(docs.Documents) != 1 || docs.Documents[0].Status != "completed" {
+		t.Errorf("documents %+v, want stuck.txt completed", docs.Documents)
+	}
+	screenshot(t, p, "console")
+	for _, line := range p.Console() {
+		if strings.Contains(line, "Content Security Policy") {
+			t.Errorf("CSP violation: %s", line)
+		}
+	}
+	if ex := p.Exceptions(); len(ex) > 0 {
+		t.Errorf("the console threw: %q", ex)
+	}
+}
