@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -57,4 +58,51 @@ func TestProcessor_BombTable(t *testing.T) {
 	if job := e.wait(next); job.State != queue.StateCompleted {
 		t.Fatalf("next job %s: %s", job.State, job.ErrorMessage)
 	}
+}
+
+// TestProcessor_BombRSS runs each bomb of the table through a document job
+// in a child process of its own (this test binary, re-executed, on SQLite,
+// with the production engine and memory budget) and bounds the child's peak
+// resident set by what the budget reckons the parse at: a hostile document
+// costs the worker no more than that. The figures are in docs/security.md.
+func TestProcessor_BombRSS(t *testing.T) {
+	if name := os.Getenv(extracttest.ChildEnv); name != "" {
+		bombJobChild(t, name)
+		return
+	}
+	if testing.Short() {
+		t.Skip("runs every bomb in a child process")
+	}
+	for _, name := range extracttest.Names() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			extracttest.RunChild(t, "TestProcessor_BombRSS", name, 1).CheckBound(t)
+		})
+	}
+}
+
+// bombJobChild uploads the named bomb, waits for its job and reports the
+// peak RSS the job took, from a peak reset once the worker and the PDF
+// engine run.
+func bombJobChild(t *testing.T, name string) {
+	c, ok := extracttest.Named(name)
+	if !ok {
+		t.Fatalf("no bomb %q", name)
+	}
+	e := setup(t, "sqlite", pipeline.Config{Extract: extract.Options{Timeout: 20 * time.Second}})
+	if _, err := extract.DefaultPDFEngine(); err != nil { // started before the peak is reset
+		t.Fatal(err)
+	}
+	base, err := extracttest.ResetPeakRSS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, id := e.upload(tenantA, extract.Type(c.Type), c.Data)
+	job := e.wait(id)
+	peak, err := extracttest.PeakRSS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost := extract.Cost(extract.Type(c.Type), int64(len(c.Data)), extract.Options{})
+	extracttest.ChildResult{Peak: peak, Base: base, Cost: cost, Outcome: string(job.State)}.Report()
 }

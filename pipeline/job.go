@@ -103,10 +103,12 @@ func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
 		j.progress.update(ctx, done, total, fmt.Sprintf("parsed %d of %d pages", done, total))
 	}
 	doc, err := extract.Extract(ctx, j.typ, r, size, opts)
-	if err != nil {
-		if extract.Permanent(err) {
-			return rejected(err)
-		}
+	switch {
+	case errors.Is(err, extract.ErrBusy): // the memory budget is taken: later, no attempt spent
+		return queue.Snooze(j.p.cfg.BusyDelay)
+	case extract.Permanent(err):
+		return rejected(err)
+	case err != nil:
 		return fmt.Errorf("parse: %w", err)
 	}
 	j.pages, j.title, j.active = doc.Pages, doc.Title, doc.ActiveContent

@@ -21,6 +21,7 @@ import (
 const (
 	DefaultTimeout    = 10 * time.Minute
 	DefaultEmbedBatch = 32
+	DefaultBusyDelay  = 30 * time.Second
 )
 
 // Config configures a Processor.
@@ -33,10 +34,15 @@ type Config struct {
 	// Embedder computes chunk vectors. Default: embedding.NewHashing with
 	// embedding.DefaultDimensions (deterministic, local, no network).
 	Embedder embedding.Embedder
-	// Extract sets the parser's limits and PDF engine (zero fields take
-	// extract's defaults; nil PDF uses extract.DefaultPDFEngine). Its
-	// Progress hook is replaced by the processor's own.
+	// Extract sets the parser's limits, PDF engine and memory budget (zero
+	// fields take extract's defaults; nil PDF uses extract.DefaultPDFEngine,
+	// nil Budget the process-wide extract.DefaultBudget). Its Progress hook
+	// is replaced by the processor's own.
 	Extract extract.Options
+	// BusyDelay is how long a job waits before running again when its parse
+	// was not admitted by the memory budget in time (extract.ErrBusy); it
+	// spends no attempt (queue.Snooze). Default DefaultBusyDelay.
+	BusyDelay time.Duration
 	// Chunk sets how text is split. Zero: the chunk package's defaults
 	// (800 runes, 15% overlap). Its Progress hook is replaced.
 	Chunk chunk.Config
@@ -66,8 +72,8 @@ func NewProcessor(cfg Config) (*Processor, error) {
 		return nil, fmt.Errorf("%w: pipeline: no store", docket.ErrInvalid)
 	case cfg.Blobs == nil:
 		return nil, fmt.Errorf("%w: pipeline: no blob store", docket.ErrInvalid)
-	case cfg.EmbedBatch < 0 || cfg.Timeout < 0:
-		return nil, fmt.Errorf("%w: pipeline: negative batch size or timeout", docket.ErrInvalid)
+	case cfg.EmbedBatch < 0 || cfg.Timeout < 0 || cfg.BusyDelay < 0:
+		return nil, fmt.Errorf("%w: pipeline: negative batch size, timeout or busy delay", docket.ErrInvalid)
 	}
 	if _, err := chunk.Split(nil, cfg.Chunk); err != nil {
 		return nil, fmt.Errorf("%w: pipeline: %w", docket.ErrInvalid, err)
@@ -80,6 +86,9 @@ func NewProcessor(cfg Config) (*Processor, error) {
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.BusyDelay == 0 {
+		cfg.BusyDelay = DefaultBusyDelay
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -96,10 +96,10 @@ func (b *Budget) Waiting() int {
 	return len(b.waiters)
 }
 
-// acquire takes n bytes of the budget (at most all of it), waiting behind earlier parses until
-// they fit, ctx is done or the budget's wait has passed (ErrBusy). Call release once the parse
-// is over.
-func (b *Budget) acquire(ctx context.Context, n int64) (release func(), err error) {
+// Acquire takes n bytes of the budget (at most all of it), waiting behind earlier parses until
+// they fit, ctx is done or the budget's wait has passed (ErrBusy). Call release once the work is
+// over. Extract calls it for every parse; other memory-hungry work may share the budget too.
+func (b *Budget) Acquire(ctx context.Context, n int64) (release func(), err error) {
 	n = min(max(n, 0), b.size)
 	release = func() { b.release(n) }
 	b.mu.Lock()
@@ -151,13 +151,23 @@ func (b *Budget) admit() {
 	}
 }
 
-// parseCost reckons what parsing a document of type typ and size bytes can cost at most (see
-// Budget). engine is the PDF engine, for PDFs.
-func parseCost(typ Type, size int64, opts *Options, engine *PDFEngine) int64 {
+// Cost returns what Extract reckons a parse of a document of type typ and size bytes at, with
+// opts (see Budget); nil opts.PDF means an engine with DefaultPDFMemoryLimit.
+func Cost(typ Type, size int64, opts Options) int64 {
+	opts = opts.withDefaults()
+	return parseCost(typ, size, &opts)
+}
+
+// parseCost is Cost with opts defaulted.
+func parseCost(typ Type, size int64, opts *Options) int64 {
 	text := 2 * int64(opts.MaxTextLength)
 	switch typ {
 	case TypePDF:
-		return engine.memLimit + 2*size + text
+		limit := int64(DefaultPDFMemoryLimit)
+		if opts.PDF != nil {
+			limit = opts.PDF.memLimit
+		}
+		return limit + 2*size + text
 	case TypeDOCX:
 		return 2*size + text
 	}

@@ -14,14 +14,14 @@ func TestBudget_Acquire(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := extract.NewBudget(extract.BudgetConfig{Bytes: 100, Wait: time.Minute})
-	releaseA, err := extract.BudgetAcquire(ctx, b, 60)
+	releaseA, err := b.Acquire(ctx, 60)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 60 + 60 > 100: the second waits until the first is released, then is admitted.
 	admitted := make(chan func(), 1)
 	go func() {
-		release, err := extract.BudgetAcquire(ctx, b, 60)
+		release, err := b.Acquire(ctx, 60)
 		if err != nil {
 			t.Error(err)
 		}
@@ -40,7 +40,7 @@ func TestBudget_Acquire(t *testing.T) {
 	}
 	releaseB()
 	// More than the whole budget runs alone.
-	releaseC, err := extract.BudgetAcquire(ctx, b, 1000)
+	releaseC, err := b.Acquire(ctx, 1000)
 	if err != nil || b.InUse() != 100 {
 		t.Fatalf("oversized parse: %v, in use %d", err, b.InUse())
 	}
@@ -53,17 +53,17 @@ func TestBudget_Acquire(t *testing.T) {
 func TestBudget_GivesUp(t *testing.T) {
 	t.Parallel()
 	b := extract.NewBudget(extract.BudgetConfig{Bytes: 100, Wait: 50 * time.Millisecond})
-	release, err := extract.BudgetAcquire(context.Background(), b, 100)
+	release, err := b.Acquire(context.Background(), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer release()
-	if _, err := extract.BudgetAcquire(context.Background(), b, 1); !errors.Is(err, extract.ErrBusy) || extract.Permanent(err) {
+	if _, err := b.Acquire(context.Background(), 1); !errors.Is(err, extract.ErrBusy) || extract.Permanent(err) {
 		t.Errorf("budget taken past the wait: %v, want a retryable ErrBusy", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := extract.BudgetAcquire(ctx, b, 1); !errors.Is(err, context.Canceled) {
+	if _, err := b.Acquire(ctx, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled while waiting: %v", err)
 	}
 	if got := b.InUse(); got != 100 {
@@ -76,8 +76,8 @@ func TestBudget_GivesUp(t *testing.T) {
 func TestExtract_WaitsForBudget(t *testing.T) {
 	t.Parallel()
 	data := xt.ProsePDF(1).Bytes()
-	b := extract.NewBudget(extract.BudgetConfig{Bytes: extract.ParseCost(extract.TypePDF, int64(len(data)), extract.Options{}, engine), Wait: 100 * time.Millisecond})
-	release, err := extract.BudgetAcquire(context.Background(), b, 1)
+	b := extract.NewBudget(extract.BudgetConfig{Bytes: extract.Cost(extract.TypePDF, int64(len(data)), extract.Options{PDF: engine}), Wait: 100 * time.Millisecond})
+	release, err := b.Acquire(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func admit(ctx context.Context, typ Type, size int64, opts *Options) (release fu
 	if budget == nil {
 		budget = DefaultBudget()
 	}
-	return budget.acquire(ctx, parseCost(typ, size, opts, opts.PDF))
+	return budget.Acquire(ctx, parseCost(typ, size, opts))
 }
 
 // extractMarkup handles the single-buffer formats: HTML, Markdown and plain text.

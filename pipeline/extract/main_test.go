@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/docketq/docket/pipeline/extract"
+	xt "github.com/docketq/docket/pipeline/extract/extracttest"
 )
 
 // update rewrites the golden files and fuzz seeds instead of comparing against them.
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	before := goleak.IgnoreCurrent()
 	var err error
 	cfg := extract.PDFConfig{Instances: 2, MemoryLimit: 256 << 20}
-	if os.Getenv(bombChildEnv) != "" {
+	if os.Getenv(xt.ChildEnv) != "" {
 		cfg = extract.PDFConfig{} // a bomb measured alone runs with the production settings
 	}
 	engine, err = extract.NewPDFEngine(cfg)

@@ -21,22 +21,24 @@ type Case struct {
 	Active bool
 }
 
-// PDFCases returns the PDF rows of the bomb table (RELIABILITY.md test 35).
-func PDFCases() []Case {
+// pdfRows returns the PDF rows of the bomb table (RELIABILITY.md test 35).
+func pdfRows() []row {
 	good := ProsePDF(2).Bytes()
-	return []Case{
-		{Name: "truncated", Type: "pdf", Data: good[:len(good)/2], Want: []string{"malformed"}},
-		{Name: "header only", Type: "pdf", Data: []byte("%PDF-1.7\n%%EOF\n"), Want: []string{"malformed"}},
-		{Name: "garbage after header", Type: "pdf", Data: append([]byte("%PDF-1.4\n"), append(bytes.Repeat([]byte{0xff, 0x00, 'x'}, 3000), "\n%%EOF\n"...)...), Want: []string{"malformed"}},
-		{Name: "length claims 1 TB", Type: "pdf", Data: LengthLiePDF(), Want: []string{"", "malformed"}},
-		{Name: "circular prev", Type: "pdf", Data: CircularPrevPDF(), Want: []string{"", "malformed"}},
-		{Name: "circular outline", Type: "pdf", Data: CircularOutlinePDF(), Want: []string{""}},
-		{Name: "xref stream W 0 0 0, Index 0 1e9", Type: "pdf", Data: XRefIndexBombPDF(), Want: []string{"malformed", "too_large"}},
-		{Name: "flate 14 MB to 2 GiB", Type: "pdf", Data: FlateBombPDF(2 << 30), Want: []string{"", "malformed", "too_large", "timeout"}},
-		{Name: "encrypted", Type: "pdf", Data: PDF{Encrypt: true, Pages: ProsePDF(1).Pages}.Bytes(), Want: []string{"encrypted"}},
-		{Name: "active content", Type: "pdf", Data: ActivePDF().Bytes(), Want: []string{""}, Active: true},
+	return []row{
+		{Name: "truncated", Type: "pdf", build: func() []byte { return good[:len(good)/2] }, Want: []string{"malformed"}},
+		{Name: "header only", Type: "pdf", build: func() []byte { return []byte("%PDF-1.7\n%%EOF\n") }, Want: []string{"malformed"}},
+		{Name: "garbage after header", Type: "pdf", build: func() []byte {
+			return append([]byte("%PDF-1.4\n"), append(bytes.Repeat([]byte{0xff, 0x00, 'x'}, 3000), "\n%%EOF\n"...)...)
+		}, Want: []string{"malformed"}},
+		{Name: "length claims 1 TB", Type: "pdf", build: LengthLiePDF, Want: []string{"", "malformed"}},
+		{Name: "circular prev", Type: "pdf", build: CircularPrevPDF, Want: []string{"", "malformed"}},
+		{Name: "circular outline", Type: "pdf", build: CircularOutlinePDF, Want: []string{""}},
+		{Name: "xref stream W 0 0 0, Index 0 1e9", Type: "pdf", build: XRefIndexBombPDF, Want: []string{"malformed", "too_large"}},
+		{Name: "flate 14 MB to 2 GiB", Type: "pdf", build: func() []byte { return FlateBombPDF(2 << 30) }, Want: []string{"", "malformed", "too_large", "timeout"}},
+		{Name: "encrypted", Type: "pdf", build: func() []byte { return PDF{Encrypt: true, Pages: ProsePDF(1).Pages}.Bytes() }, Want: []string{"encrypted"}},
+		{Name: "active content", Type: "pdf", build: func() []byte { return ActivePDF().Bytes() }, Want: []string{""}, Active: true},
 		// Read in well under a second, but a loaded test machine under -race may pass a short deadline.
-		{Name: "title 30 MB", Type: "pdf", Data: LongTitlePDF(30 << 20), Want: []string{"", "timeout"}},
+		{Name: "title 30 MB", Type: "pdf", build: func() []byte { return LongTitlePDF(30 << 20) }, Want: []string{"", "timeout"}},
 	}
 }
 
@@ -129,4 +131,53 @@ func FlateBombPDF(n int64) []byte {
 	w.stream("/Filter /FlateDecode", ZlibRepeat(' ', n))
 	w.finish("/Size 5 /Root 1 0 R")
 	return w.buf.Bytes()
+}
+
+// row is a case of the table whose data is built only when asked for: some take seconds.
+type row struct {
+	Name   string
+	Type   string
+	Want   []string
+	Active bool
+	build  func() []byte
+}
+
+func (r row) name() string { return r.Type + "/" + r.Name }
+
+func (r row) built() Case {
+	return Case{Name: r.Name, Type: r.Type, Data: r.build(), Want: r.Want, Active: r.Active}
+}
+
+func builtAll(rows []row) []Case {
+	cases := make([]Case, len(rows))
+	for i, r := range rows {
+		cases[i] = r.built()
+	}
+	return cases
+}
+
+// PDFCases returns the PDF rows of the bomb table (RELIABILITY.md test 35).
+func PDFCases() []Case { return builtAll(pdfRows()) }
+
+// DOCXCases returns the ZIP and XML rows of the bomb table (RELIABILITY.md test 35).
+func DOCXCases() []Case { return builtAll(docxRows()) }
+
+// Names returns the names of every case of the table, as "type/name" (PDFs, then DOCX files),
+// building none.
+func Names() []string {
+	var names []string
+	for _, r := range append(pdfRows(), docxRows()...) {
+		names = append(names, r.name())
+	}
+	return names
+}
+
+// Named builds and returns the case named "type/name".
+func Named(name string) (Case, bool) {
+	for _, r := range append(pdfRows(), docxRows()...) {
+		if r.name() == name {
+			return r.built(), true
+		}
+	}
+	return Case{}, false
 }

@@ -5,30 +5,34 @@ import (
 	"strings"
 )
 
-// DOCXCases returns the ZIP and XML rows of the bomb table (RELIABILITY.md test 35).
-func DOCXCases() []Case {
+// docxRows returns the ZIP and XML rows of the bomb table (RELIABILITY.md test 35).
+func docxRows() []row {
 	valid := DOCX{Body: Para("Hello.")}
-	return []Case{
-		{Name: "zip bomb 6 MB to 1 GiB, honest sizes", Type: "docx", Data: ZipBombDOCX(1<<30, 0), Want: []string{"too_large"}},
-		{Name: "zip bomb 6 MB to 1 GiB, claims 4 KB", Type: "docx", Data: ZipBombDOCX(1<<30, 4096), Want: []string{"malformed", "too_large"}},
-		{Name: "document.xml of 100 MB", Type: "docx", Data: ZipBombDOCX(100<<20, 0), Want: []string{"too_large"}},
-		{Name: "central directory claims 10^7 entries", Type: "docx", Data: RawZip(docxEntries(), 10_000_000), Want: []string{"too_large"}},
-		{Name: "central directory holds 65,546 entries, claims 10", Type: "docx", Data: ManyEntriesZip(65536+10, 10), Want: []string{"too_large"}},
-		{Name: "central directory claims 65535 entries", Type: "docx", Data: RawZip(docxEntries(), 65535), Want: []string{"too_large", "malformed"}},
-		{Name: "entry ../evil", Type: "docx", Data: withEntry("../evil.txt"), Want: []string{"malformed"}},
-		{Name: "entry /abs", Type: "docx", Data: withEntry("/etc/passwd"), Want: []string{"malformed"}},
-		{Name: "entry ..\\evil", Type: "docx", Data: withEntry("..\\evil.txt"), Want: []string{"malformed"}},
-		{Name: "entry C:\\x", Type: "docx", Data: withEntry("C:\\x"), Want: []string{"malformed"}},
-		{Name: "overlapping entries", Type: "docx", Data: OverlapDOCX(), Want: []string{"malformed"}},
-		{Name: "duplicate document.xml", Type: "docx", Data: RawZip(append(docxEntries(), docxEntries()[0]), 0), Want: []string{"malformed"}},
-		{Name: "zip without word/document.xml", Type: "docx", Data: RawZip([]RawEntry{{Name: "a.txt", Data: []byte("a")}}, 0), Want: []string{"unsupported_type"}},
-		{Name: "zip in zip x10", Type: "docx", Data: DOCX{Body: Para("Outer."), Files: map[string][]byte{"word/embeddings/nested.zip": NestedZip(10)}}.Bytes(), Want: []string{""}},
-		{Name: "xml nested 10^6 deep", Type: "docx", Data: DOCX{Document: DeepXML(1_000_000)}.Bytes(), Want: []string{"malformed", "too_large"}},
-		{Name: "xml nested 50,000 deep", Type: "docx", Data: DOCX{Document: DeepXML(50_000)}.Bytes(), Want: []string{"malformed"}},
-		{Name: "billion laughs", Type: "docx", Data: DOCX{Document: []byte(BillionLaughs)}.Bytes(), Want: []string{"malformed"}},
-		{Name: "undeclared entity", Type: "docx", Data: DOCX{Body: "<w:p><w:r><w:t>&lol9;</w:t></w:r></w:p>"}.Bytes(), Want: []string{"malformed"}},
-		{Name: "unclosed document", Type: "docx", Data: DOCX{Document: []byte("<w:document xmlns:w=\"" + WordNS + "\"><w:body><w:p>")}.Bytes(), Want: []string{"malformed"}},
-		{Name: "truncated zip", Type: "docx", Data: valid.Bytes()[:200], Want: []string{"unsupported_type", "malformed"}},
+	return []row{
+		{Name: "zip bomb 6 MB to 1 GiB, honest sizes", Type: "docx", build: func() []byte { return ZipBombDOCX(1<<30, 0) }, Want: []string{"too_large"}},
+		{Name: "zip bomb 6 MB to 1 GiB, claims 4 KB", Type: "docx", build: func() []byte { return ZipBombDOCX(1<<30, 4096) }, Want: []string{"malformed", "too_large"}},
+		{Name: "document.xml of 100 MB", Type: "docx", build: func() []byte { return ZipBombDOCX(100<<20, 0) }, Want: []string{"too_large"}},
+		{Name: "central directory claims 10^7 entries", Type: "docx", build: func() []byte { return RawZip(docxEntries(), 10_000_000) }, Want: []string{"too_large"}},
+		{Name: "central directory holds 65,546 entries, claims 10", Type: "docx", build: func() []byte { return ManyEntriesZip(65536+10, 10) }, Want: []string{"too_large"}},
+		{Name: "central directory claims 65535 entries", Type: "docx", build: func() []byte { return RawZip(docxEntries(), 65535) }, Want: []string{"too_large", "malformed"}},
+		{Name: "entry ../evil", Type: "docx", build: func() []byte { return withEntry("../evil.txt") }, Want: []string{"malformed"}},
+		{Name: "entry /abs", Type: "docx", build: func() []byte { return withEntry("/etc/passwd") }, Want: []string{"malformed"}},
+		{Name: "entry ..\\evil", Type: "docx", build: func() []byte { return withEntry("..\\evil.txt") }, Want: []string{"malformed"}},
+		{Name: "entry C:\\x", Type: "docx", build: func() []byte { return withEntry("C:\\x") }, Want: []string{"malformed"}},
+		{Name: "overlapping entries", Type: "docx", build: OverlapDOCX, Want: []string{"malformed"}},
+		{Name: "duplicate document.xml", Type: "docx", build: func() []byte { return RawZip(append(docxEntries(), docxEntries()[0]), 0) }, Want: []string{"malformed"}},
+		{Name: "zip without word/document.xml", Type: "docx", build: func() []byte { return RawZip([]RawEntry{{Name: "a.txt", Data: []byte("a")}}, 0) }, Want: []string{"unsupported_type"}},
+		{Name: "zip in zip x10", Type: "docx", build: func() []byte {
+			return DOCX{Body: Para("Outer."), Files: map[string][]byte{"word/embeddings/nested.zip": NestedZip(10)}}.Bytes()
+		}, Want: []string{""}},
+		{Name: "xml nested 10^6 deep", Type: "docx", build: func() []byte { return DOCX{Document: DeepXML(1_000_000)}.Bytes() }, Want: []string{"malformed", "too_large"}},
+		{Name: "xml nested 50,000 deep", Type: "docx", build: func() []byte { return DOCX{Document: DeepXML(50_000)}.Bytes() }, Want: []string{"malformed"}},
+		{Name: "billion laughs", Type: "docx", build: func() []byte { return DOCX{Document: []byte(BillionLaughs)}.Bytes() }, Want: []string{"malformed"}},
+		{Name: "undeclared entity", Type: "docx", build: func() []byte { return DOCX{Body: "<w:p><w:r><w:t>&lol9;</w:t></w:r></w:p>"}.Bytes() }, Want: []string{"malformed"}},
+		{Name: "unclosed document", Type: "docx", build: func() []byte {
+			return DOCX{Document: []byte("<w:document xmlns:w=\"" + WordNS + "\"><w:body><w:p>")}.Bytes()
+		}, Want: []string{"malformed"}},
+		{Name: "truncated zip", Type: "docx", build: func() []byte { return valid.Bytes()[:200] }, Want: []string{"unsupported_type", "malformed"}},
 	}
 }
 
