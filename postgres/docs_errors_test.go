@@ -35,7 +35,8 @@ func TestDocsError(t *testing.T) {
 		}
 		// The database's own text is marked, so that the API shows none of it.
 		var dbErr *queue.DatabaseError
-		if _, isPG := tt.err.(*pgconn.PgError); isPG != errors.As(got, &dbErr) {
+		var pgErr *pgconn.PgError
+		if isPG := errors.As(tt.err, &pgErr); isPG != errors.As(got, &dbErr) {
 			t.Errorf("%s: docsError = %v: marked as the database's text %v, want %v", tt.name, got, !isPG, isPG)
 		}
 	}
