@@ -20,6 +20,12 @@ type ChunkSearchParams struct {
 	Dimensions int
 	// Limit caps the hits (required, ≥ 1).
 	Limit int
+	// Ranked, when positive, caps the matches ranked: a search whose words
+	// are in more chunks ranks only this many of them (which ones is the
+	// store's choice: SQLite the newest, PostgreSQL those first in its heap),
+	// and so costs about the same however common its words are. 0 ranks
+	// every match.
+	Ranked int
 }
 
 // SearchHit is a chunk the lexical index matched.

@@ -36,9 +36,9 @@ FROM generate_series(0, 999999) g`)
 		{"list", postgres.ChunkListSQL, "(text, text, int, int)", "('t', 'd7', 0, 10)", regexp.MustCompile(`Index Cond: \(\((tenant_id = \S+\) AND \()?document_id = `)},
 		{"search_query", postgres.SearchQuerySQL, "(text, text[], boolean)", "('t', '{word7}', false)",
 			regexp.MustCompile(`Index Only Scan using docket_search_configs_pkey|Seq Scan on docket_search_configs`)},
-		{"search", searchBody(f), "(tsquery, text, int, text, int)", "('word7', '', 200, 'm', 2)",
+		{"search", searchBody(f), "(tsquery, text, int, text, int, int)", "('word7', '', 200, 'm', 2, 2000)",
 			regexp.MustCompile(`Bitmap Index Scan on docket_chunks_tsv`)},
-		{"search_document", searchBody(f), "(tsquery, text, int, text, int)", "('word7', 'd7', 200, 'm', 2)",
+		{"search_document", searchBody(f), "(tsquery, text, int, text, int, int)", "('word7', 'd7', 200, 'm', 2, 2000)",
 			regexp.MustCompile(`Index Scan|Bitmap Index Scan`)},
 	}
 	for _, c := range cases {

@@ -29,12 +29,13 @@ SELECT string_agg('(' || alt || ')', CASE WHEN $3 THEN ' | ' ELSE ' & ' END)
 FROM alternatives WHERE alt IS NOT NULL`
 
 // chunkSearchSQL ranks the tenant's chunks that match the query ($1, from
-// searchQuerySQL) with the GIN index on their tsvector: only those are
-// ranked (ts_rank, normalised by the log of the chunk's length). The
+// searchQuerySQL) with the GIN index on their tsvector, at most $6 of them:
+// only those are ranked (ts_rank, normalised by the log of the chunk's
+// length), and only the best $3 read whole. The
 // statement is in docket_chunk_search (migrations/005_search.sql), which
 // says why.
 const chunkSearchSQL = `SELECT document_id, idx, text, page_start, page_end, model, dimensions, vector, filename, rank
-FROM docket_chunk_search($1::tsquery, $2, $3, $4, $5)`
+FROM docket_chunk_search($1::tsquery, $2, $3, $4, $5, $6)`
 
 // ChunkSearch returns the tenant's chunks that the full-text index
 // matches, best first.
@@ -50,7 +51,11 @@ func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams)
 	if query == nil {
 		return nil, nil
 	}
-	rows, err := t.tx.Query(ctx, chunkSearchSQL, *query, p.DocumentID, p.Limit, p.Model, p.Dimensions)
+	var ranked *int // NULL: all
+	if p.Ranked > 0 {
+		ranked = &p.Ranked
+	}
+	rows, err := t.tx.Query(ctx, chunkSearchSQL, *query, p.DocumentID, p.Limit, p.Model, p.Dimensions, ranked)
 	if err != nil {
 		return nil, fmt.Errorf("search chunks: %w", docsError(err))
 	}

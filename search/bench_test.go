@@ -88,17 +88,22 @@ func latencies(b *testing.B, s *search.Searcher, tenantID string, queries []stri
 	b.Helper()
 	ctx := context.Background()
 	var ds []time.Duration
+	slowest, slowestQ := time.Duration(0), ""
 	for pass := range 2 {
 		for _, q := range queries {
 			start := time.Now()
 			if _, err := s.Search(ctx, &search.Params{TenantID: tenantID, Query: q, K: 10}); err != nil {
 				b.Fatalf("search %q: %v", q, err)
 			}
-			if pass == 1 {
-				ds = append(ds, time.Since(start))
+			if d := time.Since(start); pass == 1 {
+				ds = append(ds, d)
+				if d > slowest {
+					slowest, slowestQ = d, q
+				}
 			}
 		}
 	}
+	b.Logf("%d queries; slowest %q, %s", len(queries), slowestQ, slowest.Round(time.Millisecond))
 	slices.Sort(ds)
 	at := func(p float64) float64 {
 		return float64(ds[min(len(ds)-1, int(p*float64(len(ds))))]) / float64(time.Millisecond)
@@ -237,7 +242,7 @@ INSERT INTO docket_chunks (tenant_id, document_id, idx, text, page_start, page_e
 SELECT c.tenant_id, 'copy' || $1 || '-' || c.document_id, c.idx, c.text, c.page_start, c.page_end, c.vector, c.model,
     c.dimensions, c.config, c.tsv
 FROM docket_chunks c WHERE c.document_id LIKE '00000000-0000-4000-9000-%'
-ORDER BY c.document_id, c.idx LIMIT $2`, k, missing-added)
+ORDER BY c.document_id, c.idx LIMIT $2`, strconv.Itoa(k), missing-added)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -24,6 +24,12 @@ import (
 // results of a query, all pages together, are at most this many.
 const Candidates = 200
 
+// Ranked caps the matches the lexical index ranks for one search
+// (docket.ChunkSearchParams.Ranked): words in more chunks than this are
+// ranked among the most recently stored of them, so that a common word
+// costs what a rare one does.
+const Ranked = 2000
+
 // Searcher runs searches.
 type Searcher struct {
 	// Store holds the chunks and their index.
@@ -105,7 +111,7 @@ func (s *Searcher) Search(ctx context.Context, p *Params) (*Page, error) {
 // does, any of them; best first.
 func (s *Searcher) candidates(ctx context.Context, p *Params, phrases []string) ([]*docket.SearchHit, error) {
 	cp := &docket.ChunkSearchParams{Phrases: phrases, DocumentID: p.DocumentID,
-		Model: s.Embedder.Model(), Dimensions: s.Embedder.Dimensions(), Limit: Candidates}
+		Model: s.Embedder.Model(), Dimensions: s.Embedder.Dimensions(), Limit: Candidates, Ranked: Ranked}
 	var hits []*docket.SearchHit
 	err := s.Store.ReadTenant(ctx, p.TenantID, func(tx docket.Tx) (err error) {
 		if hits, err = tx.ChunkSearch(ctx, cp); err != nil || len(hits) > 0 || len(phrases) == 1 {

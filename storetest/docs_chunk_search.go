@@ -12,8 +12,9 @@ func chunkSearchChecks() []docCheck {
 	return []docCheck{
 		{"VectorsBitExact", checkSearchVectorsExact},
 		{"Phrases", checkSearchPhrases},
-		{"Ranked", checkSearchRanked},
+		{"BestFirst", checkSearchRanked},
 		{"LimitAndTies", checkSearchLimit},
+		{"Ranked", checkSearchRankedCap},
 		{"Model", checkSearchModel},
 		{"Document", checkSearchDocument},
 		{"Stems", checkSearchStems},
@@ -226,6 +227,18 @@ func checkSearchAsWritten(f *docFixture) {
 		if got := found(f.search(tn.ID, &docket.ChunkSearchParams{Phrases: []string{tc.q}, Limit: 10})); len(got) != 1 ||
 			got[0] != fmt.Sprintf("%s/%d", doc.ID, tc.want) {
 			f.t.Errorf("ChunkSearch(%q) = %v, want %s/%d", tc.q, got, doc.ID, tc.want)
+		}
+	}
+}
+
+// checkSearchRankedCap: Ranked caps the matches ranked, and so the hits.
+func checkSearchRankedCap(f *docFixture) {
+	tn := f.tenant("a")
+	doc := f.insertDoc(tn.ID, "a.txt")
+	f.replaceChunks(tn.ID, doc.ID, textChunks("", "tide one", "tide two", "tide three", "tide four", "tide five"))
+	for _, tc := range []struct{ ranked, want int }{{0, 5}, {2, 2}, {5, 5}, {9, 5}} {
+		if got := f.search(tn.ID, &docket.ChunkSearchParams{Phrases: []string{"tide"}, Limit: 10, Ranked: tc.ranked}); len(got) != tc.want {
+			f.t.Errorf("ChunkSearch(tide, Ranked %d) = %v, want %d hits", tc.ranked, found(got), tc.want)
 		}
 	}
 }
