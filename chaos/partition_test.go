@@ -20,7 +20,7 @@ type partitionConfig struct {
 	procs, slots int           // procs workers reach the server directly; one more through the proxy
 	lease        time.Duration // every worker's
 	fault        time.Duration // how long the partition lasts
-	produce      time.Duration // enqueues spread over this long
+	produce      time.Duration // enqueues spread over this long: past the heal by a few seconds, so that the victim finds work again
 	drain        time.Duration
 }
 
@@ -30,15 +30,15 @@ type partitionConfig struct {
 // then the partition heals. Bound on duplicates: the jobs the partitioned
 // worker held or was claiming, at most its 8 slots.
 func TestPartition_Smoke(t *testing.T) {
-	runPartition(t, partitionConfig{mode: faultproxy.Drop, jobs: 1000, procs: 2, slots: 8,
-		lease: 2 * time.Second, fault: 6 * time.Second, produce: 8 * time.Second, drain: 40 * time.Second})
+	runPartition(t, partitionConfig{mode: faultproxy.Drop, jobs: 1200, procs: 2, slots: 8,
+		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }
 
 // TestPartitionReset_Smoke is test 17's variant: every connection of the
 // worker is reset (RST) and new ones are refused the same way for 3 leases.
 func TestPartitionReset_Smoke(t *testing.T) {
-	runPartition(t, partitionConfig{mode: faultproxy.Reset, jobs: 1000, procs: 2, slots: 8,
-		lease: 2 * time.Second, fault: 6 * time.Second, produce: 8 * time.Second, drain: 40 * time.Second})
+	runPartition(t, partitionConfig{mode: faultproxy.Reset, jobs: 1200, procs: 2, slots: 8,
+		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }
 
 func runPartition(t *testing.T, c partitionConfig) {
