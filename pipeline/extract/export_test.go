@@ -1,6 +1,11 @@
 package extract
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/klippa-app/go-pdfium"
+)
 
 // EngineReachesModule reports whether e can reach an instance's wazero module, which is how a
 // running call is stopped at its deadline without racing on go-pdfium's instance fields.
@@ -15,3 +20,17 @@ func EngineReachesModule(e *PDFEngine) (bool, error) {
 
 // LongString is longString.
 var LongString = longString
+
+// EngineMovesMemory reports whether e moves an instance's memory out of the Go heap (Linux),
+// leaving the instance working: it still opens and reads a document afterwards.
+func EngineMovesMemory(e *PDFEngine, pdf []byte) (bool, error) {
+	moved := false
+	err := e.run(context.Background(), func(inst pdfium.Pdfium) (bool, error) {
+		e.arenaMu.Lock()
+		_, moved = e.arenas[moduleOf(inst)]
+		e.arenaMu.Unlock()
+		job := &pdfJob{data: pdf, opts: &Options{MaxPages: 10, MaxTextLength: 1 << 20}, ctx: context.Background(), doc: &Document{}}
+		return job.run(inst)
+	})
+	return moved, err
+}

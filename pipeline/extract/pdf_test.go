@@ -3,6 +3,7 @@ package extract_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -140,5 +141,41 @@ func TestPDFEngine_ReachesModule(t *testing.T) {
 	ok, err := extract.EngineReachesModule(engine)
 	if err != nil || !ok {
 		t.Fatalf("module reachable: %v, %v", ok, err)
+	}
+}
+
+// TestPDFEngine_MemoryOutsideHeap guards the arena against a wazero upgrade that changes how a
+// module's memory is laid out: on Linux every instance's memory is moved out of the Go heap
+// before its first call, and the instance still works.
+func TestPDFEngine_MemoryOutsideHeap(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("instance memory is moved out of the Go heap on Linux only")
+	}
+	moved, err := extract.EngineMovesMemory(engine, xt.ProsePDF(1).Bytes())
+	if err != nil || !moved {
+		t.Fatalf("memory moved: %v, %v", moved, err)
+	}
+}
+
+// Reused instances keep their memory between documents, through a kill, until Close.
+func TestPDFEngine_ReuseInstances(t *testing.T) {
+	t.Parallel()
+	e, err := extract.NewPDFEngine(extract.PDFConfig{Instances: 1, ReuseInstances: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	prose := xt.ProsePDF(2).Bytes()
+	for i := range 3 {
+		if doc, err := extractBytes(t, extract.TypePDF, prose, extract.Options{PDF: e}); err != nil || len(doc.Pages) != 2 {
+			t.Fatalf("document %d: %v", i, err)
+		}
+	}
+	if _, err := extractBytes(t, extract.TypePDF, xt.SlowPDF().Bytes(), extract.Options{PDF: e, Timeout: 200 * time.Millisecond}); !errors.Is(err, extract.ErrTimeout) {
+		t.Fatalf("slow document: %v, want ErrTimeout", err)
+	}
+	if doc, err := extractBytes(t, extract.TypePDF, prose, extract.Options{PDF: e}); err != nil || len(doc.Pages) != 2 {
+		t.Fatalf("after the kill: %v", err)
 	}
 }
