@@ -13,7 +13,7 @@ import (
 // jobs; discarded there (after a confirmation) it shows among the failed
 // jobs with why, and requeued from there it runs to completion. Queue
 // health, the 24-hour charts and the tenant's backlog are shown with it.
-func TestConsole_StuckJobRequeued(t *testing.T) {
+func TestDashboard_ConsoleStuckJobRequeued(t *testing.T) {
 	e := setup(t, 1, 0)
 	e.embed.hold()
 	_, job := e.upload("stuck.txt", memo(1))

@@ -114,6 +114,11 @@ func TestDashboard_UploadPDF(t *testing.T) {
 	checkStages(t, seen)
 	e.page.WaitFor("notes.md completed", card("notes.md")+`?.dataset.status === "completed"`, wait)
 
+	// The card lists the document's chunks with their pages.
+	e.page.Click(fmt.Sprintf(`#doclist li.doc[data-id=%q] .chunks summary`, surveyID(e)))
+	e.page.WaitFor("the chunks with their pages", card("survey.pdf")+`.querySelector(".chunklist li")?.textContent.startsWith("page") &&
+		`+card("survey.pdf")+`.querySelector(".chunklist").textContent.includes("seventeen lighthouses")`, 10*time.Second)
+
 	// Search names the file and pages and marks the words that matched.
 	e.page.Type("#q", "storm damage")
 	e.page.Click("#searchform button")
@@ -158,6 +163,12 @@ func TestDashboard_Cancel(t *testing.T) {
 		}
 	}
 	e.noPageErrors()
+}
+
+func surveyID(e *env) string {
+	var id string
+	e.page.Eval(card("survey.pdf")+`.dataset.id`, &id)
+	return id
 }
 
 // checkStages checks that the card's stages only moved forward, that it

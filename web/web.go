@@ -7,8 +7,9 @@
 // Last-Event-ID after a drop or a reload; a failed document says why and
 // can be retried, a waiting or running one cancelled; a 429 shows the time
 // to the next upload slot. The operator console (static/admin.html, served
-// at /ui/admin.html) reads the admin API with the admin key. The browser tests (dashboard_test.go) drive it
-// in a real Chromium through package webtest.
+// at /ui/admin.html) reads the admin API with the admin key. The browser
+// tests (dashboard_test.go, console_test.go) drive both in a real Chromium
+// through package webtest.
 package web
 
 import (

@@ -91,6 +91,7 @@ export class DocList {
       e = { id, doc: null, job: null, lastStage: "queued", early: {}, eta: new Eta(), ui: card(id) };
       e.ui.cancel.addEventListener("click", () => this.cancel(e));
       e.ui.retry.addEventListener("click", () => this.retry(e));
+      e.ui.chunks.addEventListener("toggle", () => { if (e.ui.chunks.open) this.loadChunks(e); });
       this.entries.set(id, e);
       this.list.prepend(e.ui.li);
       this.empty.hidden = true;
@@ -118,6 +119,18 @@ export class DocList {
     if (e.doc) e.doc = Object.assign({}, e.doc, { status: "pending", error: null });
     this.putJob(job, false);
     e.ui.badge.focus();
+  }
+
+  // loadChunks shows the document's first chunks with their pages.
+  async loadChunks(e) {
+    if (e.chunksLoaded) return;
+    e.chunksLoaded = true;
+    const res = await getJSON(`/v1/documents/${encodeURIComponent(e.id)}/chunks?limit=50`);
+    if (!res) { e.chunksLoaded = false; return; }
+    e.ui.chunkList.replaceChildren(...res.chunks.map((c) => el("li", {},
+      el("span", { class: "muted", text: c.page_start === c.page_end ? `page ${c.page_start}` : `pages ${c.page_start}–${c.page_end}` }),
+      el("p", { text: c.text.length > 600 ? c.text.slice(0, 600) + "…" : c.text }))));
+    if (res.next_cursor) e.ui.chunkList.appendChild(el("li", { class: "muted", text: "… and more" }));
   }
 
   // tick updates the clocks of the documents still waiting or running.
@@ -148,6 +161,8 @@ export class DocList {
     setText(ui.errorRaw, err);
     ui.cancel.hidden = !(st === "pending" || st === "processing");
     ui.retry.hidden = !(st === "failed" || st === "cancelled");
+    ui.chunks.hidden = !(st === "completed" && d && d.status === "completed");
+    if (st !== "completed") { e.chunksLoaded = false; ui.chunks.open = false; }
     renderResults(ui.results, resultRows(e.early, d && d.status === "completed" ? d.fields : null, d ? d.warnings : []));
     this.timing(e, Date.now());
   }
@@ -239,11 +254,13 @@ function card(id) {
   ui.error = el("div", { class: "doc-error", hidden: true }, ui.errorText,
     el("details", {}, el("summary", { text: "Details" }), ui.errorRaw));
   ui.results = el("dl", { class: "results" });
+  ui.chunkList = el("ol", { class: "chunklist" });
+  ui.chunks = el("details", { class: "chunks", hidden: true }, el("summary", { text: "Chunks with their pages" }), ui.chunkList);
   ui.li = el("li", { class: "doc", "data-id": id },
     el("div", { class: "doc-head" }, ui.name, ui.badge, el("span", { class: "actions" }, ui.cancel, ui.retry)),
     el("ol", { class: "stepper", "aria-label": "Stages" }, ...ui.steps),
     ui.bar,
     el("p", { class: "doc-meta" }, ui.pct, ui.ahead, ui.eta, ui.elapsed, ui.msg),
-    ui.error, ui.results);
+    ui.error, ui.results, ui.chunks);
   return ui;
 }
