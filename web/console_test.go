@@ -2,11 +2,14 @@ package web_test
 
 import (
 	"fmt"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docketq/docket/httpapi"
+	"github.com/docketq/docket/web/webtest"
 )
 
 // The operator console shows a job that runs too long among the stuck
@@ -29,6 +32,8 @@ func TestDashboard_ConsoleStuckJobRequeued(t *testing.T) {
 		tr.cells[0].textContent === "acme" && tr.cells[1].textContent === "starter" && tr.cells[5].textContent === "1")`, 10*time.Second)
 	p.WaitFor("one running job in queue health", `[...document.querySelectorAll("#states tr")].some((tr) =>
 		tr.cells[0].textContent === "running" && tr.cells[1].textContent === "1")`, 10*time.Second)
+
+	consoleKeys(t, e, p)
 
 	row := func(table string) string { return fmt.Sprintf(`#%s tr[data-job=%q]`, table, job.ID) }
 	p.Type("#olderthan", "1")
@@ -61,5 +66,39 @@ func TestDashboard_ConsoleStuckJobRequeued(t *testing.T) {
 	}
 	if ex := p.Exceptions(); len(ex) > 0 {
 		t.Errorf("the console threw: %q", ex)
+	}
+}
+
+// consoleKeys makes a new key for the tenant from the console, sees it
+// work, revokes it there and sees it refused.
+func consoleKeys(t *testing.T, e *env, p *webtest.Page) {
+	t.Helper()
+	keyIDs := func() []string {
+		var ids []string
+		p.Eval(`[...document.querySelectorAll("#tenants tr.keysrow tbody tr")].map((tr) => tr.dataset.key)`, &ids)
+		return ids
+	}
+	p.Click(`#tenants tr[data-tenant] button`)
+	p.WaitFor("the tenant's one key", `document.querySelectorAll("#tenants tr.keysrow tbody tr").length === 1`, 10*time.Second)
+	before := keyIDs()
+	p.Click(`#tenants tr.keysrow p button`)
+	p.WaitFor("the new key shown", `document.querySelector("#newkey").textContent.includes("shown this once: ")`, 10*time.Second)
+	_, plain, _ := strings.Cut(p.Text("#newkey"), "shown this once: ")
+	p.WaitFor("two keys", `document.querySelectorAll("#tenants tr.keysrow tbody tr").length === 2`, 10*time.Second)
+	var fresh string
+	for _, id := range keyIDs() {
+		if !slices.Contains(before, id) {
+			fresh = id
+		}
+	}
+	if status := e.status("/v1/rate-limit", plain); status != http.StatusOK {
+		t.Fatalf("the new key: %d, want 200", status)
+	}
+	keyRow := fmt.Sprintf(`#tenants tr.keysrow tr[data-key=%q]`, fresh)
+	p.Click(keyRow + " button")
+	p.Click(keyRow + " button.danger")
+	p.WaitFor("the key revoked", `document.querySelector(`+jsQuote(keyRow)+`)?.cells[3].textContent !== "–"`, 10*time.Second)
+	if status := e.status("/v1/rate-limit", plain); status != http.StatusUnauthorized {
+		t.Errorf("the revoked key: %d, want 401", status)
 	}
 }

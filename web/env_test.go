@@ -193,6 +193,19 @@ func (e *env) upload(name string, data []byte) (doc httpapi.DocumentView, job ht
 	return out.Document, out.Job
 }
 
+// status returns the status of GET path with key.
+func (e *env) status(path, key string) int {
+	e.t.Helper()
+	req, _ := http.NewRequestWithContext(e.t.Context(), http.MethodGet, e.url+path, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
 // get decodes the 200 answer to GET path into v.
 func (e *env) get(path string, v any) {
 	e.t.Helper()

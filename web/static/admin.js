@@ -10,6 +10,9 @@ const EVERY = 3000;
 let key = sessionStorage.getItem(KEY) || "";
 let timer = null;
 let confirming = false; // no refresh while an action waits for its confirmation
+let openKeys = ""; // the tenant whose keys are shown
+let shown = ""; // what the tenants table shows, to redraw it only when it changes
+let keyChanges = 0; // key actions so far: the keys shown are read again after each
 
 async function admin(path, opts = {}) {
   opts.headers = Object.assign({ Authorization: "Bearer " + key }, opts.headers || {});
@@ -77,15 +80,51 @@ function renderCharts(rows) {
 }
 
 function renderTenants(tenants, depth) {
+  const sig = JSON.stringify([tenants, depth, openKeys, keyChanges]);
+  if (sig === shown) return;
+  shown = sig;
   const byID = new Map(depth.map((d) => [d.tenant_id, d]));
-  $("tenants").replaceChildren(...tenants.map((t) => {
+  const rows = [];
+  for (const t of tenants) {
     const d = byID.get(t.id) || { pending: 0, running: 0, oldest_pending_age_seconds: 0 };
-    return el("tr", {}, ...cells(t.name, t.plan, t.concurrency, t.uploads_per_hour, d.pending, d.running, secs(d.oldest_pending_age_seconds)));
-  }));
+    const toggle = el("button", { type: "button", text: openKeys === t.id ? "Hide keys" : "Keys", "aria-expanded": String(openKeys === t.id) });
+    toggle.addEventListener("click", () => { openKeys = openKeys === t.id ? "" : t.id; refresh(); });
+    rows.push(el("tr", { "data-tenant": t.id }, ...cells(t.name, t.plan, t.concurrency, t.uploads_per_hour, d.pending, d.running,
+      secs(d.oldest_pending_age_seconds), toggle)));
+    if (openKeys === t.id) {
+      const td = el("td", { colSpan: 8, class: "keys" });
+      rows.push(el("tr", { class: "keysrow" }, td));
+      loadKeys(t, td);
+    }
+  }
+  $("tenants").replaceChildren(...rows);
+}
+
+// loadKeys lists a tenant's keys (ids and dates, never the keys) with
+// Revoke, and a button that makes a new key.
+async function loadKeys(t, td) {
+  const base = `/v1/admin/tenants/${encodeURIComponent(t.id)}`;
+  const { keys } = await admin(base);
+  const make = el("button", { type: "button", text: "New key" });
+  make.addEventListener("click", async () => {
+    try {
+      const res = await admin(base + "/keys", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "console" }) });
+      setText($("newkey"), `New API key for ${t.name}, shown this once: ${res.api_key}`);
+      keyChanges++;
+    } catch (e) {
+      setText($("newkey"), e.message);
+    }
+    refresh();
+  });
+  const table = el("table", { class: "grid" }, el("thead", {}, el("tr", {}, ...["Key id", "Name", "Created", "Revoked", "Action"].map((h) => el("th", { scope: "col", text: h })))),
+    el("tbody", {}, ...keys.map((k) => el("tr", { "data-key": k.id }, ...cells(k.id, k.name, new Date(k.created_at).toLocaleString(),
+      k.revoked_at ? new Date(k.revoked_at).toLocaleString() : "–"),
+    k.revoked_at ? el("td") : action("Revoke", "key " + k.id, `${base}/keys/${encodeURIComponent(k.id)}`, "DELETE")))));
+  td.replaceChildren(el("p", { class: "inline" }, el("strong", { text: `Keys of ${t.name}` }), make), table);
 }
 
 // action is a button that asks for confirmation in place before it posts.
-function action(label, what, path) {
+function action(label, what, path, method = "POST") {
   const td = el("td");
   const start = el("button", { type: "button", text: label });
   start.addEventListener("click", () => {
@@ -95,12 +134,13 @@ function action(label, what, path) {
     no.addEventListener("click", () => { confirming = false; td.replaceChildren(start); start.focus(); });
     yes.addEventListener("click", async () => {
       try {
-        const res = await admin(path, { method: "POST" });
-        setText($("actionmsg"), res.job ? `${what}: done (job ${res.job.id}, ${res.job.status})` : `${what}: done`);
+        const res = await admin(path, { method });
+        setText($("actionmsg"), res && res.job ? `${what}: done (job ${res.job.id}, ${res.job.status})` : `${what}: done`);
       } catch (e) {
         setText($("actionmsg"), `${what}: ${e.message}`);
       }
       confirming = false;
+      keyChanges++;
       refresh();
     });
     td.replaceChildren(el("span", { text: label + " " + what + "? " }), yes, no);
