@@ -23,6 +23,7 @@ type opsFlags struct {
 	listen     string
 	topTenants int
 	interval   time.Duration
+	otlp       string
 	env        envFlags
 }
 
@@ -35,6 +36,8 @@ func (f *opsFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 		"tenants with the deepest backlogs that get a metrics series of their own")
 	e.durationVar(&f.interval, "metrics-interval", "DOCKET_METRICS_INTERVAL", ops.DefaultPollInterval,
 		"how often the store's gauges (backlog, stuck and failed jobs, vacuum, pools) are read")
+	e.stringVar(&f.otlp, "otlp-endpoint", "DOCKET_OTLP_ENDPOINT", "",
+		"OpenTelemetry collector (OTLP/HTTP, e.g. http://127.0.0.1:4318) that job spans are sent to; empty: none")
 }
 
 func (f *opsFlags) check() error {
@@ -47,7 +50,7 @@ func (f *opsFlags) check() error {
 	case f.interval < time.Second:
 		return fmt.Errorf("--metrics-interval %s: want at least 1s", f.interval)
 	}
-	return nil
+	return checkOTLPEndpoint(f.otlp)
 }
 
 // opsRunner listens on --ops-listen, when set, and returns the function

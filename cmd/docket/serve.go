@@ -143,6 +143,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer svc.Close()
+	tp, stopTracing, err := tracerProvider(ctx, of.otlp)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	svc.tracer = tp
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", hf.listen)
 	if err != nil {
@@ -303,6 +309,12 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	defer svc.Close()
 	warnLocalBlobs(logger, &sf, svc.blobs)
+	tp, stopTracing, err := tracerProvider(ctx, of.otlp)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	svc.tracer = tp
 	w, err := svc.worker(&vf)
 	if err != nil {
 		return err

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/embedding"
@@ -75,6 +77,7 @@ type service struct {
 	embedder  embedding.Embedder
 	processor *pipeline.Processor
 	metrics   *ops.Metrics
+	tracer    trace.TracerProvider // of job spans; nil: otel's global one
 	logger    *slog.Logger
 }
 
@@ -119,11 +122,11 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 }
 
 // worker returns the job runtime for document jobs: each attempt traced
-// (a span per attempt, otel's global provider), logged (one line) and
-// counted in the metrics.
+// (a span per attempt, to s.tracer), logged (one line) and counted in the
+// metrics.
 func (s *service) worker(vf *serviceFlags) (*queue.Worker, error) {
 	hc := s.processor.HandlerConfig()
-	hc.Handler = ops.Traced(nil, hc.Handler)
+	hc.Handler = ops.Traced(s.tracer, hc.Handler)
 	hooks := queue.Hooks{Finished: s.processor.Finished} // logs failed documents
 	return queue.NewWorker(s.client, queue.WorkerConfig{
 		Queues:        map[string]queue.QueueConfig{pipeline.Queue: {MaxWorkers: vf.concurrency}},
