@@ -326,7 +326,9 @@ tools_versitygw() {
 
 go_vet() { go mod tidy -diff && go vet "${PKGS[@]}"; }
 
-golangci_lint_run() { "$GOLANGCI_LINT" run --config "$ROOT/.golangci.yml" "$@"; }
+# --allow-serial-runners: another golangci-lint on this machine (an editor, a second checkout)
+# makes this one wait for it instead of failing with "parallel golangci-lint is running".
+golangci_lint_run() { "$GOLANGCI_LINT" run --allow-serial-runners --config "$ROOT/.golangci.yml" "$@"; }
 
 go_test() {
 	# The browser test fails rather than skips when Chromium is missing (setup installs it).
