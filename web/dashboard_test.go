@@ -112,7 +112,9 @@ func TestDashboard_UploadPDF(t *testing.T) {
 	e.page.Eval(`window.seen["survey.pdf"]`, &seen)
 	t.Logf("survey.pdf went through %q", seen)
 	checkStages(t, seen)
-	e.page.WaitFor("notes.md completed", card("notes.md")+`?.dataset.status === "completed"`, wait)
+	// notes.md's fields too, so that the cards stand still for the clicks below.
+	e.page.WaitFor("notes.md completed with its title", card("notes.md")+`?.dataset.status === "completed" && `+
+		card("notes.md")+`.querySelector(".results").textContent.includes("Title")`, wait)
 
 	// The card lists the document's chunks with their pages.
 	e.page.Click(fmt.Sprintf(`#doclist li.doc[data-id=%q] .chunks summary`, surveyID(e)))

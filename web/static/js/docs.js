@@ -71,6 +71,13 @@ export class DocList {
     if (this.fetching.has(id)) return;
     this.fetching.add(id);
     try {
+      // A document this page uploads is told by the upload's answer, which
+      // can come just after the first event of its job: wait for it first.
+      const e0 = this.entries.get(id);
+      if (e0 && !e0.doc) {
+        await new Promise((r) => setTimeout(r, 300));
+        if (e0.doc && settled(e0, e0.doc)) return;
+      }
       for (let delay = 200; ; delay *= 2) {
         const doc = await getJSON("/v1/documents/" + encodeURIComponent(id));
         const e = this.entries.get(id);
