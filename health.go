@@ -39,6 +39,10 @@ type HealthParams struct {
 	// Limit bounds the rows of Stuck, Failed and Depth (their totals are
 	// counted in full). 0: DefaultHealthLimit; at most MaxHealthLimit.
 	Limit int
+	// SkipPerformance leaves Performance empty: it reads every job
+	// finished in the last 24 hours, the dearest of the views, which the
+	// metrics poller does not need.
+	SkipPerformance bool
 }
 
 // Health is the content of the monitoring views.

@@ -133,7 +133,7 @@ func (p *Poller) Poll(ctx context.Context) {
 }
 
 func (p *Poller) read(ctx context.Context) error {
-	h, err := p.cfg.Monitor.HealthGet(ctx, &docket.HealthParams{Limit: p.cfg.TopTenants})
+	h, err := p.cfg.Monitor.HealthGet(ctx, &docket.HealthParams{Limit: p.cfg.TopTenants, SkipPerformance: true})
 	if err != nil {
 		return err
 	}

@@ -48,8 +48,10 @@ func (d *Driver) HealthGet(ctx context.Context, params *docket.HealthParams) (*d
 		if h.Queues, err = collect(ctx, tx, scanQueueHealth, healthQueuesSQL, q); err != nil {
 			return fmt.Errorf("docket_queue_health: %w", err)
 		}
-		if h.Performance, err = collect(ctx, tx, scanHourPerformance, healthPerformanceSQL, q); err != nil {
-			return fmt.Errorf("docket_processing_performance: %w", err)
+		if params == nil || !params.SkipPerformance {
+			if h.Performance, err = collect(ctx, tx, scanHourPerformance, healthPerformanceSQL, q); err != nil {
+				return fmt.Errorf("docket_processing_performance: %w", err)
+			}
 		}
 		if h.Stuck, h.StuckTotal, err = collectCounted(ctx, tx, scanStuckJob, healthStuckSQL, q, limit); err != nil {
 			return fmt.Errorf("docket_stuck_jobs: %w", err)

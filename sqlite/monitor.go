@@ -83,8 +83,10 @@ func (d *Driver) HealthGet(ctx context.Context, params *docket.HealthParams) (*d
 	if h.Queues, _, err = query(ctx, tx, scanQueueHealth, sqlHealthQueues, args); err != nil {
 		return nil, wrap("docket_queue_health", err)
 	}
-	if h.Performance, _, err = query(ctx, tx, scanHourPerformance, sqlHealthPerformance, args); err != nil {
-		return nil, wrap("docket_processing_performance", err)
+	if params == nil || !params.SkipPerformance {
+		if h.Performance, _, err = query(ctx, tx, scanHourPerformance, sqlHealthPerformance, args); err != nil {
+			return nil, wrap("docket_processing_performance", err)
+		}
 	}
 	if h.Stuck, h.StuckTotal, err = query(ctx, tx, scanStuckJob, sqlHealthStuck, args); err != nil {
 		return nil, wrap("docket_stuck_jobs", err)

@@ -118,6 +118,9 @@ func checkPerformance(m *monitorFixture) {
 	if all := m.health(nil); len(all.Performance) != 3 {
 		m.t.Errorf("performance of every queue: %d rows, want 3", len(all.Performance))
 	}
+	if skipped := m.health(&docket.HealthParams{SkipPerformance: true}); len(skipped.Performance) != 0 || len(skipped.Queues) == 0 {
+		m.t.Errorf("SkipPerformance: %d performance rows, %d queue rows; want none and some", len(skipped.Performance), len(skipped.Queues))
+	}
 }
 
 type hourWant struct {

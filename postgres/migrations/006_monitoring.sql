@@ -65,15 +65,16 @@ WHERE f.state = 'failed'
   AND NOT EXISTS (SELECT 1 FROM docket_jobs r WHERE r.retry_of = f.id);
 
 -- Per queue and tenant with work: pending and running jobs, and the wait
--- of the oldest pending one.
+-- of the oldest pending one. One branch per state, so that each reads its
+-- state's partial index (docket_jobs_fetch, docket_jobs_lease), not the
+-- finished jobs.
 CREATE VIEW docket_queue_depth WITH (security_invoker = true) AS
-SELECT queue, tenant_id,
-       count(*) FILTER (WHERE state = 'pending')::bigint AS pending,
-       count(*) FILTER (WHERE state = 'running')::bigint AS running,
-       coalesce(extract(epoch FROM greatest(now() - min(run_at) FILTER (WHERE state = 'pending'),
-                                            interval '0')), 0)::float8 AS oldest_pending_age_seconds
-FROM docket_jobs
-WHERE state IN ('pending', 'running')
+SELECT queue, tenant_id, sum(pending)::bigint AS pending, sum(running)::bigint AS running,
+       coalesce(extract(epoch FROM greatest(now() - min(run_at), interval '0')), 0)::float8
+           AS oldest_pending_age_seconds
+FROM (SELECT queue, tenant_id, 1 AS pending, 0 AS running, run_at FROM docket_jobs WHERE state = 'pending'
+      UNION ALL
+      SELECT queue, tenant_id, 0, 1, NULL FROM docket_jobs WHERE state = 'running') j
 GROUP BY queue, tenant_id;
 
 -- The names of the original specification.
