@@ -88,6 +88,11 @@ func (h *handlers) complete(ctx context.Context, t *queue.Task) error {
 	if err := t.CompleteTx(ctx, tx); err != nil {
 		return err
 	}
+	if h.cfg.completeHold > 0 { // the job's row stays locked meanwhile
+		if err := sleep(ctx, h.cfg.completeHold); err != nil {
+			return err
+		}
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}

@@ -77,6 +77,7 @@ type config struct {
 	ledgerMax      time.Duration
 	sleep          time.Duration
 	sinkURL        string
+	completeHold   time.Duration
 	noMaintenance  bool
 	audit          bool
 	exitOnStdinEOF bool
@@ -106,6 +107,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.ledgerMin, "ledger-min", time.Millisecond, "least sleep of a ledger job")
 	fs.DurationVar(&c.ledgerMax, "ledger-max", 20*time.Millisecond, "most sleep of a ledger job")
 	fs.DurationVar(&c.sleep, "sleep", 100*time.Millisecond, "sleep of a sleep job without args.sleep_ms")
+	fs.DurationVar(&c.completeHold, "complete-hold", 0, "how long a ledger job holds its completing transaction open after Task.CompleteTx, before the commit")
 	fs.StringVar(&c.sinkURL, "sink-url", "", "the fenced external sink of sink jobs")
 	fs.BoolVar(&c.audit, "audit-maintenance", false, "record every maintenance sweep in maintenance_runs")
 	fs.BoolVar(&c.noMaintenance, "no-maintenance", false, "never run the maintenance sweeps")
