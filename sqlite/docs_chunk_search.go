@@ -12,14 +12,15 @@ import (
 // sqlChunkSearch ranks the FTS5 matches of the tenant's chunks by BM25
 // (FTS5's rank: lower is better). The index matches across tenants; the
 // join keeps the tenant's own, at most ?7 of them (-1: all), newest
-// (highest rowid) first. Only the best ?6 are read whole (text, vector,
+// (highest rowid) first, looked up in the covering index
+// docket_chunks_match rather than in the table. Only the best ?6 are read whole (text, vector,
 // filename): the sort holds a match's id and rank, not its row.
 const sqlChunkSearch = `SELECT c.document_id, c.idx, c.text, c.page_start, c.page_end, c.model, c.dimensions,
 	CASE WHEN c.model = ?1 AND c.dimensions = ?2 THEN c.vector END, d.filename, top.rank
 FROM (
 	SELECT id, rank, document_id, idx FROM (
 		SELECT f.rowid AS id, f.rank AS rank, m.document_id AS document_id, m.idx AS idx
-		FROM docket_chunks_fts f JOIN docket_chunks m ON m.id = f.rowid
+		FROM docket_chunks_fts f JOIN docket_chunks m INDEXED BY docket_chunks_match ON m.id = f.rowid
 		WHERE docket_chunks_fts MATCH ?3 AND m.tenant_id = ?4 AND (?5 = '' OR m.document_id = ?5)
 		ORDER BY f.rowid DESC
 		LIMIT ?7

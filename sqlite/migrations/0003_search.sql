@@ -31,6 +31,11 @@ ALTER TABLE docket_chunks_v2 RENAME TO docket_chunks;
 -- A document's chunks in order: ChunkReplace's DELETE, ChunkList, the
 -- cascade from docket_documents. Document ids are unique across tenants.
 CREATE UNIQUE INDEX docket_chunks_document ON docket_chunks (document_id, idx);
+-- A search's matches by id, with what it filters and sorts them by: a
+-- match is checked against the tenant in this small index, not by reading
+-- its row (a random page of a table of texts and vectors each: 0.7 s at
+-- the 99th percentile with 10^6 chunks).
+CREATE UNIQUE INDEX docket_chunks_match ON docket_chunks (id, tenant_id, document_id, idx);
 
 -- The words of each chunk (external content: the text stays in
 -- docket_chunks). Porter stemming over Unicode words without diacritics:
