@@ -79,7 +79,7 @@ func NewPoller(m *Metrics, cfg PollerConfig) *Poller {
 	p := &Poller{cfg: cfg}
 	p.up = one("docket_store_up", "Whether the last read of the store's gauges succeeded.")
 	p.lastSuccess = one("docket_store_last_read_timestamp_seconds", "When the store's gauges were last read successfully (unix time).")
-	p.jobs = f.gauge("docket_queue_jobs", "Jobs by queue and state (docket_queue_health).", []string{"queue", "state"})
+	p.jobs = f.gauge("docket_queue_jobs", "Scheduled, pending and running jobs by queue and state (docket_queue_health; finished states are counters: docket_jobs_finished_total).", []string{"queue", "state"})
 	p.oldestPending = f.gauge("docket_queue_oldest_pending_age_seconds", "How long the oldest pending job of a queue has waited.", []string{"queue"})
 	p.tenantBacklog = f.gauge("docket_tenant_backlog_jobs",
 		"Pending jobs of the tenants with the deepest backlogs (top N only; docket_queue_depth).", []string{"queue", "tenant"})
@@ -133,7 +133,7 @@ func (p *Poller) Poll(ctx context.Context) {
 }
 
 func (p *Poller) read(ctx context.Context) error {
-	h, err := p.cfg.Monitor.HealthGet(ctx, &docket.HealthParams{Limit: p.cfg.TopTenants, SkipPerformance: true})
+	h, err := p.cfg.Monitor.HealthGet(ctx, &docket.HealthParams{Limit: p.cfg.TopTenants, SkipPerformance: true, SkipFinished: true})
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,13 @@ import (
 // limit of a list; count(*) OVER () is the list's total before the limit.
 
 const healthQueuesSQL = `SELECT queue, state, jobs, avg_age_seconds, max_age_seconds
-FROM docket_queue_health WHERE $1 = '' OR queue = $1 ORDER BY queue, state`
+FROM docket_queue_health WHERE ($1 = '' OR queue = $1) ORDER BY queue, state`
+
+// healthActiveQueuesSQL is healthQueuesSQL without the finished states: the
+// view's branches for them are planned away.
+const healthActiveQueuesSQL = `SELECT queue, state, jobs, avg_age_seconds, max_age_seconds
+FROM docket_queue_health WHERE ($1 = '' OR queue = $1) AND state IN ('scheduled', 'pending', 'running')
+ORDER BY queue, state`
 
 const healthPerformanceSQL = `SELECT hour, queue, completed, failed, avg_duration_seconds, p95_duration_seconds, max_attempts
 FROM docket_processing_performance WHERE $1 = '' OR queue = $1 ORDER BY hour, queue`
@@ -45,7 +51,11 @@ func (d *Driver) HealthGet(ctx context.Context, params *docket.HealthParams) (*d
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	err := pgx.BeginTxFunc(ctx, d.pool, opts, func(tx pgx.Tx) error {
 		var err error
-		if h.Queues, err = collect(ctx, tx, scanQueueHealth, healthQueuesSQL, q); err != nil {
+		queuesSQL := healthQueuesSQL
+		if params != nil && params.SkipFinished {
+			queuesSQL = healthActiveQueuesSQL
+		}
+		if h.Queues, err = collect(ctx, tx, scanQueueHealth, queuesSQL, q); err != nil {
 			return fmt.Errorf("docket_queue_health: %w", err)
 		}
 		if params == nil || !params.SkipPerformance {

@@ -12,8 +12,9 @@ import (
 // The monitoring views of PostgreSQL (postgres/migrations/006_monitoring.sql)
 // as queries: the same columns and definitions, from the store's clock
 // instead of now(). ?1 is now in unix microseconds, ?2 the queue ('' for
-// all), ?3 the row limit of a list; count(*) OVER () is the list's total
-// before the limit. Times are microseconds.
+// all), ?3 the row limit of a list, ?4 docket.StuckAfter, ?5 whether to
+// leave the finished states out of queue health; count(*) OVER () is the
+// list's total before the limit. Times are microseconds.
 
 const sqlHealthQueues = `SELECT queue, state, count(*), avg(age), max(age)
 FROM (SELECT queue, state, max(?1 - coalesce(CASE state
@@ -21,7 +22,8 @@ FROM (SELECT queue, state, max(?1 - coalesce(CASE state
              WHEN 'pending' THEN run_at
              WHEN 'running' THEN started_at
              ELSE completed_at END, ?1), 0) AS age
-      FROM docket_jobs WHERE ?2 = '' OR queue = ?2)
+      FROM docket_jobs WHERE (?2 = '' OR queue = ?2)
+        AND (?5 = 0 OR state IN ('scheduled', 'pending', 'running')))
 GROUP BY queue, state ORDER BY queue, state`
 
 // sqlHealthPerformance ranks the completed jobs' durations per hour and
@@ -75,7 +77,7 @@ func (d *Driver) HealthGet(ctx context.Context, params *docket.HealthParams) (*d
 		return nil, fmt.Errorf("read health: %w", docsErr(err))
 	}
 	defer func() { _ = tx.Rollback() }()
-	args := []any{d.clock(), q, limit, docket.StuckAfter.Microseconds()}
+	args := []any{d.clock(), q, limit, docket.StuckAfter.Microseconds(), params != nil && params.SkipFinished}
 	h := &docket.Health{}
 	wrap := func(view string, err error) error {
 		return fmt.Errorf("read health: %s: %w", view, docsErr(err))

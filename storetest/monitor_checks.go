@@ -63,6 +63,15 @@ func checkQueueHealth(m *monitorFixture) {
 		m.wantAge(got.Queue+"/"+got.State+" average age", got.AvgAge, w.avg)
 		m.wantAge(got.Queue+"/"+got.State+" max age", got.MaxAge, w.max)
 	}
+	active := m.health(&docket.HealthParams{SkipFinished: true})
+	if len(active.Queues) != 4 {
+		m.t.Errorf("queue health with SkipFinished: %+v, want the 4 scheduled, pending and running rows", active.Queues)
+	}
+	for _, r := range active.Queues {
+		if r.State != "scheduled" && r.State != "pending" && r.State != "running" {
+			m.t.Errorf("queue health with SkipFinished has a %s row", r.State)
+		}
+	}
 	only := m.health(&docket.HealthParams{Queue: otherQueue})
 	if len(only.Queues) != 1 || only.Queues[0].Queue != otherQueue {
 		m.t.Errorf("queue health of %q: %+v, want its one row", otherQueue, only.Queues)

@@ -121,13 +121,13 @@ func TestServe_OpsListener(t *testing.T) {
 	var fams map[string]*dto.MetricFamily
 	for {
 		fams = scrapeOps(t, base)
-		if total(fams, "docket_jobs_finished_total", completed) == 1 &&
-			total(fams, "docket_queue_jobs", map[string]string{"queue": "documents", "state": "completed"}) == 1 {
+		if total(fams, "docket_jobs_finished_total", completed) == 1 && total(fams, "docket_store_up", nil) == 1 &&
+			total(fams, "docket_db_pool_connections", map[string]string{"state": "max"}) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("metrics never showed the completed job: finished %v, queue gauge %v",
-				total(fams, "docket_jobs_finished_total", completed), total(fams, "docket_queue_jobs", map[string]string{"state": "completed"}))
+			t.Fatalf("metrics never showed the completed job and a read of the store: finished %v, store up %v",
+				total(fams, "docket_jobs_finished_total", completed), total(fams, "docket_store_up", nil))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
