@@ -28,6 +28,9 @@ type partitionConfig struct {
 	// otherwise the fault waits for a moment when it holds none.
 	midTx bool
 	hold  time.Duration
+	// params are extra keyword=value settings of the victim's
+	// connections (runtime parameters sent at connect).
+	params string
 }
 
 // TestPartition_Smoke is test 17: one worker of three reaches PostgreSQL
@@ -75,7 +78,7 @@ func runPartition(t *testing.T, c partitionConfig) {
 	t.Cleanup(func() { _ = proxy.Close() })
 	host, port, _ := net.SplitHostPort(proxy.Addr())
 	proxied := fmt.Sprintf("host=%s port=%s user=postgres dbname=%s sslmode=disable connect_timeout=2 application_name=%s",
-		host, port, databaseName(t, e.connString), victimApp)
+		host, port, databaseName(t, e.connString), victimApp) + " " + c.params
 
 	rescue := 250 * time.Millisecond
 	common := []string{"-concurrency", strconv.Itoa(c.slots), "-lease", c.lease.String(),
