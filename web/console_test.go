@@ -69,8 +69,8 @@ func TestDashboard_ConsoleStuckJobRequeued(t *testing.T) {
 	}
 }
 
-// consoleKeys makes a new key for the tenant from the console, sees it
-// work, revokes it there and sees it refused.
+// consoleKeys raises the tenant's limit from the console, makes it a new
+// key, sees the key work, revokes it there and sees it refused.
 func consoleKeys(t *testing.T, e *env, p *webtest.Page) {
 	t.Helper()
 	keyIDs := func() []string {
@@ -80,6 +80,13 @@ func consoleKeys(t *testing.T, e *env, p *webtest.Page) {
 	}
 	p.Click(`#tenants tr[data-tenant] button`)
 	p.WaitFor("the tenant's one key", `document.querySelectorAll("#tenants tr.keysrow tbody tr").length === 1`, 10*time.Second)
+
+	// Two documents at once from now on.
+	p.Type(`#tenants form.settings input[type=number]`, "2")
+	p.Click(`#tenants form.settings button[type=submit]`)
+	p.WaitFor("the new limit", `document.querySelector("#actionmsg").textContent === "acme: starter plan, 2 at once, 50 uploads per hour" &&
+		document.querySelector("#tenants tr[data-tenant]").cells[2].textContent === "2"`, 10*time.Second)
+
 	before := keyIDs()
 	p.Click(`#tenants tr.keysrow p button`)
 	p.WaitFor("the new key shown", `document.querySelector("#newkey").textContent.includes("shown this once: ")`, 10*time.Second)

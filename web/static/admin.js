@@ -81,13 +81,14 @@ function renderCharts(rows) {
 
 function renderTenants(tenants, depth) {
   const sig = JSON.stringify([tenants, depth, openKeys, keyChanges]);
-  if (sig === shown) return;
+  const typing = $("tenants").contains(document.activeElement) && document.activeElement.tagName !== "BUTTON";
+  if (sig === shown || typing) return;
   shown = sig;
   const byID = new Map(depth.map((d) => [d.tenant_id, d]));
   const rows = [];
   for (const t of tenants) {
     const d = byID.get(t.id) || { pending: 0, running: 0, oldest_pending_age_seconds: 0 };
-    const toggle = el("button", { type: "button", text: openKeys === t.id ? "Hide keys" : "Keys", "aria-expanded": String(openKeys === t.id) });
+    const toggle = el("button", { type: "button", text: openKeys === t.id ? "Close" : "Manage", "aria-expanded": String(openKeys === t.id) });
     toggle.addEventListener("click", () => { openKeys = openKeys === t.id ? "" : t.id; refresh(); });
     rows.push(el("tr", { "data-tenant": t.id }, ...cells(t.name, t.plan, t.concurrency, t.uploads_per_hour, d.pending, d.running,
       secs(d.oldest_pending_age_seconds), toggle)));
@@ -120,7 +121,36 @@ async function loadKeys(t, td) {
     el("tbody", {}, ...keys.map((k) => el("tr", { "data-key": k.id }, ...cells(k.id, k.name, new Date(k.created_at).toLocaleString(),
       k.revoked_at ? new Date(k.revoked_at).toLocaleString() : "–"),
     k.revoked_at ? el("td") : action("Revoke", "key " + k.id, `${base}/keys/${encodeURIComponent(k.id)}`, "DELETE")))));
-  td.replaceChildren(el("p", { class: "inline" }, el("strong", { text: `Keys of ${t.name}` }), make), table);
+  td.replaceChildren(settings(t, base), el("p", { class: "inline" }, el("strong", { text: `Keys of ${t.name}` }), make), table);
+}
+
+// settings is a form that changes a tenant's plan, how many of its
+// documents run at once and its uploads per hour (0: the plan's).
+function settings(t, base) {
+  const id = (n) => `t-${t.id}-${n}`;
+  const plan = el("select", { id: id("plan") }, ...["free", "starter", "pro", "enterprise"].map((p) => el("option", { text: p, selected: p === t.plan })));
+  const conc = el("input", { id: id("conc"), type: "number", min: 1, max: 1000, value: t.concurrency });
+  const rate = el("input", { id: id("rate"), type: "number", min: 0, value: t.rate_limit });
+  const form = el("form", { class: "inline settings" },
+    el("label", { for: id("plan"), text: "Plan" }), plan,
+    el("label", { for: id("conc"), text: "Documents at once" }), conc,
+    el("label", { for: id("rate"), text: "Uploads per hour (0: the plan's)" }), rate,
+    el("button", { type: "submit", text: "Save" }));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    try {
+      const body = JSON.stringify({ plan: plan.value, concurrency: Number(conc.value), rate_limit: Number(rate.value) });
+      const res = await admin(base, { method: "PATCH", headers: { "Content-Type": "application/json" }, body });
+      const u = res.tenant || res;
+      setText($("actionmsg"), `${t.name}: ${u.plan} plan, ${u.concurrency} at once, ${u.uploads_per_hour} uploads per hour`);
+    } catch (e) {
+      setText($("actionmsg"), `${t.name}: ${e.message}`);
+    }
+    document.activeElement.blur();
+    keyChanges++;
+    refresh();
+  });
+  return form;
 }
 
 // action is a button that asks for confirmation in place before it posts.
