@@ -137,8 +137,8 @@ func openErr(err error) (bool, error) {
 func (j *pdfJob) meta(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT) {
 	if j.skipTitle {
 		j.doc.Warnings = append(j.doc.Warnings, fmt.Sprintf("title not read: a string over %d bytes", MaxPDFStringBytes))
-	} else if t, err := inst.FPDF_GetMetaText(&requests.FPDF_GetMetaText{Document: doc, Tag: "Title"}); err == nil {
-		j.doc.Title = capTitle(t.Value)
+	} else if t, err := readTitle(inst, doc); err == nil {
+		j.doc.Title = t
 	}
 	if s, err := inst.FPDF_GetSecurityHandlerRevision(&requests.FPDF_GetSecurityHandlerRevision{Document: doc}); err == nil && s.SecurityHandlerRevision >= 0 {
 		j.doc.Warnings = append(j.doc.Warnings, "encrypted with an empty user password")

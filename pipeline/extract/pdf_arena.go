@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"reflect"
 
 	"github.com/tetratelabs/wazero/api"
@@ -62,16 +63,18 @@ func moveMemory(mod api.Module) (a *arena) {
 }
 
 // copyTouched copies src to dst, which is zeroed, page by page, skipping pages of src that are
-// all zero: those of dst stay untouched and cost no memory.
+// all zero: those of dst stay untouched and cost no memory. It is not instrumented by the race
+// detector (a 17 MiB instance memory took half a second per document under -race); src belongs
+// to a module that is not running.
+//
+//go:norace
 func copyTouched(dst, src []byte) {
-	const page = 4096
-	for off := 0; off < len(src); off += page {
-		p := src[off:min(off+page, len(src))]
-		for _, b := range p {
-			if b != 0 {
-				copy(dst[off:], p)
-				break
-			}
+	for off := 0; off < len(src); off += len(zeroPage) {
+		p := src[off:min(off+len(zeroPage), len(src))]
+		if !bytes.Equal(p, zeroPage[:len(p)]) {
+			copy(dst[off:], p)
 		}
 	}
 }
+
+var zeroPage = make([]byte, 4096)

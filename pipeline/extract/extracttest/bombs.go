@@ -108,7 +108,11 @@ func XRefIndexBombPDF() []byte {
 }
 
 // LongTitlePDF returns a one-page PDF whose /Title is a literal string of n bytes.
-func LongTitlePDF(n int) []byte {
+func LongTitlePDF(n int) []byte { return LongInfoPDF("Title", n) }
+
+// LongInfoPDF returns a one-page PDF whose document information entry key is a literal string
+// of n bytes.
+func LongInfoPDF(key string, n int) []byte {
 	w := &pdfWriter{}
 	w.buf.WriteString("%PDF-1.7\n")
 	w.object("<< /Type /Catalog /Pages 2 0 R >>")
@@ -116,7 +120,7 @@ func LongTitlePDF(n int) []byte {
 	w.object("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>")
 	w.stream("", []byte("BT /F1 12 Tf 72 720 Td (A long title) Tj ET"))
 	w.object("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-	w.object("<< /Title (" + strings.Repeat("T", n) + ") >>")
+	w.object("<< /" + key + " (" + strings.Repeat("T", n) + ") >>")
 	w.finish("/Size 7 /Root 1 0 R /Info 6 0 R")
 	return w.buf.Bytes()
 }
