@@ -99,14 +99,24 @@ type TenantDepthView struct {
 
 // adminHealth serves the monitoring views: ?queue= (default every queue),
 // ?limit= (rows of each list, 1-docket.MaxHealthLimit, default
-// docket.DefaultHealthLimit).
+// docket.DefaultHealthLimit), ?performance=false and ?finished=false to
+// leave out the two parts that read every finished job kept (for a page
+// that polls).
 func (s *Server) adminHealth(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	limit, err := adminInt(q.Get("limit"), "limit", docket.DefaultHealthLimit, 1, docket.MaxHealthLimit)
 	if err != nil {
 		return err
 	}
-	p := &docket.HealthParams{Queue: q.Get("queue"), Limit: limit}
+	performance, err := adminBool(q.Get("performance"), "performance")
+	if err != nil {
+		return err
+	}
+	finished, err := adminBool(q.Get("finished"), "finished")
+	if err != nil {
+		return err
+	}
+	p := &docket.HealthParams{Queue: q.Get("queue"), Limit: limit, SkipPerformance: !performance, SkipFinished: !finished}
 	h, err := s.cfg.Store.HealthGet(r.Context(), p)
 	if err != nil {
 		return err
@@ -152,4 +162,16 @@ func secondsPtr(d *time.Duration) *float64 {
 	}
 	s := d.Seconds()
 	return &s
+}
+
+// adminBool parses a boolean query value; empty is true.
+func adminBool(s, name string) (bool, error) {
+	if s == "" {
+		return true, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, errorf(http.StatusBadRequest, "%s %q: want true or false", name, s)
+	}
+	return b, nil
 }

@@ -54,6 +54,12 @@ func TestAdmin_Health(t *testing.T) {
 		if h.Queue != "" || h.QueueDepth.Total != 2 || len(h.QueueDepth.Tenants) != 1 {
 			t.Errorf("?limit=1: queue %q, depth %+v; want every queue, 1 row of 2", h.Queue, h.QueueDepth)
 		}
+		e.admin("GET", "/v1/admin/health?performance=false&finished=false", nil, http.StatusOK).decode(t, &h)
+		if len(h.ProcessingPerformance) != 0 || len(h.QueueHealth) != 2 || h.FailedJobs.Total != 1 {
+			t.Errorf("?performance=false&finished=false: %d performance rows, queue health %+v, %d failed; want none, pending and running, 1",
+				len(h.ProcessingPerformance), h.QueueHealth, h.FailedJobs.Total)
+		}
+		e.admin("GET", "/v1/admin/health?finished=maybe", nil, http.StatusBadRequest)
 		e.admin("GET", "/v1/admin/health?limit=0", nil, http.StatusBadRequest)
 		if r := e.do("GET", "/v1/admin/health", a.APIKey, nil); r.status != http.StatusUnauthorized && r.status != http.StatusForbidden {
 			t.Errorf("GET /v1/admin/health with a tenant key: %d, want 401 or 403", r.status)
