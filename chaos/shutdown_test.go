@@ -61,8 +61,14 @@ func runShutdown(t *testing.T, grace time.Duration, kind string, jobMS int) *shu
 			t.Errorf("new work after SIGTERM: %s started after the signal at %s", x, r.signalAt.Format("15:04:05.000"))
 		}
 	}
-	if len(r.executed) != 8 {
-		t.Errorf("%d executions, want the 8 in flight at the signal", len(r.executed))
+	// At least the 8 the wait saw; more when jobs finished and others
+	// started between that poll and the signal (a loaded CI run took over
+	// the 500 ms of a job there once). Every one started before the
+	// signal (above) and must complete (checkInFlightFinished).
+	if len(r.executed) < 8 {
+		t.Errorf("%d executions, want at least the 8 in flight when the wait ended", len(r.executed))
+	} else if len(r.executed) > 8 {
+		t.Logf("%d executions: %d started and finished between the wait and the signal", len(r.executed), len(r.executed)-8)
 	}
 	for _, j := range byID(e.jobs()) {
 		if !j.StartedAt.IsZero() && j.StartedAt.After(r.signalAt) {
