@@ -80,6 +80,8 @@ func TestRun_BadInput(t *testing.T) {
 		{"bad log level", []string{"migrate", "--log-level", "loud"}, nil, "--log-level"},
 		{"bad flag", []string{"serve", "--no-such-flag"}, nil, "flag provided but not defined"},
 		{"bad concurrency", []string{"serve", "--concurrency", "0"}, nil, "--concurrency"},
+		{"tiny parse memory", []string{"serve", "--parse-memory-bytes", "1000"}, nil, "--parse-memory-bytes"},
+		{"bad parse memory env", []string{"serve"}, map[string]string{"DOCKET_PARSE_MEMORY_BYTES": "lots"}, "DOCKET_PARSE_MEMORY_BYTES"},
 		{"short admin key", []string{"serve", "--admin-key", "short"}, nil, "--admin-key"},
 		{"24-character admin key", []string{"serve", "--admin-key", "abcdefghijklmnopqrstuvwx"}, nil, "--admin-key"},
 		{"weak admin key", []string{"serve"}, map[string]string{"DOCKET_ADMIN_KEY": strings.Repeat("ab", 40)}, "--admin-key"},

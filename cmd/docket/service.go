@@ -16,6 +16,7 @@ import (
 	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/pipeline"
+	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/queue"
 )
 
@@ -30,6 +31,7 @@ type serviceFlags struct {
 	grace          time.Duration
 	lease          time.Duration
 	maxUploadBytes int64
+	parseMemory    int64 // --parse-memory-bytes: extract.Budget of this process
 	env            envFlags
 }
 
@@ -49,6 +51,9 @@ func (f *serviceFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	e.durationVar(&f.grace, "shutdown-grace", "DOCKET_SHUTDOWN_GRACE", 30*time.Second, "time running jobs get to finish on SIGTERM")
 	e.durationVar(&f.lease, "lease", "DOCKET_LEASE", 30*time.Second, "how long a job stays claimed without a heartbeat; a killed worker's jobs run again after it")
 	e.int64Var(&f.maxUploadBytes, "max-upload-bytes", "DOCKET_MAX_UPLOAD_BYTES", 100<<20, "largest file accepted by upload")
+	e.int64Var(&f.parseMemory, "parse-memory-bytes", "DOCKET_PARSE_MEMORY_BYTES", extract.DefaultMemoryBudget,
+		"memory the document parses of this process may hold at once, each reckoned at its worst case "+
+			"(a PDF at about 640 MiB); a parse waits for its share, and after a minute its job runs again later")
 }
 
 func (f *serviceFlags) check() error {
@@ -58,6 +63,8 @@ func (f *serviceFlags) check() error {
 	switch {
 	case f.concurrency < 1 || f.concurrency > 1000:
 		return fmt.Errorf("--concurrency %d: want 1 to 1000", f.concurrency)
+	case f.parseMemory < 1<<20:
+		return fmt.Errorf("--parse-memory-bytes %d: want at least 1 MiB", f.parseMemory)
 	case f.maxUploadBytes < 1:
 		return fmt.Errorf("--max-upload-bytes %d: want a positive size", f.maxUploadBytes)
 	case f.lease < time.Second:
@@ -110,7 +117,8 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 		_ = d.Close()
 		return nil, errors.New("the store does not keep documents")
 	}
-	proc, err := pipeline.NewProcessor(pipeline.Config{Store: store, Blobs: blobs, Embedder: emb, Logger: logger})
+	parseOpts := extract.Options{Budget: extract.NewBudget(extract.BudgetConfig{Bytes: vf.parseMemory})}
+	proc, err := pipeline.NewProcessor(pipeline.Config{Store: store, Blobs: blobs, Embedder: emb, Logger: logger, Extract: parseOpts})
 	if err != nil {
 		_ = d.Close()
 		return nil, err
