@@ -123,17 +123,10 @@ func (w *Worker) claim(ctx context.Context, queue string, n int) (int, error) {
 }
 
 // wakeQueue nudges the claim loops of a queue without blocking.
-func (w *Worker) wakeQueue(queue string) {
-	for _, ch := range w.wake[queue] {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
+func (w *Worker) wakeQueue(queue string) { w.wakeOthers(queue, nil) }
 
 // wakeOthers nudges the claim loops of a queue other than the one that
-// waits on self.
+// waits on self (nil: all of them), without blocking.
 func (w *Worker) wakeOthers(queue string, self <-chan struct{}) {
 	for _, ch := range w.wake[queue] {
 		if ch == self {
