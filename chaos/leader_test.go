@@ -79,6 +79,8 @@ func TestLeaderFailover_Smoke(t *testing.T) {
 	killAt := e.dbNow()
 	f.kill(victim)
 	t.Logf("%s: SIGKILL the leader %s (term %d)", killAt.Format("15:04:05.000"), old.id, old.term)
+	goneAt := e.sessionsGone(t, victim)
+	t.Logf("%s: the server has ended every session of pid %d", goneAt.Format("15:04:05.000"), victim.pid)
 
 	var next *leadership
 	bound := ttl + elect + 500*time.Millisecond
@@ -111,15 +113,17 @@ func TestLeaderFailover_Smoke(t *testing.T) {
 		t.Errorf("the dead leader's jobs completed %.2fs after the kill, over lease + 3 s = %s", r.took.Seconds(), rb)
 	}
 	final := e.leader()
-	e.checkSweepsExclusive(t, runsBefore, victim.pid, killAt, final.term-old.term)
+	e.checkSweepsExclusive(t, runsBefore, victim.pid, killAt, goneAt, final.term-old.term)
 	checkNoUnexpectedDeaths(t, f)
 }
 
 // checkSweepsExclusive reads the maintenance audit: no sweep of the dead
-// leader after its death, sweeps after the kill, and the process running
-// the sweeps changes no more often than the leadership term did (two
-// processes sweeping at once would interleave).
-func (e *env) checkSweepsExclusive(t *testing.T, runsBefore, dead int, killAt time.Time, terms int64) {
+// leader once the server has ended its sessions (goneAt; a statement it
+// sent just before the SIGKILL may still run after killAt), sweeps after
+// the kill, and the process running the sweeps changes no more often than
+// the leadership term did (two processes sweeping at once would
+// interleave).
+func (e *env) checkSweepsExclusive(t *testing.T, runsBefore, dead int, killAt, goneAt time.Time, terms int64) {
 	t.Helper()
 	rows, err := e.pool.Query(context.Background(), `SELECT worker_pid, done_at FROM maintenance_runs ORDER BY done_at, id`)
 	if err != nil {
@@ -134,11 +138,13 @@ func (e *env) checkSweepsExclusive(t *testing.T, runsBefore, dead int, killAt ti
 		if err := rows.Scan(&pid, &at); err != nil {
 			t.Fatal(err)
 		}
-		if at.After(killAt) {
+		switch {
+		case pid == dead && at.After(goneAt):
+			t.Errorf("the dead leader pid %d swept at %s, after the server ended its sessions", pid, at.Format("15:04:05.000"))
+		case pid == dead && at.After(killAt):
+			t.Logf("the dead leader's last sweep, sent before the SIGKILL, ran at %s", at.Format("15:04:05.000"))
+		case at.After(killAt):
 			after++
-			if pid == dead {
-				t.Errorf("the dead leader pid %d swept at %s, after its death", pid, at.Format("15:04:05.000"))
-			}
 		}
 		if last != 0 && pid != last {
 			switches++
@@ -165,4 +171,22 @@ func (f *fleet) kill(p *proc) {
 	f.killed[p.pid] = true
 	f.mu.Unlock()
 	p.signal(syscall.SIGKILL)
+}
+
+// sessionsGone waits until p is reaped and the server has ended every
+// session p opened (chaosworker names them chaos-<pid>), and returns the
+// database's clock then: nothing p sent can run after it.
+func (e *env) sessionsGone(t *testing.T, p *proc) time.Time {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("worker pid %d not reaped 10 s after SIGKILL", p.pid)
+	}
+	app := fmt.Sprintf("chaos-%d", p.pid)
+	waitFor(t, 10*time.Second, "the killed worker's sessions to end", func() (bool, string) {
+		n := e.count(`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app)
+		return n == 0, fmt.Sprintf("%d sessions of %s", n, app)
+	})
+	return e.dbNow()
 }

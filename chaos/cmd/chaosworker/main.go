@@ -157,6 +157,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fmt.Errorf("database url: %w", err)
 	}
 	pcfg.MaxConns = int32(c.pool) //nolint:gosec // bounded by the flag's use
+	if pcfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		// Named by PID so a test can see when the server has ended every
+		// session of a killed worker (its last statements included).
+		pcfg.ConnConfig.RuntimeParams["application_name"] = fmt.Sprintf("chaos-%d", os.Getpid())
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
