@@ -194,6 +194,9 @@ func (s *activeSet) lose(l Lease, cause error, gone bool) *Task {
 	}
 	e.task.markLost()
 	e.cancel(cause)
+	if e.task.awaitsEnd() {
+		return nil // the handler tells how the attempt ended (Task.EndedBy)
+	}
 	return e.task
 }
 

@@ -110,13 +110,16 @@ func (w *Worker) finish(t *Task, err, cause error) {
 			"job_id", t.lease.JobID, "attempt", t.lease.Attempt)
 		return
 	}
-	if t.completedInTxDone() && err == nil {
+	if outcome, message := t.ended(); outcome != "" && err == nil {
 		w.active.remove(t)
-		w.finished(t, OutcomeCompleted, nil, "")
+		w.finished(t, outcome, nil, message)
 		return
 	}
 	if errors.Is(cause, ErrLeaseLost) {
 		w.logger.Warn("lease lost; result dropped", "job_id", t.lease.JobID, "attempt", t.lease.Attempt)
+		if t.awaitsEnd() && w.cfg.Hooks.LeaseLost != nil {
+			w.cfg.Hooks.LeaseLost(t.lease) // held back by activeSet.lose
+		}
 		w.active.remove(t)
 		w.finished(t, "", ErrLeaseLost, "")
 		return
@@ -126,7 +129,7 @@ func (w *Worker) finish(t *Task, err, cause error) {
 	var permanent *PermanentError
 	switch {
 	case err == nil:
-		p.Outcome = OutcomeCompleted
+		p.Outcome, p.Result = OutcomeCompleted, t.resultSet()
 	case errors.Is(cause, errShutdown):
 		p.Outcome = OutcomeReleased
 	case errors.As(err, &snooze):

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -29,6 +30,10 @@ type Task struct {
 	message       string
 	lost          bool
 	completedInTx bool
+	result        json.RawMessage // stored on completion (SetResult)
+	awaitEnd      bool            // another holder of the lease may end it (AwaitEnd)
+	endedBy       Outcome         // how another holder ended it (EndedBy)
+	endedMessage  string
 	lastWrite     time.Time
 	seq           uint64             // numbers progress reports, in call order
 	pending       *JobProgressParams // coalesced progress not yet written
