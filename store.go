@@ -20,8 +20,11 @@ type Store interface {
 	TenantCreate(ctx context.Context, params *TenantCreateParams) (*Tenant, error)
 	// TenantGet returns a tenant, or ErrNotFound.
 	TenantGet(ctx context.Context, id string) (*Tenant, error)
-	// TenantList returns every tenant, oldest first.
-	TenantList(ctx context.Context) ([]*Tenant, error)
+	// TenantList returns tenants, oldest first (by CreatedAt, then id): a
+	// page of them when params sets a Limit or a cursor, every one when
+	// params is nil or zero. An unknown cursor is ErrNotFound; a negative
+	// limit ErrInvalid.
+	TenantList(ctx context.Context, params *TenantListParams) ([]*Tenant, error)
 	// TenantUpdate changes a tenant and returns it, or ErrNotFound; a taken
 	// name is ErrDuplicate, an invalid plan or concurrency ErrInvalid.
 	TenantUpdate(ctx context.Context, params *TenantUpdateParams) (*Tenant, error)

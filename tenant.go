@@ -89,6 +89,15 @@ type TenantCreateParams struct {
 	RateLimit   int // 0: the plan's
 }
 
+// TenantListParams pages TenantList.
+type TenantListParams struct {
+	// After is a cursor: only tenants that sort after the one with this id
+	// in the listing (newer). Empty: from the oldest.
+	After string
+	// Limit caps the tenants listed; 0 lists them all.
+	Limit int
+}
+
 // TenantUpdateParams changes a tenant; nil fields are left as they are.
 type TenantUpdateParams struct {
 	ID          string

@@ -25,6 +25,7 @@ func (s *Server) adminRoutes() []route {
 		{"GET", "/v1/admin/performance", admin, s.adminPerformance},
 		{"GET", "/v1/admin/jobs/stuck", admin, s.adminStuckJobs},
 		{"GET", "/v1/admin/jobs/failed", admin, s.adminFailedJobs},
+		{"GET", "/v1/admin/jobs/{id}", admin, s.adminJobGet},
 		{"POST", "/v1/admin/jobs/{id}/requeue", admin, s.adminRequeue},
 		{"POST", "/v1/admin/jobs/{id}/discard", admin, s.adminDiscard},
 	}

@@ -155,6 +155,64 @@ func (s *Server) adminFailedJobs(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]any{"jobs": out, "next_cursor": next})
 }
 
+// AttemptView is an attempt of a job as GET /v1/admin/jobs/{id} shows it:
+// a finished one from the job's history, or the one running now (outcome
+// "running", ended_at null).
+type AttemptView struct {
+	Attempt  int    `json:"attempt"`
+	WorkerID string `json:"worker_id"`
+	// StartedAt is null when the store did not record it.
+	StartedAt *time.Time `json:"started_at"`
+	EndedAt   *time.Time `json:"ended_at"`
+	// Outcome is how it ended: completed, retry (failed; the job runs
+	// again), failed (for good), snoozed, released (its worker stopped),
+	// timed_out (its lease ran out; rescued), cancelled; or running.
+	Outcome string `json:"outcome"`
+	Error   string `json:"error"`
+}
+
+// JobDetailView is a job with its attempts, oldest first.
+type JobDetailView struct {
+	Job      JobView       `json:"job"`
+	Attempts []AttemptView `json:"attempts"`
+}
+
+// NewJobDetailView renders a job and its finished attempts, adding the
+// running attempt of a running job (for the CLI).
+func NewJobDetailView(j *queue.Job, attempts []*queue.Attempt) JobDetailView {
+	v := JobDetailView{Job: jobView(j, -1), Attempts: make([]AttemptView, 0, len(attempts)+1)}
+	for _, a := range attempts {
+		v.Attempts = append(v.Attempts, AttemptView{
+			Attempt: a.Attempt, WorkerID: a.WorkerID, StartedAt: timePtr(a.StartedAt),
+			EndedAt: timePtr(a.FinishedAt), Outcome: string(a.Outcome), Error: a.Error,
+		})
+	}
+	if j.State == queue.StateRunning {
+		v.Attempts = append(v.Attempts, AttemptView{
+			Attempt: j.Attempt, WorkerID: j.WorkerID, StartedAt: timePtr(j.StartedAt), Outcome: "running",
+		})
+	}
+	return v
+}
+
+// adminJobGet shows a job of any tenant with its attempt history: 400 for
+// an id that is not a positive integer, 404 for an unknown one.
+func (s *Server) adminJobGet(w http.ResponseWriter, r *http.Request) error {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return errorf(http.StatusBadRequest, "job id %q: want a positive integer", r.PathValue("id"))
+	}
+	j, err := s.cfg.Queue.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	attempts, err := s.cfg.Queue.Attempts(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, NewJobDetailView(j, attempts))
+}
+
 // adminRequeue retries a failed or cancelled job: a new job linked to it
 // by retry_of (the original stays as it was). A document job is retried in
 // its tenant's transaction, together with moving the document to the new

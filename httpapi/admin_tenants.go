@@ -58,16 +58,38 @@ func (s *Server) newAPIKey(ctx context.Context, tenantID, name string) (string, 
 	return k.Plain, key, nil
 }
 
+// tenantList is the body of GET /v1/admin/tenants.
+type tenantList struct {
+	Tenants    []TenantView `json:"tenants"`
+	NextCursor *string      `json:"next_cursor"`
+}
+
+// adminTenantList serves GET /v1/admin/tenants?limit=&cursor=: a page of
+// tenants, oldest first (limit 1-500, default 50); next_cursor, when not
+// null, reads the next page.
 func (s *Server) adminTenantList(w http.ResponseWriter, r *http.Request) error {
-	ts, err := s.cfg.Store.TenantList(r.Context())
+	q := r.URL.Query()
+	limit, err := limitParam(q.Get("limit"))
 	if err != nil {
 		return err
 	}
-	out := make([]TenantView, len(ts))
-	for i, t := range ts {
-		out[i] = tenantView(t)
+	cursor := q.Get("cursor")
+	ts, err := s.cfg.Store.TenantList(r.Context(), &docket.TenantListParams{After: cursor, Limit: limit + 1})
+	if cursor != "" && errors.Is(err, docket.ErrNotFound) {
+		return errorf(http.StatusBadRequest, "invalid cursor")
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"tenants": out})
+	if err != nil {
+		return err
+	}
+	out := tenantList{Tenants: make([]TenantView, 0, min(len(ts), limit))}
+	if len(ts) > limit {
+		ts = ts[:limit]
+		out.NextCursor = &ts[limit-1].ID
+	}
+	for _, t := range ts {
+		out.Tenants = append(out.Tenants, tenantView(t))
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // adminTenantGet shows a tenant with its keys (ids and dates, never keys).

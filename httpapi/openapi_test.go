@@ -217,6 +217,7 @@ func TestOpenAPI_Schemas(t *testing.T) {
 		"APIKey":      httpapi.APIKeyView{},
 		"QueueHealth": httpapi.QueueHealthView{},
 		"Performance": httpapi.PerformanceView{},
+		"Attempt":     httpapi.AttemptView{},
 	} {
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -237,9 +237,9 @@ func (c *countingStore) TenantGet(ctx context.Context, id string) (*docket.Tenan
 	return c.Store.TenantGet(ctx, id)
 }
 
-func (c *countingStore) TenantList(ctx context.Context) ([]*docket.Tenant, error) {
+func (c *countingStore) TenantList(ctx context.Context, p *docket.TenantListParams) ([]*docket.Tenant, error) {
 	c.calls.Add(1)
-	return c.Store.TenantList(ctx)
+	return c.Store.TenantList(ctx, p)
 }
 
 func (c *countingStore) TenantUpdate(ctx context.Context, p *docket.TenantUpdateParams) (*docket.Tenant, error) {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -54,9 +55,38 @@ func (d *Driver) TenantGet(ctx context.Context, id string) (*docket.Tenant, erro
 	return t, nil
 }
 
-// TenantList returns every tenant, oldest first.
-func (d *Driver) TenantList(ctx context.Context) ([]*docket.Tenant, error) {
-	rows, err := d.pool.Query(ctx, `SELECT `+tenantColumns+` FROM docket_tenants ORDER BY created_at, id`)
+// tenantListSQL lists the tenants after a cursor ($1, $2: its created_at
+// and id; $1 NULL: from the oldest), at most $3 (NULL: all). There is no
+// index on created_at: each page reads and sorts every tenant.
+const tenantListSQL = `SELECT ` + tenantColumns + ` FROM docket_tenants
+WHERE $1::timestamptz IS NULL OR (created_at, id) > ($1::timestamptz, $2::text)
+ORDER BY created_at, id LIMIT $3`
+
+// tenantCursorSQL reads where a cursor stands in the listing.
+const tenantCursorSQL = `SELECT created_at FROM docket_tenants WHERE id = $1`
+
+// TenantList returns tenants, oldest first: a page of them after
+// params.After, or every one. An unknown cursor is ErrNotFound.
+func (d *Driver) TenantList(ctx context.Context, params *docket.TenantListParams) ([]*docket.Tenant, error) {
+	var p docket.TenantListParams
+	if params != nil {
+		p = *params
+	}
+	if p.Limit < 0 {
+		return nil, fmt.Errorf("list tenants: %w: limit %d is negative", docket.ErrInvalid, p.Limit)
+	}
+	var after, limit any // NULL: from the oldest; all
+	if p.After != "" {
+		var created time.Time
+		if err := d.pool.QueryRow(ctx, tenantCursorSQL, p.After).Scan(&created); err != nil {
+			return nil, fmt.Errorf("list tenants: cursor %q: %w", p.After, docsError(err))
+		}
+		after = created
+	}
+	if p.Limit > 0 {
+		limit = p.Limit
+	}
+	rows, err := d.pool.Query(ctx, tenantListSQL, after, p.After, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", docsError(err))
 	}

@@ -13,7 +13,12 @@ const (
 	tenantColumns   = `id, name, plan, concurrency, rate_limit, created_at, updated_at`
 	sqlTenantInsert = `INSERT INTO docket_tenants (` + tenantColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?)`
 	sqlTenantGet    = `SELECT ` + tenantColumns + ` FROM docket_tenants WHERE id = ?`
-	sqlTenantList   = `SELECT ` + tenantColumns + ` FROM docket_tenants ORDER BY created_at, id`
+	// sqlTenantList lists the tenants after a cursor (its created_at and
+	// id; NULL: from the oldest), at most LIMIT (-1: all). There is no
+	// index on created_at: each page reads and sorts every tenant.
+	sqlTenantList = `SELECT ` + tenantColumns + ` FROM docket_tenants
+WHERE ?1 IS NULL OR (created_at, id) > (?1, ?2) ORDER BY created_at, id LIMIT ?3`
+	sqlTenantCursor = `SELECT created_at FROM docket_tenants WHERE id = ?`
 	sqlTenantUpdate = `UPDATE docket_tenants SET name = ?, plan = ?, concurrency = ?, rate_limit = ?, updated_at = ?
 WHERE id = ?`
 )
@@ -81,9 +86,29 @@ func (d *Driver) TenantGet(ctx context.Context, id string) (*docket.Tenant, erro
 	return t, nil
 }
 
-// TenantList returns every tenant, oldest first.
-func (d *Driver) TenantList(ctx context.Context) ([]*docket.Tenant, error) {
-	rows, err := d.reader.QueryContext(ctx, sqlTenantList)
+// TenantList returns tenants, oldest first: a page of them after
+// params.After, or every one. An unknown cursor is ErrNotFound.
+func (d *Driver) TenantList(ctx context.Context, params *docket.TenantListParams) ([]*docket.Tenant, error) {
+	var p docket.TenantListParams
+	if params != nil {
+		p = *params
+	}
+	if p.Limit < 0 {
+		return nil, fmt.Errorf("list tenants: %w: limit %d is negative", docket.ErrInvalid, p.Limit)
+	}
+	var after any // NULL: from the oldest
+	if p.After != "" {
+		var created int64
+		if err := d.reader.QueryRowContext(ctx, sqlTenantCursor, p.After).Scan(&created); err != nil {
+			return nil, fmt.Errorf("list tenants: cursor %q: %w", p.After, docsErr(err))
+		}
+		after = created
+	}
+	limit := p.Limit
+	if limit == 0 {
+		limit = -1 // all
+	}
+	rows, err := d.reader.QueryContext(ctx, sqlTenantList, after, p.After, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", docsErr(err))
 	}

@@ -146,7 +146,7 @@ func (s *brokenStore) ReadTenant(ctx context.Context, tenant string, fn func(doc
 
 // otherTenants calls fn in a read transaction of every other tenant.
 func (s *brokenStore) otherTenants(ctx context.Context, tenant string, fn func(docket.Tx) error) error {
-	ts, err := s.TenantList(ctx)
+	ts, err := s.TenantList(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ func tenantChecks() []docCheck {
 			dWantErr(f.t, "TenantGet(unknown)", err, docket.ErrNotFound)
 		}},
 		{"ListOldestFirst", checkTenantList},
+		{"ListPaged", checkTenantListPaged},
 		{"Update", checkTenantUpdate},
 		{"UpdateErrors", checkTenantUpdateErrors},
 	}
@@ -93,7 +94,7 @@ func checkTenantInvalid(f *docFixture) {
 // tenants lists every tenant.
 func (f *docFixture) tenants() []*docket.Tenant {
 	f.t.Helper()
-	ts, err := f.s.TenantList(f.ctx)
+	ts, err := f.s.TenantList(f.ctx, nil)
 	if err != nil {
 		f.t.Fatalf("TenantList: %v", err)
 	}
@@ -117,6 +118,45 @@ func checkTenantList(f *docFixture) {
 			f.t.Fatalf("TenantList[%d] = %s (%s), want t_%s: oldest first", i, tn.ID, tn.Name, names[i])
 		}
 	}
+}
+
+// checkTenantListPaged: pages of a limit, each after the last tenant of
+// the one before, cover every tenant once, oldest first; a cursor that
+// names no tenant is ErrNotFound, a negative limit ErrInvalid.
+func checkTenantListPaged(f *docFixture) {
+	names := []string{"p1", "p2", "p3", "p4", "p5"}
+	for _, n := range names {
+		f.tenant(n)
+	}
+	var got []string
+	pages := 0
+	for after := ""; ; pages++ {
+		ts, err := f.s.TenantList(f.ctx, &docket.TenantListParams{After: after, Limit: 2})
+		if err != nil {
+			f.t.Fatalf("TenantList(after %q, limit 2): %v", after, err)
+		}
+		if len(ts) > 2 {
+			f.t.Fatalf("TenantList(limit 2): %d tenants", len(ts))
+		}
+		if len(ts) == 0 {
+			break
+		}
+		for _, tn := range ts {
+			got = append(got, strings.TrimPrefix(tn.ID, "t_"))
+		}
+		after = ts[len(ts)-1].ID
+	}
+	if strings.Join(got, ",") != strings.Join(names, ",") || pages != 3 {
+		f.t.Fatalf("pages of 2: %v in %d pages, want %v in 3", got, pages, names)
+	}
+	ts, err := f.s.TenantList(f.ctx, &docket.TenantListParams{After: "t_p2"})
+	if err != nil || len(ts) != 3 || ts[0].ID != "t_p3" {
+		f.t.Fatalf("TenantList(after t_p2, no limit): %d tenants (%v), want the 3 after it", len(ts), err)
+	}
+	_, err = f.s.TenantList(f.ctx, &docket.TenantListParams{After: "t_nobody", Limit: 2})
+	dWantErr(f.t, "TenantList(unknown cursor)", err, docket.ErrNotFound)
+	_, err = f.s.TenantList(f.ctx, &docket.TenantListParams{Limit: -1})
+	dWantErr(f.t, "TenantList(limit -1)", err, docket.ErrInvalid)
 }
 
 func checkTenantUpdate(f *docFixture) {

@@ -180,7 +180,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 // gets the trial settings: the enterprise plan (1000 uploads an hour) and
 // as many documents at once as this process works on.
 func firstTenant(ctx context.Context, svc *service, sf *storeFlags, vf *serviceFlags, stdout io.Writer) error {
-	tenants, err := svc.store.TenantList(ctx)
+	tenants, err := svc.store.TenantList(ctx, &docket.TenantListParams{Limit: 1})
 	if err != nil {
 		return fmt.Errorf("list tenants: %w", err)
 	}

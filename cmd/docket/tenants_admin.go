@@ -47,7 +47,7 @@ func (a *storeAdmin) create(ctx context.Context, in *tenantInput) (*tenantCreate
 }
 
 func (a *storeAdmin) list(ctx context.Context) ([]httpapi.TenantView, error) {
-	ts, err := a.store.TenantList(ctx)
+	ts, err := a.store.TenantList(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
