@@ -62,6 +62,10 @@ type Feed struct {
 	tenants map[string]*tenant
 	stamp   uint64 // orders store reads and applied events
 	lastID  int64  // last event id's microseconds; ids only grow
+
+	wmu            sync.Mutex // guards the two below (activity.go)
+	watchers       map[chan struct{}]struct{}
+	watchersClosed bool
 }
 
 // New returns a feed for cfg. It panics without a Client or Queue (a
@@ -115,6 +119,7 @@ func (f *Feed) Run(ctx context.Context) error {
 	unsubscribe()
 	wg.Wait()
 	f.shutdown()
+	f.closeWatchers()
 	return nil
 }
 
@@ -136,6 +141,7 @@ func (f *Feed) shutdown() {
 func (f *Feed) consume(ctx context.Context, events <-chan queue.Event, bus *queue.Bus) {
 	dropped := bus.Dropped()
 	for e := range events {
+		f.signalWatchers()
 		f.handle(ctx, e)
 		// The bus counts drops of every subscriber; any drop may have been
 		// ours, so re-read rather than risk a missed change.
@@ -154,6 +160,7 @@ func (f *Feed) listen(ctx context.Context) {
 	hint := func(q string) {
 		if q == f.cfg.Queue {
 			poke(f.hint)
+			f.signalWatchers()
 		}
 	}
 	var err error

@@ -22,6 +22,7 @@ func (s *Server) adminRoutes() []route {
 		{"DELETE", "/v1/admin/tenants/{id}/keys/{key_id}", admin, s.adminKeyRevoke},
 		{"GET", "/v1/admin/queue", admin, s.adminQueueHealth},
 		{"GET", "/v1/admin/health", admin, s.adminHealth},
+		{"GET", "/v1/admin/events", admin, s.adminEvents}, // admin_events.go
 		{"GET", "/v1/admin/performance", admin, s.adminPerformance},
 		{"GET", "/v1/admin/jobs/stuck", admin, s.adminStuckJobs},
 		{"GET", "/v1/admin/jobs/failed", admin, s.adminFailedJobs},

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -18,6 +19,9 @@ type HealthView struct {
 	StuckJobs             StuckJobsView         `json:"stuck_jobs"`
 	FailedJobs            FailedJobsView        `json:"failed_jobs"`
 	QueueDepth            QueueDepthView        `json:"queue_depth"`
+	// Database is the store's health (admin_health_db.go); the CLI's
+	// health, read from the store directly, leaves it out.
+	Database *DatabaseHealthView `json:"database,omitempty"`
 }
 
 // QueueStateView is a row of docket_queue_health.
@@ -117,11 +121,24 @@ func (s *Server) adminHealth(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := &docket.HealthParams{Queue: q.Get("queue"), Limit: limit, SkipPerformance: !performance, SkipFinished: !finished}
-	h, err := s.cfg.Store.HealthGet(r.Context(), p)
+	v, err := s.health(r.Context(), p)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, NewHealthView(p.Queue, h))
+	return writeJSON(w, http.StatusOK, v)
+}
+
+// health reads the monitoring views and the store's health.
+func (s *Server) health(ctx context.Context, p *docket.HealthParams) (*HealthView, error) {
+	h, err := s.cfg.Store.HealthGet(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	v := NewHealthView(p.Queue, h)
+	if v.Database, err = s.databaseHealth(ctx); err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
 
 // NewHealthView renders the monitoring views as the admin API shows them
