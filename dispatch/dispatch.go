@@ -1,0 +1,211 @@
+// Package dispatch runs jobs of chosen kinds on HTTP endpoints written in
+// any language (DESIGN §3, docs/dispatch.md). For each attempt the worker
+// POSTs the job, signed per Standard Webhooks (package webhook), to the
+// kind's URL. The endpoint answers 2xx with the JSON result (the job
+// completes with it), or 202 and later reports progress and the outcome
+// through the API (httpapi's /v1/dispatch routes) with the attempt's lease
+// token, fenced like any handler's writes; meanwhile the worker keeps the
+// lease alive and polls the job until the endpoint has ended the attempt.
+//
+// Failures retry through the queue's backoff with the same webhook-id and
+// a new webhook-timestamp; 429 and 503 with Retry-After snooze the job;
+// 410 disables the endpoint in this process and fails its jobs for good;
+// redirects are never followed. Every connection passes the Guard (SSRF
+// policy) before connect(2).
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/webhook"
+)
+
+// Defaults for Endpoint and Config fields left zero.
+const (
+	DefaultTimeout      = 20 * time.Second
+	DefaultPollInterval = time.Second
+	// MaxResultBytes caps a synchronous answer's body (the job's result).
+	MaxResultBytes = 1 << 20
+	// MaxRetryAfter caps the snooze a Retry-After asks for.
+	MaxRetryAfter = time.Hour
+)
+
+// ErrGone is the error of a job whose endpoint answered 410 Gone: the
+// endpoint is disabled and its jobs fail without being sent.
+var ErrGone = errors.New("dispatch: endpoint gone (410); disabled")
+
+// Endpoint maps a job kind to the URL that handles it.
+type Endpoint struct {
+	// Kind is the job kind the endpoint handles.
+	Kind string
+	// URL receives the POSTs: http or https.
+	URL string
+	// Secrets sign the requests ("whsec_..."; 24 to 64 bytes). Several
+	// while a secret is rotated: each request carries a signature by each.
+	Secrets []string
+	// Timeout bounds one request, answer included. Default DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Config configures a Dispatcher.
+type Config struct {
+	// Client reads jobs while an endpoint works asynchronously. Required.
+	Client *queue.Client
+	// Endpoints, one per kind. At least one.
+	Endpoints []Endpoint
+	// Guard is the SSRF policy of every call. Nil: the zero Guard (public
+	// addresses on ports 80 and 443 only).
+	Guard *Guard
+	// CallbackURL is the base URL of the Docket API that endpoints report
+	// to asynchronously ("https://docket.example.com"); the payload names
+	// its /v1/dispatch routes. Empty: the payload carries the paths only.
+	CallbackURL string
+	// PollInterval is how often a job an endpoint answered 202 for is
+	// read to see whether the endpoint ended it. Default
+	// DefaultPollInterval.
+	PollInterval time.Duration
+	// Logger receives one line per call. Nil discards.
+	Logger *slog.Logger
+	// Now is the clock of webhook-timestamp. Default time.Now.
+	Now func() time.Time
+}
+
+// Dispatcher holds the endpoints of the dispatched kinds.
+type Dispatcher struct {
+	cfg    Config
+	http   *http.Client
+	logger *slog.Logger
+	eps    map[string]*endpoint
+}
+
+// endpoint is the queue.Handler of one kind.
+type endpoint struct {
+	d *Dispatcher
+	Endpoint
+	signer   *webhook.Signer
+	disabled atomic.Bool
+}
+
+// New checks cfg: kinds unique and named, URLs that pass CheckURL,
+// secrets that parse, timeouts not negative.
+func New(cfg Config) (*Dispatcher, error) {
+	if cfg.Client == nil || len(cfg.Endpoints) == 0 {
+		return nil, errors.New("dispatch: Client and at least one endpoint are required")
+	}
+	if cfg.Guard == nil {
+		cfg.Guard = &Guard{}
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.CallbackURL != "" {
+		if _, err := CheckURL(cfg.CallbackURL); err != nil {
+			return nil, fmt.Errorf("dispatch: callback URL: %w", err)
+		}
+		cfg.CallbackURL = strings.TrimSuffix(cfg.CallbackURL, "/")
+	}
+	d := &Dispatcher{cfg: cfg, http: cfg.Guard.Client(), logger: cfg.Logger, eps: map[string]*endpoint{}}
+	if d.logger == nil {
+		d.logger = slog.New(slog.DiscardHandler)
+	}
+	for _, ep := range cfg.Endpoints {
+		if ep.Kind == "" {
+			return nil, errors.New("dispatch: an endpoint has no kind")
+		}
+		if _, dup := d.eps[ep.Kind]; dup {
+			return nil, fmt.Errorf("dispatch: kind %q has two endpoints", ep.Kind)
+		}
+		if _, err := CheckURL(ep.URL); err != nil {
+			return nil, fmt.Errorf("dispatch: kind %q: %w", ep.Kind, err)
+		}
+		s, err := webhook.NewSigner(ep.Secrets...)
+		if err != nil {
+			return nil, fmt.Errorf("dispatch: kind %q: %w", ep.Kind, err)
+		}
+		if ep.Timeout < 0 {
+			return nil, fmt.Errorf("dispatch: kind %q: negative timeout %s", ep.Kind, ep.Timeout)
+		}
+		if ep.Timeout == 0 {
+			ep.Timeout = DefaultTimeout
+		}
+		d.eps[ep.Kind] = &endpoint{d: d, Endpoint: ep, signer: s}
+	}
+	return d, nil
+}
+
+// Kinds returns the dispatched kinds, sorted.
+func (d *Dispatcher) Kinds() []string {
+	out := make([]string, 0, len(d.eps))
+	for k := range d.eps {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Handlers returns the queue handlers of the dispatched kinds, to merge
+// into queue.WorkerConfig.Handlers.
+func (d *Dispatcher) Handlers() map[string]queue.HandlerConfig {
+	hs := make(map[string]queue.HandlerConfig, len(d.eps))
+	for k, ep := range d.eps {
+		hs[k] = queue.HandlerConfig{Handler: ep}
+	}
+	return hs
+}
+
+// Disabled reports whether kind's endpoint answered 410 and is disabled.
+func (d *Dispatcher) Disabled(kind string) bool {
+	ep, ok := d.eps[kind]
+	return ok && ep.disabled.Load()
+}
+
+// Work sends one attempt of a job to the endpoint and turns the answer
+// into the attempt's outcome.
+func (ep *endpoint) Work(ctx context.Context, t *queue.Task) error {
+	if ep.disabled.Load() {
+		return queue.Permanent(ErrGone)
+	}
+	body, err := json.Marshal(ep.d.payload(t))
+	if err != nil {
+		return queue.Permanent(fmt.Errorf("dispatch: encode job: %w", err))
+	}
+	rctx, cancel := context.WithTimeout(ctx, ep.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, ep.URL, strings.NewReader(string(body)))
+	if err != nil {
+		return queue.Permanent(fmt.Errorf("dispatch: %w", err))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "docket-dispatch/1")
+	ep.signer.SetHeaders(req.Header, MessageID(t.Job.ID), ep.d.cfg.Now(), body)
+	start := time.Now()
+	resp, err := ep.d.http.Do(req)
+	if err != nil {
+		if errors.Is(err, ErrBlocked) {
+			return queue.Permanent(fmt.Errorf("dispatch %s: %w", ep.Kind, err))
+		}
+		return fmt.Errorf("dispatch %s: %w", ep.Kind, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	ep.d.logger.Info("dispatched", "kind", ep.Kind, "job_id", t.Job.ID, "attempt", t.Job.Attempt,
+		"status", resp.StatusCode, "duration", time.Since(start).Round(time.Millisecond))
+	return ep.answer(ctx, t, resp)
+}
+
+// MessageID is the webhook-id of a job's requests: the same for every
+// attempt, so an endpoint can recognise a repeat.
+func MessageID(jobID int64) string { return "job_" + strconv.FormatInt(jobID, 10) }
