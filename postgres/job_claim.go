@@ -13,7 +13,8 @@ import (
 // $3 lease in microseconds, $4 worker id.
 //
 //   - tenants: the least recently served claimable tenants of the queue,
-//     locked. SKIP LOCKED lets concurrent claimers take other tenants; under
+//     locked; none while the queue is paused (a one-time probe of
+//     docket_queues), and no paused tenant (pause.go). SKIP LOCKED lets concurrent claimers take other tenants; under
 //     READ COMMITTED a row changed since the statement's snapshot is
 //     re-checked on its newest version, so running < max_running holds for
 //     every row locked here, whatever the race.
@@ -35,10 +36,12 @@ import (
 //     the locked tenants), never by a scan of the table.
 var claimSQL = `
 WITH tenants AS (
-    SELECT tenant_id, served_at, max_running - running AS free
-    FROM docket_tenant_queues
-    WHERE queue = $1 AND has_work AND running < max_running
-    ORDER BY served_at, tenant_id
+    SELECT tq.tenant_id, tq.served_at, tq.max_running - tq.running AS free
+    FROM docket_tenant_queues tq
+    WHERE tq.queue = $1 AND tq.has_work AND tq.running < tq.max_running AND NOT tq.paused
+      AND NOT EXISTS (SELECT FROM docket_queues q WHERE q.name = $1 AND q.paused_at IS NOT NULL)
+      AND NOT EXISTS (SELECT FROM docket_tenant_pauses p WHERE p.tenant_id = tq.tenant_id)
+    ORDER BY tq.served_at, tq.tenant_id
     LIMIT $2
     FOR NO KEY UPDATE SKIP LOCKED
 ), shares AS (

@@ -76,7 +76,8 @@ func (e *Executor) JobList(ctx context.Context, params *queue.JobListParams) ([]
 
 // positionSQL counts the pending jobs of the job's tenant and queue that
 // start before it (all of them for a scheduled job), from the fetch index,
-// and the mean run time of the queue's last 100 completed jobs.
+// the mean run time of the queue's last 100 completed jobs, and whether
+// the job's queue or tenant is paused.
 const positionSQL = `
 SELECT j.state,
     (SELECT count(*) FROM docket_jobs p
@@ -88,7 +89,9 @@ SELECT j.state,
     coalesce((SELECT extract(epoch FROM avg(c.completed_at - c.started_at))::float8
               FROM (SELECT completed_at, started_at FROM docket_jobs
                     WHERE state = 'completed' AND queue = j.queue AND started_at IS NOT NULL
-                    ORDER BY completed_at DESC LIMIT 100) c), 0)
+                    ORDER BY completed_at DESC LIMIT 100) c), 0),
+    EXISTS (SELECT FROM docket_queues q WHERE q.name = j.queue AND q.paused_at IS NOT NULL)
+        OR EXISTS (SELECT FROM docket_tenant_pauses p WHERE p.tenant_id = j.tenant_id)
 FROM docket_jobs j
 LEFT JOIN docket_tenant_queues t ON t.queue = j.queue AND t.tenant_id = j.tenant_id
 WHERE j.id = $1`
@@ -99,7 +102,8 @@ func (e *Executor) JobPosition(ctx context.Context, id int64) (*queue.Position, 
 	var ahead int64
 	var running, limit int32
 	var avgSecs float64
-	err := e.db.QueryRow(ctx, positionSQL, id).Scan(&state, &ahead, &running, &limit, &avgSecs)
+	var paused bool
+	err := e.db.QueryRow(ctx, positionSQL, id).Scan(&state, &ahead, &running, &limit, &avgSecs, &paused)
 	if err != nil {
 		return nil, fmt.Errorf("position of job %d: %w", id, interpretError(err))
 	}
@@ -109,6 +113,7 @@ func (e *Executor) JobPosition(ctx context.Context, id int64) (*queue.Position, 
 	return &queue.Position{
 		Ahead: int(ahead), Running: int(running), Limit: int(limit),
 		AvgDuration: time.Duration(avgSecs * float64(time.Second)),
+		Paused:      paused,
 	}, nil
 }
 

@@ -10,7 +10,8 @@ import (
 
 // statsSQL reads a queue's counts per state, the wait of its oldest
 // pending job, dead rows in docket_jobs and the age of the oldest
-// transaction in this database that holds back vacuum.
+// transaction in this database that holds back vacuum, and whether the
+// queue is paused.
 const statsSQL = `
 SELECT
     (SELECT coalesce(jsonb_object_agg(state, n), '{}')
@@ -22,14 +23,16 @@ SELECT
     coalesce((SELECT extract(epoch FROM clock_timestamp() - min(xact_start))::float8
               FROM pg_stat_activity
               WHERE datname = current_database() AND pid <> pg_backend_pid()
-                AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)), 0)`
+                AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)), 0),
+    EXISTS (SELECT FROM docket_queues WHERE name = $1 AND paused_at IS NOT NULL)`
 
 // QueueStats reports counts per state and store health for a queue.
 func (e *Executor) QueueStats(ctx context.Context, queueName string) (*queue.QueueStats, error) {
 	var counts map[string]int
 	var pendingSecs, xactSecs float64
 	var dead int64
-	err := e.db.QueryRow(ctx, statsSQL, queueName).Scan(&counts, &pendingSecs, &dead, &xactSecs)
+	var paused bool
+	err := e.db.QueryRow(ctx, statsSQL, queueName).Scan(&counts, &pendingSecs, &dead, &xactSecs, &paused)
 	if err != nil {
 		return nil, fmt.Errorf("queue stats: %w", interpretError(err))
 	}
@@ -39,6 +42,7 @@ func (e *Executor) QueueStats(ctx context.Context, queueName string) (*queue.Que
 		OldestPendingAge: seconds(pendingSecs),
 		DeadTuples:       dead,
 		OldestXactAge:    seconds(xactSecs),
+		Paused:           paused,
 	}
 	for s, n := range counts {
 		st.Counts[queue.State(s)] = n

@@ -44,6 +44,7 @@ type Client struct {
 	exec   Executor
 	bus    *Bus
 	logger *slog.Logger
+	resume resumeHooks // this process's claim loops, woken on a resume
 }
 
 // NewClient returns a client that stores jobs through driver.

@@ -68,8 +68,11 @@ type QueuePosition struct {
 	// start before this one.
 	Ahead int
 	// EstimatedStart is when the job should start, from recent throughput;
-	// zero when unknown.
+	// zero when unknown or paused.
 	EstimatedStart time.Time
+	// Paused: the job's queue or tenant is paused; it keeps its place and
+	// starts only after a resume.
+	Paused bool
 }
 
 // Position tells where a scheduled or pending job stands in its tenant's
@@ -78,6 +81,9 @@ func (c *Client) Position(ctx context.Context, id int64) (*QueuePosition, error)
 	p, err := c.exec.JobPosition(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if p.Paused {
+		return &QueuePosition{Ahead: p.Ahead, Paused: true}, nil
 	}
 	return &QueuePosition{Ahead: p.Ahead, EstimatedStart: estimateStart(p, time.Now())}, nil
 }

@@ -155,6 +155,22 @@ type Executor interface {
 
 	// QueueStats reports counts per state and store health.
 	QueueStats(ctx context.Context, queue string) (*QueueStats, error)
+
+	// QueuePauseSet pauses or resumes a queue. While it is paused, JobClaim
+	// of the queue claims nothing; inserts, running jobs and every other
+	// operation go on. A queue with no jobs can be paused, and stays paused
+	// until resumed. Resuming notifies TopicInsert with the queue name.
+	QueuePauseSet(ctx context.Context, params *QueuePauseParams) error
+
+	// TenantPauseSet pauses or resumes a tenant in every queue, including
+	// queues it gets jobs in later. While it is paused, JobClaim skips it
+	// (others are served round-robin as if it had no work) at the same
+	// cost as an idle tenant; its pending jobs keep their order. Resuming
+	// notifies TopicInsert for each queue where it may have pending jobs.
+	TenantPauseSet(ctx context.Context, params *TenantPauseParams) error
+
+	// PauseList returns the paused queues and tenants.
+	PauseList(ctx context.Context) (*Pauses, error)
 }
 
 // ExecutorTx is an Executor inside a transaction.
@@ -263,6 +279,9 @@ type Position struct {
 	// AvgDuration is the mean run time of recent completed jobs of the
 	// queue; zero when unknown.
 	AvgDuration time.Duration
+	// Paused: the job's queue or tenant is paused, so it will not start
+	// before a resume.
+	Paused bool
 }
 
 // JobRescueParams bounds one rescue sweep.
@@ -315,4 +334,6 @@ type QueueStats struct {
 	// OldestXactAge is the age of the oldest open transaction, which holds
 	// back vacuum (PostgreSQL).
 	OldestXactAge time.Duration
+	// Paused: the queue is paused (see QueuePauseSet).
+	Paused bool
 }

@@ -5,8 +5,9 @@ import (
 	"sync"
 )
 
-// listenInProcess wakes producers on jobs inserted in this process and
-// stops handlers of jobs cancelled in this process. It returns a function that stops listening.
+// listenInProcess wakes producers on jobs inserted, and on queues and
+// tenants resumed, in this process and stops handlers of jobs cancelled in
+// this process. It returns a function that stops listening.
 func (w *Worker) listenInProcess() func() {
 	ch, unsubscribe := w.client.bus.Subscribe(256, func(e Event) bool {
 		switch e.Type {
@@ -30,7 +31,8 @@ func (w *Worker) listenInProcess() func() {
 			}
 		}
 	})
-	return func() { unsubscribe(); wg.Wait() }
+	stopResume := w.client.resume.add(w.wakeResumed)
+	return func() { stopResume(); unsubscribe(); wg.Wait() }
 }
 
 // listenNotifier wakes producers on jobs inserted by other processes, when

@@ -9,14 +9,16 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// sqlReadyTenants lists the tenants of a queue that have work and a free
-// slot, least recently served first. It reads the partial index of exactly
-// those tenants: idle and saturated ones cost nothing.
+// sqlReadyTenants lists the tenants of a queue that have work, a free slot
+// and no pause, least recently served first; none while the queue is
+// paused (pause.go). It reads the partial index of exactly those tenants:
+// idle, saturated and paused ones cost nothing.
 const sqlReadyTenants = `
 SELECT tenant_id, max_running - running FROM docket_tenant_queues
-WHERE queue = ? AND has_work = 1 AND running < max_running
+WHERE queue = ?1 AND has_work = 1 AND running < max_running AND paused = 0
+  AND NOT EXISTS (SELECT 1 FROM docket_queues q WHERE q.queue = ?1 AND q.paused_at IS NOT NULL)
 ORDER BY served_at, tenant_id
-LIMIT ?`
+LIMIT ?2`
 
 // sqlClaimTenantJobs starts the next attempts of a tenant's first pending
 // jobs, read from the fetch index (cost: the jobs taken). random() | 1 is a

@@ -22,10 +22,14 @@ WHERE queue = ? AND tenant_id = ? AND state = 'pending' AND priority = ? AND id 
 SELECT count(*) FROM docket_jobs WHERE queue = ? AND tenant_id = ? AND state = 'pending'`
 )
 
+// sqlSlotState reads the tenant's running count and limit in the queue,
+// and whether the queue or the tenant is paused.
 var sqlSlotState = `
 SELECT COALESCE((SELECT running FROM docket_tenant_queues WHERE queue = ?1 AND tenant_id = ?2), 0),
 	COALESCE((SELECT max_running FROM docket_tenant_queues WHERE queue = ?1 AND tenant_id = ?2), ` +
-	limitSQL("?2", "?1") + `)`
+	limitSQL("?2", "?1") + `),
+	EXISTS (SELECT 1 FROM docket_queues WHERE queue = ?1 AND paused_at IS NOT NULL)
+		OR EXISTS (SELECT 1 FROM docket_tenant_pauses WHERE tenant_id = ?2)`
 
 // sqlAvgDuration averages the run time of the queue's last 100 completions.
 const sqlAvgDuration = `
@@ -59,7 +63,7 @@ func (e *executor) JobPosition(ctx context.Context, id int64) (*queue.Position, 
 		default:
 			return fmt.Errorf("%w: job %d is %s", queue.ErrConflict, id, j.State)
 		}
-		if err := q.QueryRowContext(ctx, sqlSlotState, j.Queue, j.TenantID).Scan(&pos.Running, &pos.Limit); err != nil {
+		if err := q.QueryRowContext(ctx, sqlSlotState, j.Queue, j.TenantID).Scan(&pos.Running, &pos.Limit, &pos.Paused); err != nil {
 			return err
 		}
 		var avg sql.NullFloat64

@@ -12,6 +12,7 @@ import (
 const (
 	sqlStateCounts   = `SELECT state, count(*) FROM docket_jobs WHERE queue = ? GROUP BY state`
 	sqlOldestPending = `SELECT min(run_at) FROM docket_jobs WHERE queue = ? AND state = 'pending'`
+	sqlQueuePaused   = `SELECT EXISTS (SELECT 1 FROM docket_queues WHERE queue = ? AND paused_at IS NOT NULL)`
 )
 
 // QueueStats reports counts per state and store health. SQLite has no dead
@@ -30,6 +31,9 @@ func (e *executor) QueueStats(ctx context.Context, queueName string) (*queue.Que
 		}
 		if oldest.Valid && oldest.Int64 < now {
 			st.OldestPendingAge = time.Duration(now-oldest.Int64) * time.Microsecond
+		}
+		if err := q.QueryRowContext(ctx, sqlQueuePaused, queueName).Scan(&st.Paused); err != nil {
+			return err
 		}
 		return q.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&st.DeadTuples)
 	})

@@ -50,14 +50,16 @@ type memLeader struct {
 }
 
 type memState struct {
-	nextID       int64
-	jobs         map[int64]*queue.Job
-	attempts     map[int64][]*queue.Attempt
-	tenantLimits map[tenantQueue]int // queue "" for every queue
-	queueLimits  map[string]int
-	served       map[tenantQueue]int64
-	serveSeq     int64
-	leaders      map[string]memLeader
+	nextID        int64
+	jobs          map[int64]*queue.Job
+	attempts      map[int64][]*queue.Attempt
+	tenantLimits  map[tenantQueue]int // queue "" for every queue
+	queueLimits   map[string]int
+	served        map[tenantQueue]int64
+	serveSeq      int64
+	leaders       map[string]memLeader
+	pausedQueues  map[string]time.Time
+	pausedTenants map[string]time.Time
 }
 
 var (
@@ -72,6 +74,7 @@ func newMemDriver() *memDriver {
 			jobs: make(map[int64]*queue.Job), attempts: make(map[int64][]*queue.Attempt),
 			tenantLimits: make(map[tenantQueue]int), queueLimits: make(map[string]int),
 			served: make(map[tenantQueue]int64), leaders: make(map[string]memLeader),
+			pausedQueues: make(map[string]time.Time), pausedTenants: make(map[string]time.Time),
 		},
 	}
 }
@@ -89,6 +92,7 @@ func (s *memState) clone() *memState {
 	}
 	c.tenantLimits, c.queueLimits = maps.Clone(s.tenantLimits), maps.Clone(s.queueLimits)
 	c.served, c.leaders = maps.Clone(s.served), maps.Clone(s.leaders)
+	c.pausedQueues, c.pausedTenants = maps.Clone(s.pausedQueues), maps.Clone(s.pausedTenants)
 	return &c
 }
 

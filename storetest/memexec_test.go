@@ -96,8 +96,14 @@ func (x *memExec) JobClaim(_ context.Context, p *queue.JobClaimParams) ([]*queue
 	var out []*queue.Job
 	err := x.write(func(st *memState, _ func(string, string)) error {
 		now := time.Now()
+		if _, paused := st.pausedQueues[p.Queue]; paused {
+			return nil
+		}
 		pending := make(map[string][]*queue.Job)
 		for _, j := range st.jobs {
+			if _, paused := st.pausedTenants[j.TenantID]; paused {
+				continue
+			}
 			if j.Queue == p.Queue && j.State == queue.StatePending {
 				pending[j.TenantID] = append(pending[j.TenantID], j)
 			}
@@ -260,6 +266,9 @@ func (x *memExec) JobPosition(_ context.Context, id int64) (*queue.Position, err
 			return queue.ErrConflict
 		}
 		out = &queue.Position{Running: st.running(j.TenantID, j.Queue), Limit: st.limit(j.TenantID, j.Queue)}
+		_, queuePaused := st.pausedQueues[j.Queue]
+		_, tenantPaused := st.pausedTenants[j.TenantID]
+		out.Paused = queuePaused || tenantPaused
 		var total time.Duration
 		n := 0
 		for _, o := range st.jobs {
@@ -411,6 +420,7 @@ func (x *memExec) QueueStats(_ context.Context, q string) (*queue.QueueStats, er
 	out := &queue.QueueStats{Queue: q, Counts: make(map[queue.State]int)}
 	err := x.read(func(st *memState) error {
 		now := time.Now()
+		_, out.Paused = st.pausedQueues[q]
 		for _, j := range st.jobs {
 			if j.Queue != q {
 				continue

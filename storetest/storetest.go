@@ -95,6 +95,7 @@ func RunConfig(t *testing.T, cfg Config) {
 		{"JobDeleteFinished", s.testJobDeleteFinished},
 		{"Leader", s.testLeader},
 		{"QueueStats", s.testQueueStats},
+		{"Pause", s.testPause},
 		{"Notifier", s.testNotifier},
 	}
 	for _, g := range groups {

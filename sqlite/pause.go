@@ -1,0 +1,114 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/docketq/docket/queue"
+)
+
+// Pause state (migration 0005), by statement, as on PostgreSQL
+// (postgres/pause.go):
+//
+//	statement          docket_queues.paused_at  docket_tenant_pauses  docket_tenant_queues.paused
+//	sqlQueuePause      set (kept if set)        -                     -
+//	sqlQueueResume     cleared                  -                     -
+//	sqlTenantPause     -                        row inserted          set (sqlTenantSlotsPaused)
+//	sqlTenantResume    -                        row deleted           cleared (sqlTenantSlotsPaused)
+//	sqlMarkWork        -                        read (trigger)        set on a new row when paused
+//	sqlReadyTenants    read                     -                     read (ready index)
+//	sqlSlotState       read                     read                  -
+//
+// Write transactions run one at a time, so the paused column is exact and
+// the claim need not read docket_tenant_pauses.
+const (
+	sqlQueuePause = `
+INSERT INTO docket_queues (queue, paused_at) VALUES (?1, ?2)
+ON CONFLICT (queue) DO UPDATE SET paused_at = COALESCE(paused_at, excluded.paused_at)`
+	sqlQueueResume  = `UPDATE docket_queues SET paused_at = NULL WHERE queue = ?`
+	sqlTenantPause  = `INSERT INTO docket_tenant_pauses (tenant_id, paused_at) VALUES (?, ?) ON CONFLICT (tenant_id) DO NOTHING`
+	sqlTenantResume = `DELETE FROM docket_tenant_pauses WHERE tenant_id = ?`
+
+	sqlTenantSlotsPaused = `UPDATE docket_tenant_queues SET paused = ?1 WHERE tenant_id = ?2 AND paused <> ?1`
+
+	sqlPauseList = `
+SELECT queue, '', paused_at FROM docket_queues WHERE paused_at IS NOT NULL
+UNION ALL
+SELECT '', tenant_id, paused_at FROM docket_tenant_pauses`
+)
+
+// QueuePauseSet pauses or resumes a queue. See queue.Executor. SQLite has
+// no notifier: the queue's client wakes its workers in process.
+func (e *executor) QueuePauseSet(ctx context.Context, p *queue.QueuePauseParams) error {
+	if err := queue.ValidateQueueName(p.Queue); err != nil {
+		return err
+	}
+	err := e.write(ctx, func(t *txn) error {
+		var err error
+		if p.Paused {
+			_, err = t.exec(ctx, sqlQueuePause, p.Queue, t.now)
+		} else {
+			_, err = t.exec(ctx, sqlQueueResume, p.Queue)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set queue %s pause: %w", p.Queue, err)
+	}
+	return nil
+}
+
+// TenantPauseSet pauses or resumes a tenant in every queue. See
+// queue.Executor.
+func (e *executor) TenantPauseSet(ctx context.Context, p *queue.TenantPauseParams) error {
+	if p.TenantID == "" {
+		return fmt.Errorf("set tenant pause: %w: tenant is required", queue.ErrInvalid)
+	}
+	err := e.write(ctx, func(t *txn) error {
+		var err error
+		if p.Paused {
+			_, err = t.exec(ctx, sqlTenantPause, p.TenantID, t.now)
+		} else {
+			_, err = t.exec(ctx, sqlTenantResume, p.TenantID)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = t.exec(ctx, sqlTenantSlotsPaused, p.Paused, p.TenantID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set tenant %s pause: %w", p.TenantID, err)
+	}
+	return nil
+}
+
+// PauseList returns the paused queues and tenants.
+func (e *executor) PauseList(ctx context.Context) (*queue.Pauses, error) {
+	out := &queue.Pauses{Queues: map[string]time.Time{}, Tenants: map[string]time.Time{}}
+	err := e.readOne(func(q querier) error {
+		rows, err := q.QueryContext(ctx, sqlPauseList)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var name, tenant string
+			var at int64
+			if err := rows.Scan(&name, &tenant, &at); err != nil {
+				return err
+			}
+			if tenant != "" {
+				out.Tenants[tenant] = fromMicros(at)
+			} else {
+				out.Queues[name] = fromMicros(at)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list pauses: %w", err)
+	}
+	return out, nil
+}
