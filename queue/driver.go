@@ -52,6 +52,10 @@ type Executor interface {
 	// Begin starts a transaction.
 	Begin(ctx context.Context) (ExecutorTx, error)
 
+	// PeriodicExecutor keeps the records of periodic tasks
+	// (periodic_driver.go).
+	PeriodicExecutor
+
 	// JobInsertMany inserts jobs. A job whose (tenant, unique key) already
 	// exists is not inserted; its result names the existing job and has
 	// Duplicate set (also under concurrent inserts of the same key). Results

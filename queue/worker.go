@@ -60,6 +60,10 @@ type WorkerConfig struct {
 	// Maintenance configures the leader-elected sweeps. Disabled when
 	// Maintenance.Disabled is set.
 	Maintenance MaintenanceConfig
+	// Periodic jobs, enqueued once per tick of their schedule across
+	// every worker of the store by the maintenance leader (periodic.go).
+	// Define the same ones in every worker. Needs maintenance enabled.
+	Periodic []PeriodicJob
 
 	// Logger receives the worker's logs. Default: the client's logger.
 	Logger *slog.Logger
@@ -103,6 +107,7 @@ type Worker struct {
 	active    *activeSet
 	wake      map[string][]chan struct{} // per queue, per claim loop; buffered 1
 	completer *completer
+	periodic  []*periodicTask // Periodic's tasks
 	jobs      sync.WaitGroup
 	ran       atomic.Bool
 
@@ -133,6 +138,10 @@ func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
 		}
 	}
 	w.completer = newCompleter(w)
+	var err error
+	if w.periodic, err = w.periodicTasks(); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 

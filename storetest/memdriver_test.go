@@ -60,6 +60,7 @@ type memState struct {
 	leaders       map[string]memLeader
 	pausedQueues  map[string]time.Time
 	pausedTenants map[string]time.Time
+	periodic      map[string]queue.PeriodicRecord // memperiodic_test.go; nil until used
 }
 
 var (
@@ -93,6 +94,7 @@ func (s *memState) clone() *memState {
 	c.tenantLimits, c.queueLimits = maps.Clone(s.tenantLimits), maps.Clone(s.queueLimits)
 	c.served, c.leaders = maps.Clone(s.served), maps.Clone(s.leaders)
 	c.pausedQueues, c.pausedTenants = maps.Clone(s.pausedQueues), maps.Clone(s.pausedTenants)
+	c.periodic = maps.Clone(s.periodic)
 	return &c
 }
 

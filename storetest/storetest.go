@@ -94,6 +94,7 @@ func RunConfig(t *testing.T, cfg Config) {
 		{"JobSchedule", s.testJobSchedule},
 		{"JobDeleteFinished", s.testJobDeleteFinished},
 		{"Leader", s.testLeader},
+		{"Periodic", s.testPeriodic},
 		{"QueueStats", s.testQueueStats},
 		{"Pause", s.testPause},
 		{"Notifier", s.testNotifier},
