@@ -97,6 +97,10 @@ type Config struct {
 	// SearchTimeout bounds one search; one that takes longer is answered
 	// 503 with Retry-After. Default DefaultSearchTimeout.
 	SearchTimeout time.Duration
+	// DispatchKinds are the job kinds handled by HTTP endpoints (package
+	// dispatch): tenants enqueue them with POST /v1/dispatch/jobs and
+	// their endpoints report through /v1/dispatch/jobs/{id}/*.
+	DispatchKinds []string
 	// Metrics is where the API registers its metrics (requests, 429s,
 	// SSE clients); the ops listener serves them. Nil: a registry of its
 	// own, which nobody scrapes.
@@ -225,10 +229,11 @@ type route struct {
 // that serves it.
 func (s *Server) routes() []route {
 	var rs []route
-	rs = append(rs, s.systemRoutes()...) // system.go: health, readiness, OpenAPI
-	rs = append(rs, s.tenantRoutes()...) // documents, jobs, search, rate limit
-	rs = append(rs, s.eventRoutes()...)  // events.go: server-sent events
-	rs = append(rs, s.adminRoutes()...)  // admin.go: /v1/admin/*
+	rs = append(rs, s.systemRoutes()...)   // system.go: health, readiness, OpenAPI
+	rs = append(rs, s.tenantRoutes()...)   // documents, jobs, search, rate limit
+	rs = append(rs, s.eventRoutes()...)    // events.go: server-sent events
+	rs = append(rs, s.adminRoutes()...)    // admin.go: /v1/admin/*
+	rs = append(rs, s.dispatchRoutes()...) // dispatch_routes.go: /v1/dispatch/*
 	return rs
 }
 

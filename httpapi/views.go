@@ -28,6 +28,9 @@ type JobView struct {
 	StartedAt       *time.Time `json:"started_at"`
 	CompletedAt     *time.Time `json:"completed_at"`
 	UpdatedAt       time.Time  `json:"updated_at"`
+	// Result is what a completed job's handler returned (a dispatched
+	// job's endpoint); null when none.
+	Result json.RawMessage `json:"result"`
 }
 
 // NewJobView renders a job as the API shows it, without its queue
@@ -66,7 +69,7 @@ func jobView(j *queue.Job, position int) JobView {
 		v.RetryOf = &s
 	}
 	if j.State == queue.StateCompleted {
-		v.ProgressPercent = 100
+		v.ProgressPercent, v.Result = 100, j.Result
 	}
 	return v
 }

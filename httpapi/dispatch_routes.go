@@ -1,0 +1,205 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/dispatch"
+	"github.com/docketq/docket/queue"
+)
+
+// dispatchRoutes are the routes of HTTP dispatch (docs/dispatch.md): a
+// tenant enqueues a job of a dispatched kind; the endpoint working on it
+// reports progress and its outcome with the attempt's lease token, not a
+// tenant key (access public: the token is checked here, and every write
+// is fenced by the store like a worker's).
+func (s *Server) dispatchRoutes() []route {
+	return []route{
+		{"POST", "/v1/dispatch/jobs", tenant, s.dispatchEnqueue},
+		{"POST", "/v1/dispatch/jobs/{id}/progress", public, s.dispatchProgress},
+		{"POST", "/v1/dispatch/jobs/{id}/complete", public, s.dispatchComplete},
+		{"POST", "/v1/dispatch/jobs/{id}/fail", public, s.dispatchFail},
+	}
+}
+
+// dispatchBackoff is the retry delay of a failure an endpoint reports
+// without retry_after_seconds: the worker's default.
+var dispatchBackoff = queue.ExponentialBackoff(2*time.Second, time.Hour)
+
+type dispatchEnqueueRequest struct {
+	Kind        string          `json:"kind"`
+	Args        json.RawMessage `json:"args"`
+	MaxAttempts int             `json:"max_attempts"`
+	UniqueKey   string          `json:"unique_key"`
+}
+
+func (s *Server) dispatchEnqueue(w http.ResponseWriter, r *http.Request) error {
+	var req dispatchEnqueueRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if !slices.Contains(s.cfg.DispatchKinds, req.Kind) {
+		return errorf(http.StatusBadRequest, "kind %q is not dispatched to an endpoint (configured: %v)", req.Kind, s.cfg.DispatchKinds)
+	}
+	if req.MaxAttempts < 0 || req.MaxAttempts > 100 {
+		return errorf(http.StatusBadRequest, "max_attempts %d: want 0 (default) to 100", req.MaxAttempts)
+	}
+	if len(req.UniqueKey) > 200 {
+		return errorf(http.StatusBadRequest, "unique_key: at most 200 bytes")
+	}
+	args := req.Args
+	if len(args) == 0 {
+		args = json.RawMessage("null")
+	}
+	res, err := s.cfg.Queue.Enqueue(r.Context(), &queue.EnqueueParams{
+		Queue: dispatch.Queue, Kind: req.Kind, TenantID: tenantOf(r).ID, Args: args,
+		MaxAttempts: req.MaxAttempts, UniqueKey: req.UniqueKey,
+	})
+	if err != nil {
+		return fmt.Errorf("enqueue: %w", err)
+	}
+	w.Header().Set("Location", "/v1/jobs/"+strconv.FormatInt(res.Job.ID, 10))
+	return writeJSON(w, http.StatusAccepted, map[string]JobView{"job": jobView(res.Job, -1)})
+}
+
+var (
+	errNoLeaseToken = &httpError{status: http.StatusUnauthorized, title: "Unauthorized",
+		detail: "missing or malformed lease token: send Authorization: Bearer <callback.token of the dispatched job>"}
+	errLeaseNotHeld = &httpError{status: http.StatusConflict, title: "Conflict",
+		detail: "the lease is not held: the attempt has ended (completed, failed, timed out, cancelled) or the token is not this job's"}
+)
+
+// dispatchLease reads the job id and lease token of a callback and checks
+// that they name a running attempt of a dispatched kind. The writes that
+// follow are fenced by the store all the same.
+func (s *Server) dispatchLease(r *http.Request) (*queue.Job, queue.Lease, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return nil, queue.Lease{}, errorf(http.StatusNotFound, "job id %q: want a positive integer", r.PathValue("id"))
+	}
+	tok, ok := bearer(r)
+	if !ok {
+		return nil, queue.Lease{}, errNoLeaseToken
+	}
+	lease, err := dispatch.ParseToken(id, tok)
+	if err != nil {
+		return nil, queue.Lease{}, errNoLeaseToken
+	}
+	j, err := s.cfg.Queue.Get(r.Context(), id)
+	switch {
+	case errors.Is(err, docket.ErrNotFound):
+		return nil, queue.Lease{}, errLeaseNotHeld
+	case err != nil:
+		return nil, queue.Lease{}, fmt.Errorf("read job: %w", err)
+	case j.State != queue.StateRunning || j.Lease() != lease || !slices.Contains(s.cfg.DispatchKinds, j.Kind):
+		return nil, queue.Lease{}, errLeaseNotHeld
+	}
+	return j, lease, nil
+}
+
+type dispatchProgressRequest struct {
+	Stage   string `json:"stage"`
+	Percent int    `json:"percent"`
+	Message string `json:"message"`
+}
+
+func (s *Server) dispatchProgress(w http.ResponseWriter, r *http.Request) error {
+	_, lease, err := s.dispatchLease(r)
+	if err != nil {
+		return err
+	}
+	var req dispatchProgressRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if len(req.Stage) > 64 || len(req.Message) > 1000 || req.Percent < 0 || req.Percent > 100 {
+		return errorf(http.StatusBadRequest, "stage at most 64 bytes, message at most 1000, percent 0 to 100")
+	}
+	err = s.cfg.Queue.Driver().Executor().JobProgress(r.Context(), &queue.JobProgressParams{
+		Lease: lease, Stage: req.Stage, Percent: req.Percent, Message: req.Message,
+	})
+	if errors.Is(err, queue.ErrLeaseLost) {
+		return errLeaseNotHeld
+	}
+	if err != nil {
+		return fmt.Errorf("progress: %w", err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type dispatchCompleteRequest struct {
+	Result json.RawMessage `json:"result"`
+}
+
+func (s *Server) dispatchComplete(w http.ResponseWriter, r *http.Request) error {
+	_, lease, err := s.dispatchLease(r)
+	if err != nil {
+		return err
+	}
+	var req dispatchCompleteRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	return s.dispatchFinish(w, r, &queue.JobFinishParams{Lease: lease, Outcome: queue.OutcomeCompleted, Result: req.Result})
+}
+
+type dispatchFailRequest struct {
+	Error string `json:"error"`
+	// Retry asks for another attempt while attempts remain.
+	Retry bool `json:"retry"`
+	// RetryAfterSeconds overrides the backoff of a retry.
+	RetryAfterSeconds *int `json:"retry_after_seconds"`
+}
+
+func (s *Server) dispatchFail(w http.ResponseWriter, r *http.Request) error {
+	j, lease, err := s.dispatchLease(r)
+	if err != nil {
+		return err
+	}
+	var req dispatchFailRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.Error == "" || len(req.Error) > 2000 {
+		return errorf(http.StatusBadRequest, "error: a message of 1 to 2000 bytes")
+	}
+	p := &queue.JobFinishParams{Lease: lease, Outcome: queue.OutcomeFailed, Error: req.Error}
+	if req.Retry && j.Attempt < j.MaxAttempts {
+		p.Outcome, p.RetryIn = queue.OutcomeRetry, dispatchBackoff(j.Attempt)
+		if sec := req.RetryAfterSeconds; sec != nil {
+			if *sec < 0 || *sec > 86400 {
+				return errorf(http.StatusBadRequest, "retry_after_seconds %d: want 0 to 86400", *sec)
+			}
+			p.RetryIn = time.Duration(*sec) * time.Second
+		}
+	}
+	return s.dispatchFinish(w, r, p)
+}
+
+// dispatchFinish ends the attempt with the lease and answers with the job
+// as it is now.
+func (s *Server) dispatchFinish(w http.ResponseWriter, r *http.Request, p *queue.JobFinishParams) error {
+	p.WorkerID = "dispatch-endpoint"
+	errs, err := s.cfg.Queue.Driver().Executor().JobFinish(r.Context(), []*queue.JobFinishParams{p})
+	if err != nil {
+		return fmt.Errorf("finish: %w", err)
+	}
+	if errors.Is(errs[0], queue.ErrLeaseLost) {
+		return errLeaseNotHeld
+	}
+	if errs[0] != nil {
+		return fmt.Errorf("finish: %w", errs[0])
+	}
+	j, err := s.cfg.Queue.Get(r.Context(), p.Lease.JobID)
+	if err != nil {
+		return fmt.Errorf("read job: %w", err)
+	}
+	return writeJSON(w, http.StatusOK, map[string]JobView{"job": jobView(j, -1)})
+}
