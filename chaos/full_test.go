@@ -78,14 +78,3 @@ func TestPGCrash_Full(t *testing.T) {
 func TestListenerKilled_Full(t *testing.T) {
 	runListenerKilled(t, 60*time.Second, 5*time.Second)
 }
-
-// TestPartition_MidTransactionMitigated is TestPartition_MidTransaction
-// with the mitigation the engine lacks, set on the victim's sessions by
-// hand: idle_in_transaction_session_timeout = 1.5 s (over the 1 s the
-// victim's transactions legitimately stay idle) lets the server end the
-// partitioned transaction, so the rescuer reaches the job at lease expiry.
-func TestPartition_MidTransactionMitigated(t *testing.T) {
-	runPartition(t, partitionConfig{mode: faultproxy.Drop, jobs: 1200, procs: 2, slots: 8, midTx: true, hold: time.Second,
-		params: "idle_in_transaction_session_timeout=1500",
-		lease:  2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -38,7 +37,7 @@ type partitionConfig struct {
 // forwarded, FINs held too) for 3 leases while ledger jobs are enqueued;
 // then the partition heals. The fault is injected at a moment when the
 // victim holds no transaction open; the mid-transaction case is
-// TestPartition_MidTransaction (a known engine bug). Bound on duplicates: the jobs the partitioned
+// TestPartition_MidTransaction. Bound on duplicates: the jobs the partitioned
 // worker held or was claiming, at most its 8 slots.
 func TestPartition_Smoke(t *testing.T) {
 	runPartition(t, partitionConfig{mode: faultproxy.Drop, jobs: 1200, procs: 2, slots: 8,
@@ -47,16 +46,15 @@ func TestPartition_Smoke(t *testing.T) {
 
 // TestPartition_MidTransaction is test 17 with the blackhole injected while
 // the victim holds a completing transaction open (each ledger job of the
-// victim holds it 1 s after Task.CompleteTx). It fails today: the job's row
-// stays locked by the victim's backend for the whole partition, the
-// rescuer skips it, and it is re-run only after the heal (see the known
-// bug below); set DOCKET_CHAOS_KNOWN_BUGS=1 to run it.
+// victim holds it 1 s after Task.CompleteTx). The server cannot tell a
+// partitioned client from a slow one, so the job's row stays locked, and
+// the rescuer (SKIP LOCKED) passes it by, until the server ends the
+// session: CompleteTx gives the transaction an idle limit of one lease
+// (queue.JobFinishParams.TxIdleLimit), so the job is rescued within the
+// same bound as in TestPartition_Smoke. It failed before that limit: the
+// row stayed locked for the whole partition and the job re-ran only after
+// the heal.
 func TestPartition_MidTransaction(t *testing.T) {
-	if os.Getenv("DOCKET_CHAOS_KNOWN_BUGS") == "" {
-		t.Skip("known engine bug: a worker partitioned inside a transaction keeps its job's row locked on the server " +
-			"until the partition heals (no idle_in_transaction_session_timeout or TCP keepalive on worker sessions), " +
-			"so the rescuer skips that job past its lease; DOCKET_CHAOS_KNOWN_BUGS=1 runs it")
-	}
 	runPartition(t, partitionConfig{mode: faultproxy.Drop, jobs: 1200, procs: 2, slots: 8, midTx: true, hold: time.Second,
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }

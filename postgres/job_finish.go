@@ -3,13 +3,15 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/docketq/docket/queue"
 )
 
 // finishSQL ends a batch of attempts in one statement. Each element of the
 // arrays is one param: $1 ids, $2 attempts, $3 tokens, $4 outcomes,
-// $5 errors, $6 results, $7 retry delays in microseconds, $8 worker ids.
+// $5 errors, $6 results, $7 retry delays in microseconds, $8 worker ids,
+// $9 the transaction's idle limit in milliseconds.
 // It returns the ordinals (from 1) of the params whose lease was held; of
 // two params for one job, the first is applied and the second finds the
 // lease lost.
@@ -25,16 +27,34 @@ import (
 //     for the next claim in finishRecordSQL); a tenant with a job back to
 //     pending is claimable again.
 //   - attempts: one record per ended attempt.
-var finishSQL = finishStatement(freeSlotsSQL("done"))
+//   - idle_limit: JobFinish runs finishSQL in a caller's transaction
+//     (CompleteTx), and $9 is that transaction's idle limit in ms (see
+//     queue.JobFinishParams.TxIdleLimit): when positive it becomes the
+//     transaction's idle_in_transaction_session_timeout (SET LOCAL scope:
+//     the session keeps its own setting afterwards), set in the same round
+//     trip. A transaction idle that long has its session terminated by the
+//     server, which releases the job rows the statement locked.
+var finishSQL = finishStatement(freeSlotsSQL("done"), `idle_limit AS (
+    SELECT set_config('idle_in_transaction_session_timeout', $9::bigint::text, true)
+    WHERE $9::bigint > 0
+)`)
 
 // finishRecordSQL is finishSQL with the freed slots recorded in
-// docket_tenant_freed instead of subtracted from the tenant rows; JobFinish
-// uses it outside a caller's transaction (see recordFreedSlotsSQL).
-var finishRecordSQL = finishStatement(recordFreedSlotsSQL("done"))
+// docket_tenant_freed instead of subtracted from the tenant rows, and no
+// idle limit; JobFinish uses it outside a caller's transaction (see
+// recordFreedSlotsSQL).
+var finishRecordSQL = finishStatement(recordFreedSlotsSQL("done"), "")
 
-func finishStatement(slots string) string {
+// finishStatement is the statement with the tenant slots written by slots
+// and, when setting is not empty, one more CTE of that name (idle_limit),
+// run by the final SELECT.
+func finishStatement(slots, setting string) string {
+	first, last := "", ""
+	if setting != "" {
+		first, last = setting+",\n", " AND (SELECT count(*) FROM idle_limit) >= 0"
+	}
 	return `
-WITH input AS (
+WITH ` + first + `input AS (
     SELECT DISTINCT ON (id, attempt, token) *
     FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[], $5::text[],
                 $6::text[], $7::bigint[], $8::text[])
@@ -73,7 +93,7 @@ WITH input AS (
     UNION ALL
     SELECT pg_notify('docket_insert', q.queue) FROM (SELECT DISTINCT queue FROM done WHERE state = 'pending') q
 )
-SELECT ord FROM done WHERE (SELECT count(*) FROM notified) >= 0`
+SELECT ord FROM done WHERE (SELECT count(*) FROM notified) >= 0` + last
 }
 
 // JobFinish ends a batch of attempts in one statement; see finishSQL.
@@ -104,14 +124,18 @@ func (e *Executor) JobFinish(ctx context.Context, params []*queue.JobFinishParam
 	// Inside a caller's transaction (CompleteTx) the tenant rows are updated
 	// at once, so the transaction sees exact counters; the worker's batches
 	// record the freed slots for the next claim to fold in.
-	query := finishRecordSQL
+	query, args := finishRecordSQL, []any{ids, attempts, tokens, outcomes, errMsgs, results, retryUs, workers}
 	if e.tx != nil {
-		query = finishSQL
+		var idle time.Duration
+		for _, p := range params {
+			idle = max(idle, p.TxIdleLimit)
+		}
+		query, args = finishSQL, append(args, idle.Milliseconds())
 	}
 	held := make([]bool, n)
 	err := e.retryDeadlock(ctx, func() error {
 		clear(held)
-		rows, err := e.db.Query(ctx, query, ids, attempts, tokens, outcomes, errMsgs, results, retryUs, workers)
+		rows, err := e.db.Query(ctx, query, args...)
 		if err != nil {
 			return err
 		}

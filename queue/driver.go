@@ -258,6 +258,14 @@ type JobFinishParams struct {
 	Result   json.RawMessage
 	RetryIn  time.Duration // for retry and snoozed: delay from the store's now
 	WorkerID string
+	// TxIdleLimit, inside a caller's transaction (Task.CompleteTx), is the
+	// longest the store lets that transaction sit idle afterwards before
+	// it ends the session, rolling the transaction back and releasing the
+	// job's row. Without it a client that goes silent (a partition, a
+	// stopped process) keeps the row locked, and lease expiry cannot
+	// rescue the job, for as long as the server takes to notice. Zero
+	// leaves the session's setting; stores without sessions ignore it.
+	TxIdleLimit time.Duration
 }
 
 // JobCancelParams cancels a job.

@@ -144,7 +144,10 @@ func (t *Task) stopProgress() *JobProgressParams {
 // PostgreSQL, *sql.Tx for SQLite), so the handler's own writes and the
 // completion commit together or not at all. After CompleteTx the handler
 // must commit and return nil; if the commit fails, return the error and the
-// job is retried.
+// job is retried. Commit promptly: on PostgreSQL a transaction left idle
+// for a whole lease after CompleteTx is ended by the server (rolled back,
+// its session closed), so that a worker cut off mid-transaction cannot keep
+// the job's row locked past its lease.
 //
 // When the lease is gone (the job was rescued, cancelled or taken over by
 // another worker), CompleteTx rolls the transaction back and returns
@@ -162,6 +165,7 @@ func (t *Task) CompleteTx(ctx context.Context, tx any) error {
 	t.stopProgress() // completion sets progress 100; a later flush would only fail
 	errs, err := exec.JobFinish(ctx, []*JobFinishParams{{
 		Lease: t.lease, Outcome: OutcomeCompleted, WorkerID: t.w.id,
+		TxIdleLimit: t.w.cfg.LeaseDuration,
 	}})
 	if err != nil {
 		return fmt.Errorf("complete in transaction: %w", err)
