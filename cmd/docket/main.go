@@ -7,6 +7,7 @@
 //	docket tenants   create and list tenants, issue and revoke their keys
 //	docket jobs      list, inspect, cancel, retry and discard jobs
 //	docket queue     queue health: the monitoring views
+//	docket periodic  list the periodic tasks
 //	docket bench     measure the engine
 package main
 
@@ -61,6 +62,7 @@ commands:
   tenants   create and list tenants, issue and revoke API keys (also while serve runs)
   jobs      list, inspect, cancel, retry and discard jobs
   queue     queue health: jobs per state, performance, stuck and failed jobs, backlog per tenant
+  periodic  list the periodic tasks: sweeps and periodic jobs, last and next run
   bench     measure the queue engine (see docket bench -h)
 
 Run "docket <command> -h" for a command's flags.
@@ -87,6 +89,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runJobs(ctx, rest, getenv, stdout, stderr)
 	case "queue":
 		return runQueue(ctx, rest, getenv, stdout, stderr)
+	case "periodic":
+		return runPeriodic(ctx, rest, getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
