@@ -260,12 +260,18 @@ setup_chromium() { # the dashboard's end-to-end test drives a real headless Chro
 	log "chromium: $bin ($("$bin" --version 2>/dev/null | head -n 1))"
 }
 
+setup_python3() { # HTTP dispatch's example endpoint (examples/dispatch) runs in a Go test
+	command -v python3 >/dev/null 2>&1 || { log "python3 not found; installing python3"; apt_install python3; }
+	log "python3: $(python3 --version 2>&1)"
+}
+
 setup() {
 	command -v go >/dev/null 2>&1 || die "go not found on PATH (install Go 1.26 or later)"
 	log "$(go version)"
 	setup_postgres
 	setup_cc
 	setup_chromium
+	setup_python3
 }
 
 # --- step: tools ------------------------------------------------------------------------------

@@ -159,6 +159,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	base := "http://" + ln.Addr().String()
+	vf.dispatch.localURL = base // dispatch.go: the default callback URL
 	if sf.embedded() {
 		remove, err := writeServeURL(sf.dataDir, base)
 		if err != nil {
@@ -218,7 +219,7 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 		BodyTimeout: hf.bodyTimeout, MaxStreamsPerKey: hf.maxStreamsPerKey, MaxStreamsPerTenant: hf.maxStreamsPerTenant,
 		StreamWriteTimeout: hf.streamWriteTimeout, AuthFailuresPerAddr: hf.authFailuresPerAddr,
 		AuthFailuresPerKey: hf.authFailuresPerKey, SearchesPerTenant: hf.searchesPerTenant, SearchTimeout: hf.searchTimeout,
-		Metrics: s.metrics.Registry(),
+		Metrics: s.metrics.Registry(), DispatchKinds: vf.dispatch.kinds(),
 	})
 	if err != nil {
 		return err

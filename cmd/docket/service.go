@@ -32,6 +32,7 @@ type serviceFlags struct {
 	lease          time.Duration
 	maxUploadBytes int64
 	parseMemory    int64 // --parse-memory-bytes: extract.Budget of this process
+	dispatch       dispatchFlags
 	env            envFlags
 }
 
@@ -54,6 +55,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	e.int64Var(&f.parseMemory, "parse-memory-bytes", "DOCKET_PARSE_MEMORY_BYTES", extract.DefaultMemoryBudget,
 		"memory the document parses of this process may hold at once, each reckoned at its worst case "+
 			"(a PDF at about 640 MiB); a parse waits for its share, and after a minute its job runs again later")
+	f.dispatch.register(e)
 }
 
 func (f *serviceFlags) check() error {
@@ -72,7 +74,7 @@ func (f *serviceFlags) check() error {
 	case f.grace < 0:
 		return fmt.Errorf("--shutdown-grace %s: want a duration >= 0", f.grace)
 	}
-	return nil
+	return f.dispatch.check()
 }
 
 // service is the document service's parts, opened from flags.
@@ -136,14 +138,18 @@ func (s *service) worker(vf *serviceFlags) (*queue.Worker, error) {
 	hc := s.processor.HandlerConfig()
 	hc.Handler = ops.Traced(s.tracer, hc.Handler)
 	hooks := queue.Hooks{Finished: s.processor.Finished} // logs failed documents
-	return queue.NewWorker(s.client, queue.WorkerConfig{
+	cfg := queue.WorkerConfig{
 		Queues:        map[string]queue.QueueConfig{pipeline.Queue: {MaxWorkers: vf.concurrency}},
 		Handlers:      map[string]queue.HandlerConfig{pipeline.Kind: hc},
 		ShutdownGrace: vf.grace,
 		LeaseDuration: vf.lease,
 		Logger:        s.logger,
 		Hooks:         s.metrics.Hooks(ops.LogAttempts(s.logger, hooks)),
-	})
+	}
+	if err := s.addDispatch(&cfg, &vf.dispatch); err != nil { // dispatch.go
+		return nil, err
+	}
+	return queue.NewWorker(s.client, cfg)
 }
 
 func (s *service) Close() error { return s.driver.Close() }
