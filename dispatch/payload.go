@@ -91,3 +91,6 @@ func ParseToken(id int64, s string) (queue.Lease, error) {
 	}
 	return queue.Lease{JobID: id, Attempt: attempt, Token: token}, nil
 }
+
+// Queue is the queue dispatched jobs are enqueued in and worked from.
+const Queue = "dispatch"
