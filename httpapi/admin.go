@@ -10,7 +10,7 @@ import (
 )
 
 // adminRoutes serves /v1/admin/*: tenants and their keys, queue health,
-// processing performance, stuck and failed jobs. The admin sees every
+// processing performance, stuck and failed jobs, pause and resume. The admin sees every
 // tenant's objects.
 func (s *Server) adminRoutes() []route {
 	return []route{
@@ -29,6 +29,10 @@ func (s *Server) adminRoutes() []route {
 		{"GET", "/v1/admin/jobs/{id}", admin, s.adminJobGet},
 		{"POST", "/v1/admin/jobs/{id}/requeue", admin, s.adminRequeue},
 		{"POST", "/v1/admin/jobs/{id}/discard", admin, s.adminDiscard},
+		{"POST", "/v1/admin/queues/{queue}/pause", admin, s.adminQueuePause(true)}, // admin_pause.go
+		{"POST", "/v1/admin/queues/{queue}/resume", admin, s.adminQueuePause(false)},
+		{"POST", "/v1/admin/tenants/{id}/pause", admin, s.adminTenantPause(true)},
+		{"POST", "/v1/admin/tenants/{id}/resume", admin, s.adminTenantPause(false)},
 	}
 }
 
@@ -50,6 +54,9 @@ type TenantView struct {
 	UploadsPerHour int       `json:"uploads_per_hour"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
+	// Paused: no job of the tenant starts until it is resumed
+	// (admin_pause.go).
+	Paused bool `json:"paused"`
 }
 
 // NewTenantView renders a tenant as the admin API shows it (for the CLI).

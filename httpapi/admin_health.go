@@ -22,6 +22,9 @@ type HealthView struct {
 	// Database is the store's health (admin_health_db.go); the CLI's
 	// health, read from the store directly, leaves it out.
 	Database *DatabaseHealthView `json:"database,omitempty"`
+	// PausedQueues are the paused queues, with jobs or not
+	// (admin_pause.go); the CLI's health leaves it out.
+	PausedQueues []string `json:"paused_queues,omitempty"`
 }
 
 // QueueStateView is a row of docket_queue_health.
@@ -31,6 +34,8 @@ type QueueStateView struct {
 	Jobs          int     `json:"jobs"`
 	AvgAgeSeconds float64 `json:"avg_age_seconds"`
 	MaxAgeSeconds float64 `json:"max_age_seconds"`
+	// Paused: the queue is paused (admin_pause.go).
+	Paused bool `json:"paused"`
 }
 
 // HourPerformanceView is a row of docket_processing_performance.
@@ -99,6 +104,8 @@ type TenantDepthView struct {
 	Pending                 int     `json:"pending"`
 	Running                 int     `json:"running"`
 	OldestPendingAgeSeconds float64 `json:"oldest_pending_age_seconds"`
+	// Paused: the queue or the tenant is paused (admin_pause.go).
+	Paused bool `json:"paused"`
 }
 
 // adminHealth serves the monitoring views: ?queue= (default every queue),
@@ -138,6 +145,9 @@ func (s *Server) health(ctx context.Context, p *docket.HealthParams) (*HealthVie
 	if v.Database, err = s.databaseHealth(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.markHealthPaused(ctx, &v); err != nil {
+		return nil, err
+	}
 	return &v, nil
 }
 
@@ -153,7 +163,7 @@ func NewHealthView(queue string, h *docket.Health) HealthView {
 		QueueDepth:            QueueDepthView{Total: h.DepthTotal, Tenants: make([]TenantDepthView, len(h.Depth))},
 	}
 	for i, r := range h.Queues {
-		v.QueueHealth[i] = QueueStateView{r.Queue, r.State, r.Jobs, r.AvgAge.Seconds(), r.MaxAge.Seconds()}
+		v.QueueHealth[i] = QueueStateView{r.Queue, r.State, r.Jobs, r.AvgAge.Seconds(), r.MaxAge.Seconds(), false}
 	}
 	for i, r := range h.Performance {
 		v.ProcessingPerformance[i] = HourPerformanceView{r.Hour, r.Queue, r.Completed, r.Failed,
@@ -168,7 +178,7 @@ func NewHealthView(queue string, h *docket.Health) HealthView {
 			r.Attempt, r.MaxAttempts, r.AttemptsExhausted, r.ErrorMessage, r.CreatedAt, r.CompletedAt}
 	}
 	for i, r := range h.Depth {
-		v.QueueDepth.Tenants[i] = TenantDepthView{r.Queue, r.TenantID, r.Pending, r.Running, r.OldestPendingAge.Seconds()}
+		v.QueueDepth.Tenants[i] = TenantDepthView{r.Queue, r.TenantID, r.Pending, r.Running, r.OldestPendingAge.Seconds(), false}
 	}
 	return v
 }

@@ -19,6 +19,7 @@ type QueueHealthView struct {
 	OldestPendingSeconds float64        `json:"oldest_pending_age_seconds"`
 	DeadTuples           int64          `json:"dead_tuples"`
 	OldestXactAgeSeconds float64        `json:"oldest_transaction_age_seconds"`
+	Paused               bool           `json:"paused"`
 }
 
 func (s *Server) adminQueueHealth(w http.ResponseWriter, r *http.Request) error {
@@ -29,7 +30,7 @@ func (s *Server) adminQueueHealth(w http.ResponseWriter, r *http.Request) error 
 	v := QueueHealthView{
 		Queue: st.Queue, Counts: make(map[string]int, len(healthStates)),
 		OldestPendingSeconds: st.OldestPendingAge.Seconds(), DeadTuples: st.DeadTuples,
-		OldestXactAgeSeconds: st.OldestXactAge.Seconds(),
+		OldestXactAgeSeconds: st.OldestXactAge.Seconds(), Paused: st.Paused,
 	}
 	for _, state := range healthStates {
 		v.Counts[string(state)] = 0

@@ -89,6 +89,13 @@ func (s *Server) adminTenantList(w http.ResponseWriter, r *http.Request) error {
 	for _, t := range ts {
 		out.Tenants = append(out.Tenants, tenantView(t))
 	}
+	views := make([]*TenantView, len(out.Tenants))
+	for i := range out.Tenants {
+		views[i] = &out.Tenants[i]
+	}
+	if err := s.markTenantsPaused(r.Context(), views...); err != nil {
+		return err
+	}
 	return writeJSON(w, http.StatusOK, out)
 }
 
@@ -106,7 +113,11 @@ func (s *Server) adminTenantGet(w http.ResponseWriter, r *http.Request) error {
 	for i, k := range keys {
 		kv[i] = apiKeyView(k)
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"tenant": tenantView(t), "keys": kv})
+	tv := tenantView(t)
+	if err := s.markTenantsPaused(r.Context(), &tv); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"tenant": tv, "keys": kv})
 }
 
 // adminTenantUpdate changes a tenant's name, plan, concurrency or rate
@@ -139,7 +150,11 @@ func (s *Server) adminTenantUpdate(w http.ResponseWriter, r *http.Request) error
 		}
 	}
 	s.keys.forget(t.ID) // cached keys carry the old tenant (plan, rate limit)
-	return writeJSON(w, http.StatusOK, map[string]any{"tenant": tenantView(t)})
+	tv := tenantView(t)
+	if err := s.markTenantsPaused(r.Context(), &tv); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"tenant": tv})
 }
 
 // adminKeyCreate issues another key for a tenant: 201 {api_key, key}.

@@ -50,11 +50,11 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 		out.NextCursor = &c
 	}
 	for _, j := range jobs {
-		j, pos, err := s.jobWithPosition(r.Context(), j)
+		v, err := s.jobStatusView(r.Context(), j)
 		if err != nil {
 			return err
 		}
-		out.Jobs = append(out.Jobs, jobView(j, pos))
+		out.Jobs = append(out.Jobs, v)
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -65,11 +65,11 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	j, pos, err := s.jobWithPosition(r.Context(), j)
+	v, err := s.jobStatusView(r.Context(), j)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, jobView(j, pos))
+	return writeJSON(w, http.StatusOK, v)
 }
 
 // cancelJob serves POST /v1/jobs/{id}/cancel: 200 with the job, 409 when
@@ -110,16 +110,9 @@ func (s *Server) tenantJob(r *http.Request) (*queue.Job, error) {
 // jobWithPosition returns j with its queue position when it waits (-1
 // otherwise). A job that left the queue meanwhile is read again.
 func (s *Server) jobWithPosition(ctx context.Context, j *queue.Job) (*queue.Job, int, error) {
-	if j.State != queue.StatePending && j.State != queue.StateScheduled {
-		return j, -1, nil
-	}
-	p, err := s.cfg.Queue.Position(ctx, j.ID)
-	switch {
-	case err == nil:
-		return j, p.Ahead, nil
-	case errors.Is(err, docket.ErrConflict):
-		j, err := s.cfg.Queue.Get(ctx, j.ID)
+	j, p, err := s.jobWait(ctx, j)
+	if err != nil || p == nil {
 		return j, -1, err
 	}
-	return nil, -1, err
+	return j, p.Ahead, nil
 }

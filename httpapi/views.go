@@ -20,6 +20,7 @@ type JobView struct {
 	ProgressPercent int        `json:"progress_percent"`
 	ProgressMessage string     `json:"progress_message,omitempty"`
 	QueuePosition   *int       `json:"queue_position"`
+	Paused          bool       `json:"paused"` // waits on a paused queue or tenant (GET /v1/jobs)
 	Attempt         int        `json:"attempt"`
 	MaxAttempts     int        `json:"max_attempts"`
 	ErrorMessage    *string    `json:"error_message"`

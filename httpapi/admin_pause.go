@@ -1,0 +1,136 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/queue"
+)
+
+// Pause and resume of queues and tenants (docs/operations.md): a paused
+// queue or tenant gets no new claims in any worker process; running jobs
+// finish, uploads are still accepted and wait in order.
+
+// QueuePauseView answers a queue's pause or resume.
+type QueuePauseView struct {
+	Queue  string `json:"queue"`
+	Paused bool   `json:"paused"`
+}
+
+// TenantPauseView answers a tenant's pause or resume.
+type TenantPauseView struct {
+	TenantID string `json:"tenant_id"`
+	Paused   bool   `json:"paused"`
+}
+
+// adminQueuePause pauses or resumes a queue: 200 {queue, paused}. Any
+// valid queue name may be paused, one with no jobs yet included; the pause
+// stays until resumed.
+func (s *Server) adminQueuePause(paused bool) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		name := r.PathValue("queue")
+		if queue.ValidateQueueName(name) != nil {
+			return errorf(http.StatusBadRequest, "queue name %q: want 1-63 of a-z, 0-9, '_', '.' and '-', starting with a letter or digit", name)
+		}
+		var err error
+		if paused {
+			err = s.cfg.Queue.PauseQueue(r.Context(), name)
+		} else {
+			err = s.cfg.Queue.ResumeQueue(r.Context(), name)
+		}
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, QueuePauseView{Queue: name, Paused: paused})
+	}
+}
+
+// adminTenantPause pauses or resumes a tenant in every queue: 200
+// {tenant_id, paused}; 404 for an unknown tenant.
+func (s *Server) adminTenantPause(paused bool) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		t, err := s.cfg.Store.TenantGet(r.Context(), r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		if paused {
+			err = s.cfg.Queue.PauseTenant(r.Context(), t.ID)
+		} else {
+			err = s.cfg.Queue.ResumeTenant(r.Context(), t.ID)
+		}
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, TenantPauseView{TenantID: t.ID, Paused: paused})
+	}
+}
+
+// markTenantsPaused sets Paused on tenant views from the store's pauses.
+func (s *Server) markTenantsPaused(ctx context.Context, views ...*TenantView) error {
+	p, err := s.cfg.Queue.Pauses(ctx)
+	if err != nil {
+		return err
+	}
+	for _, v := range views {
+		v.Paused = p.TenantPaused(v.ID)
+	}
+	return nil
+}
+
+// markHealthPaused sets Paused on the queue rows and queue-depth rows of
+// the monitoring views and lists the paused queues (those with no jobs
+// too).
+func (s *Server) markHealthPaused(ctx context.Context, v *HealthView) error {
+	p, err := s.cfg.Queue.Pauses(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range v.QueueHealth {
+		v.QueueHealth[i].Paused = p.QueuePaused(v.QueueHealth[i].Queue)
+	}
+	for i := range v.QueueDepth.Tenants {
+		d := &v.QueueDepth.Tenants[i]
+		d.Paused = p.QueuePaused(d.Queue) || p.TenantPaused(d.TenantID)
+	}
+	v.PausedQueues = make([]string, 0, len(p.Queues))
+	for q := range p.Queues {
+		v.PausedQueues = append(v.PausedQueues, q)
+	}
+	slices.Sort(v.PausedQueues)
+	return nil
+}
+
+// jobWait returns j with where it stands when it waits (nil otherwise). A
+// job that left the queue meanwhile is read again.
+func (s *Server) jobWait(ctx context.Context, j *queue.Job) (*queue.Job, *queue.QueuePosition, error) {
+	if j.State != queue.StatePending && j.State != queue.StateScheduled {
+		return j, nil, nil
+	}
+	p, err := s.cfg.Queue.Position(ctx, j.ID)
+	switch {
+	case err == nil:
+		return j, p, nil
+	case errors.Is(err, docket.ErrConflict):
+		j, err := s.cfg.Queue.Get(ctx, j.ID)
+		return j, nil, err
+	}
+	return nil, nil, err
+}
+
+// jobStatusView renders a job of the jobs API with its queue position and
+// whether it waits on a paused queue or tenant.
+func (s *Server) jobStatusView(ctx context.Context, j *queue.Job) (JobView, error) {
+	j, p, err := s.jobWait(ctx, j)
+	if err != nil {
+		return JobView{}, err
+	}
+	if p == nil {
+		return jobView(j, -1), nil
+	}
+	v := jobView(j, p.Ahead)
+	v.Paused = p.Paused
+	return v, nil
+}
