@@ -18,6 +18,10 @@
 //     -sink-url (which refuses attempts lower than one it has seen), then
 //     completes as a ledger job does.
 //
+// With -periodic name=spec (repeatable) the worker defines a periodic job:
+// each tick enqueues a job of kind periodic in queue periodic (which no
+// chaosworker works) with args {"name": name, "tick": tick}.
+//
 // With -audit-maintenance every maintenance sweep is recorded in
 // maintenance_runs (pid, task, jobs, time). The tables executions, effects
 // and maintenance_runs must exist (the tests create them). The
@@ -36,6 +40,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -82,6 +87,7 @@ type config struct {
 	audit          bool
 	exitOnStdinEOF bool
 	logLevel       string
+	periodic       []queue.PeriodicJob
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -113,6 +119,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.noMaintenance, "no-maintenance", false, "never run the maintenance sweeps")
 	fs.BoolVar(&c.exitOnStdinEOF, "exit-on-stdin-eof", false, "exit (status 4) when standard input closes")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.Func("periodic", "name=spec: a periodic job enqueueing kind periodic in queue periodic (repeatable)", func(v string) error {
+		name, spec, ok := strings.Cut(v, "=")
+		if !ok {
+			return errors.New("want name=spec")
+		}
+		c.periodic = append(c.periodic, periodicJob(name, spec))
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -192,8 +206,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			RescueInterval:   c.rescue,
 			ScheduleInterval: c.schedule,
 		},
-		Hooks:  queue.Hooks{Maintained: h.maintained},
-		Logger: logger,
+		Periodic: c.periodic,
+		Hooks:    queue.Hooks{Maintained: h.maintained},
+		Logger:   logger,
 	})
 	if err != nil {
 		return err
@@ -207,4 +222,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	logger.Info("clean shutdown")
 	return nil
+}
+
+// periodicJob enqueues, per tick, a job that names the job and its tick.
+func periodicJob(name, spec string) queue.PeriodicJob {
+	return queue.PeriodicJob{Name: name, Schedule: spec, Params: func(tick time.Time) *queue.EnqueueParams {
+		return &queue.EnqueueParams{Queue: "periodic", Kind: "periodic", TenantID: "periodic",
+			Args: map[string]any{"name": name, "tick": tick}}
+	}}
 }
