@@ -1,0 +1,303 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue"
+)
+
+// budgetConfig sizes a connection-budget run (reliability plan, test 19).
+type budgetConfig struct {
+	maxConns     int // the server's max_connections
+	jobs         int
+	procs, slots int
+	pool         int           // each worker's pool (plus its LISTEN connection)
+	stopped      int           // workers SIGTERMed halfway
+	phase        time.Duration // each phase: all workers, then without the stopped ones
+	drain        time.Duration
+}
+
+// budgetRole is the workers' role: not a superuser, so the server keeps
+// its superuser_reserved_connections (3) for the test's own connections
+// while the workers fight over the rest.
+const budgetRole = "chaos_budget"
+
+// budgetRefused is what PostgreSQL answers a connection over the budget
+// ("sorry, too many clients already", or "remaining connection slots are
+// reserved" for a role that is not a superuser).
+const budgetRefused = "SQLSTATE 53300"
+
+// TestConnectionBudget_Smoke is test 19: a server with max_connections 20
+// (17 for the workers' role) and 6 workers × 8 slots, each with a pool of 5
+// and its LISTEN connection (36 wanted), while 2,000 ledger jobs are
+// enqueued over 11 s; 6 s in, 2 workers are SIGTERMed. The workers must
+// log the refusals (SQLSTATE 53300) with the failed operation, back off rather than spin
+// (at most 25 logged refusals per worker-second), never exit on their own,
+// and make progress in both phases; the total-queue check must pass, each
+// duplicate explained by an attempt that failed on a refused connection.
+func TestConnectionBudget_Smoke(t *testing.T) {
+	runBudget(t, budgetConfig{maxConns: 20, jobs: 2000, procs: 6, slots: 8, pool: 5, stopped: 2,
+		phase: 6 * time.Second, drain: 30 * time.Second})
+}
+
+// refusalRate caps the refused connections a worker logs per second: its
+// loops back off (claims 50 ms doubling to 2 s, failed jobs by their retry
+// backoff), so a worker that spins on refusals goes far over it.
+const refusalRate = 25
+
+func runBudget(t *testing.T, c budgetConfig) {
+	cl := startCluster(t, testpg.Options{MaxConnections: c.maxConns})
+	e := setupBudget(t, cl)
+	workerURL := e.connString + " user=" + budgetRole
+	f := startFleet(t, c.procs, false, []string{"-database-url", workerURL,
+		"-concurrency", strconv.Itoa(c.slots), "-pool", strconv.Itoa(c.pool),
+		"-lease", "2s", "-rescue", "250ms", "-poll", "200ms", "-grace", "3s",
+		"-backoff-min", "50ms", "-backoff-max", "500ms",
+		"-ledger-min", "1ms", "-ledger-max", "20ms"})
+	start := time.Now()
+
+	// The workers' sessions, sampled (by a superuser connection).
+	var peak int
+	stopSampling := make(chan struct{})
+	var sampling sync.WaitGroup
+	sampling.Go(func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-tick.C:
+			}
+			var n int
+			if err := e.pool.QueryRow(context.Background(),
+				`SELECT count(*) FROM pg_stat_activity WHERE usename = $1`, budgetRole).Scan(&n); err == nil {
+				peak = max(peak, n)
+			}
+		}
+	})
+
+	// Enqueue evenly over both phases.
+	produced := make(chan []int64, 1)
+	var enqueueErrs []error
+	go func() {
+		var acked []int64
+		defer func() { produced <- acked }()
+		const batch = 20
+		batches := (c.jobs + batch - 1) / batch
+		pace := time.NewTicker(2 * c.phase * 9 / 10 / time.Duration(batches))
+		defer pace.Stop()
+		for i := range batches {
+			ids, err := e.enqueue(context.Background(), ledgerJobs(min(batch, c.jobs-i*batch), 20, "tenant-", 100, nil))
+			if err != nil {
+				enqueueErrs = append(enqueueErrs, fmt.Errorf("enqueue batch %d: %w", i, err))
+			}
+			acked = append(acked, ids...)
+			<-pace.C
+		}
+	}()
+
+	time.Sleep(c.phase) // the first phase: every worker over the budget
+	phase2 := e.dbNow()
+	var stopped []*proc
+	for _, p := range f.procs()[:c.stopped] {
+		p.signal(syscall.SIGTERM)
+		stopped = append(stopped, p)
+	}
+	t.Logf("%4.1fs SIGTERM to %d workers; %s", time.Since(start).Seconds(), c.stopped, formatStates(e.stats()))
+	for _, p := range stopped {
+		select {
+		case <-p.done:
+			if p.exitCode() != 0 {
+				t.Errorf("SIGTERMed worker pid %d exited %s, want 0\n%s", p.pid, p.status(), p.tail(20))
+			}
+		case <-time.After(15 * time.Second):
+			t.Errorf("SIGTERMed worker pid %d still running after 15 s", p.pid)
+		}
+	}
+	acked := <-produced
+	drained, seen := pollUntil(c.drain, func() (bool, string) {
+		s := e.stats()
+		busy := s[queue.StateScheduled] + s[queue.StatePending] + s[queue.StateRunning]
+		return busy == 0 && s[queue.StateCompleted]+s[queue.StateFailed] >= len(acked), formatStates(s)
+	})
+	close(stopSampling)
+	sampling.Wait()
+	elapsed := time.Since(start)
+	if !drained {
+		t.Errorf("not drained %s after the last enqueue: %s", c.drain, seen)
+	}
+
+	// Progress per phase and per worker, by the effects' times.
+	var phase1, phase2n int
+	var phase2Secs float64
+	if err := e.pool.QueryRow(context.Background(),
+		`SELECT count(*) FILTER (WHERE done_at < $1), count(*) FILTER (WHERE done_at >= $1),
+		        coalesce(extract(epoch FROM max(done_at) - $1), 0) FROM effects`, phase2).
+		Scan(&phase1, &phase2n, &phase2Secs); err != nil {
+		t.Fatalf("effects per phase: %v", err)
+	}
+	perPID := map[int]int{}
+	rows, err := e.pool.Query(context.Background(), `SELECT worker_pid, count(*) FROM effects GROUP BY 1`)
+	if err != nil {
+		t.Fatalf("effects per worker: %v", err)
+	}
+	for rows.Next() {
+		var pid, n int
+		if err := rows.Scan(&pid, &n); err != nil {
+			t.Fatal(err)
+		}
+		perPID[pid] = n
+	}
+	rows.Close()
+
+	// The refusals, as each worker logged them.
+	refusals, first := 0, ""
+	for _, p := range f.history() {
+		n, line := countLines(t, p.logPath, budgetRefused)
+		refusals += n
+		if first == "" {
+			first = line
+		}
+		if lived := p.lifetime().Seconds(); float64(n) > refusalRate*max(lived, 1) {
+			t.Errorf("worker pid %d logged %d refused connections in %.1f s (over %d/s): it does not back off",
+				p.pid, n, lived, refusalRate)
+		}
+		if perPID[p.pid] == 0 {
+			t.Errorf("worker pid %d completed no job: it made no progress under the budget", p.pid)
+		}
+	}
+	if refusals == 0 {
+		t.Errorf("no worker logged a refused connection (%q): the budget was never exceeded (peak %d sessions)", budgetRefused, peak)
+	}
+
+	retried := e.budgetAttempts()
+	v := e.checkTotalQueueExplained(acked, func(x execution) bool { return retried[attemptKey{x.JobID, x.Attempt}] })
+	t.Logf("total-queue: %s", v)
+	for _, p := range v.problems() {
+		t.Error(p)
+	}
+	for _, p := range f.history() {
+		if p.exited() && !slicesContains(stopped, p) {
+			t.Errorf("worker pid %d died on its own: %s\n%s", p.pid, p.status(), p.tail(20))
+		}
+	}
+	for _, err := range enqueueErrs {
+		t.Errorf("%v (the test's connections have the reserved slots)", err)
+	}
+	var maxAttempt int
+	for _, j := range v.jobs {
+		maxAttempt = max(maxAttempt, j.Attempt)
+	}
+	t.Logf("budget %d (workers %d), peak worker sessions %d; %d refused connections logged, e.g. %q",
+		c.maxConns, c.maxConns-3, peak, refusals, first)
+	t.Logf("completed %d jobs in phase 1 (%d workers, %.0f jobs/s), %d after (%d workers, %.0f jobs/s until drained); "+
+		"%d attempts failed on the budget, most attempts of a job %d; %.1f s in all",
+		phase1, c.procs, float64(phase1)/c.phase.Seconds(), phase2n, c.procs-c.stopped, float64(phase2n)/max(phase2Secs, 0.001),
+		len(retried), maxAttempt, elapsed.Seconds())
+}
+
+// setupBudget is setupOn with a test pool of 2 connections (the reserved
+// slots are 3) and the workers' role.
+func setupBudget(t *testing.T, c *testpg.Cluster) *env {
+	t.Helper()
+	connString := c.NewDatabase(t)
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	db := databaseName(t, connString)
+	// BYPASSRLS: the engine's tables force row-level security with a
+	// policy for their owner only.
+	for _, q := range []string{
+		`CREATE ROLE ` + budgetRole + ` LOGIN NOSUPERUSER BYPASSRLS`,
+		`GRANT ALL ON DATABASE ` + db + ` TO ` + budgetRole,
+		`GRANT ALL ON ALL TABLES IN SCHEMA public TO ` + budgetRole,
+		`GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO ` + budgetRole,
+		`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO ` + budgetRole,
+	} {
+		if _, err := pool.Exec(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return &env{t: t, connString: connString, pool: pool, client: queue.NewClient(postgres.New(pool), queue.ClientConfig{})}
+}
+
+// attemptKey names one attempt of a job.
+type attemptKey struct {
+	job     int64
+	attempt int
+}
+
+// budgetAttempts returns the attempts that ended on a refused connection:
+// their handler failed with it, or their heartbeats did until the lease
+// ran out.
+func (e *env) budgetAttempts() map[attemptKey]bool {
+	e.t.Helper()
+	rows, err := e.pool.Query(context.Background(),
+		`SELECT job_id, attempt FROM docket_job_attempts WHERE outcome <> 'completed' AND error LIKE '%' || $1 || '%'`,
+		budgetRefused)
+	if err != nil {
+		e.t.Fatalf("read attempts: %v", err)
+	}
+	defer rows.Close()
+	out := map[attemptKey]bool{}
+	for rows.Next() {
+		var k attemptKey
+		if err := rows.Scan(&k.job, &k.attempt); err != nil {
+			e.t.Fatal(err)
+		}
+		out[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// countLines counts the lines of a file that contain s, and returns the
+// first.
+func countLines(t *testing.T, path, s string) (int, string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	n, first := 0, ""
+	for line := range strings.Lines(string(b)) {
+		if strings.Contains(line, s) {
+			if n == 0 {
+				first = strings.TrimSpace(line)
+			}
+			n++
+		}
+	}
+	return n, first
+}
+
+func slicesContains(ps []*proc, p *proc) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
