@@ -11,9 +11,10 @@ import (
 // commands is every command and subcommand, as `docket ... -h` runs them.
 var commands = [][]string{
 	{"serve"}, {"worker"}, {"migrate"},
-	{"tenants", "create"}, {"tenants", "list"}, {"tenants", "key"}, {"tenants", "revoke-key"},
-	{"jobs", "list"}, {"jobs", "get"}, {"jobs", "cancel"}, {"jobs", "retry"}, {"jobs", "discard"},
+	{"tenants", "create"}, {"tenants", "list"}, {"tenants", "show"}, {"tenants", "update"}, {"tenants", "key"}, {"tenants", "revoke-key"},
+	{"jobs", "list"}, {"jobs", "show"}, {"jobs", "get"}, {"jobs", "cancel"}, {"jobs", "retry"}, {"jobs", "discard"},
 	{"queue", "health"},
+	{"periodic", "list"},
 	{"bench"},
 }
 

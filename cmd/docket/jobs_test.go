@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/sqlite"
 )
@@ -35,7 +36,7 @@ func TestRun_Jobs(t *testing.T) {
 	}{
 		{[]string{"jobs", "list"}, "acme"},
 		{[]string{"jobs", "list", "--status", "pending", "--tenant", "acme"}, "pending"},
-		{[]string{"jobs", "get", "1"}, "job 1  tenant acme"},
+		{[]string{"jobs", "get", "1"}, "tenant     acme"},
 		{[]string{"jobs", "cancel", "1"}, "job 1: cancelled"},
 		{[]string{"jobs", "retry", "1"}, "job 2: pending"},
 		{[]string{"jobs", "discard", "2", "--reason", "poison"}, "job 2: failed"},
@@ -56,5 +57,43 @@ func TestRun_Jobs(t *testing.T) {
 	}
 	if err := run(ctx, []string{"jobs", "get", "nope"}, e, &stdout, &stderr); err == nil {
 		t.Error("jobs get nope succeeded")
+	}
+}
+
+// docket jobs show prints a job's fields and its attempt history, as a
+// table and, with --json, as GET /v1/admin/jobs/{id} answers.
+func TestRun_JobsShow(t *testing.T) {
+	t.Parallel()
+	f := newCLIFixture(t)
+	code, out, errOut := runCLI(t, f.dir, "jobs", "show", "1")
+	if code != 0 {
+		t.Fatalf("jobs show 1: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"job        1", "status     failed", "attempt    2/2", "error      second try failed",
+		"ATTEMPT  WORKER", "w-retry", "retry    first try failed", "w-failed", "failed   second try failed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("jobs show printed:\n%s\nwant %q in it", out, want)
+		}
+	}
+	_, out, _ = runCLI(t, f.dir, "jobs", "show", "--json", "1")
+	var v httpapi.JobDetailView
+	decodeCLI(t, "jobs show --json", out, &v)
+	if v.Job.ID != "1" || v.Job.Status != "failed" || v.Job.TenantID != f.tenantID || len(v.Attempts) != 2 {
+		t.Fatalf("jobs show --json: %+v", v)
+	}
+	for i, want := range []struct{ outcome, worker, err string }{{"retry", "w-retry", "first try failed"}, {"failed", "w-failed", "second try failed"}} {
+		a := v.Attempts[i]
+		if a.Attempt != i+1 || a.Outcome != want.outcome || a.WorkerID != want.worker || a.Error != want.err ||
+			a.StartedAt == nil || a.EndedAt == nil || a.EndedAt.Before(*a.StartedAt) {
+			t.Errorf("attempt %d: %+v, want %+v", i+1, a, want)
+		}
+	}
+	if _, out, _ = runCLI(t, f.dir, "jobs", "show", "2"); !strings.Contains(out, "no attempts yet") {
+		t.Errorf("jobs show of a pending job:\n%s", out)
+	}
+	for _, bad := range [][]string{{"jobs", "show"}, {"jobs", "show", "x"}, {"jobs", "show", "0"}, {"jobs", "show", "99"}, {"jobs", "show", "1", "2"}} {
+		if code, _, _ := runCLI(t, f.dir, bad...); code != 1 {
+			t.Errorf("%q: exit %d, want 1", bad, code)
+		}
 	}
 }

@@ -4,8 +4,8 @@
 //	docket serve     API, dashboard and workers in one process
 //	docket worker    workers only
 //	docket migrate   bring the schema up to date
-//	docket tenants   create and list tenants, issue and revoke their keys
-//	docket jobs      list, inspect, cancel, retry and discard jobs
+//	docket tenants   create, list, show and update tenants, issue and revoke their keys
+//	docket jobs      list, show (with attempt history), cancel, retry and discard jobs
 //	docket queue     queue health: the monitoring views
 //	docket periodic  list the periodic tasks
 //	docket bench     measure the engine
@@ -59,8 +59,8 @@ commands:
   serve     run the API, dashboard and workers in one process
   worker    run workers only
   migrate   bring the database schema up to date
-  tenants   create and list tenants, issue and revoke API keys (also while serve runs)
-  jobs      list, inspect, cancel, retry and discard jobs
+  tenants   create, list, show and update tenants, issue and revoke API keys (also while serve runs)
+  jobs      list jobs, show one with its attempt history, cancel, retry and discard jobs
   queue     queue health: jobs per state, performance, stuck and failed jobs, backlog per tenant
   periodic  list the periodic tasks: sweeps and periodic jobs, last and next run
   bench     measure the queue engine (see docket bench -h)
@@ -76,6 +76,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return errUsage
 	}
 	cmd, rest := args[0], args[1:]
+	if u, ok := groupHelp(cmd, rest); ok { // docket tenants --help
+		fmt.Fprint(stdout, u)
+		return nil
+	}
 	switch cmd {
 	case "serve":
 		return runServe(ctx, rest, getenv, stdout, stderr)

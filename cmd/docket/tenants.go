@@ -14,21 +14,36 @@ import (
 	"github.com/docketq/docket/sqlite"
 )
 
-const tenantsUsage = `usage: docket tenants <create|list|key|revoke-key> [flags]
+const tenantsUsage = `usage: docket tenants <create|list|show|update|key|revoke-key> [flags]
 
   create      --name NAME [--plan free|starter|pro|enterprise] [--concurrency N] [--rate-limit N] [--json]
               creates a tenant and prints its first API key (shown once)
-  list        [--json]  lists the tenants
-  key         --tenant ID [--key-name LABEL] [--json]
+  list        [--json]  lists every tenant, oldest first (fetched a page at a time)
+  show        ID [--json]  a tenant with its API keys (ids and dates, never keys)
+  update      ID [--name NAME] [--plan P] [--concurrency N] [--rate-limit N] [--json]
+              changes the settings given on the command line, as PATCH /v1/admin/tenants/{id}
+  key         ID [--key-name LABEL] [--json]
               issues another API key for a tenant (shown once)
-  revoke-key  --tenant ID --key KEY_ID
-              revokes a key
+  revoke-key  TENANT KEY_ID [--json]
+              revokes a key (KEY_ID: the 16 characters after dk_ in the key)
 
 They open the database, except while an embedded serve runs on the data
 dir (SQLite serves one process): then they go through its admin API, with
 the admin key of <data-dir>/admin.key. --server URL goes through the admin
-API of any server. --json prints what the admin API answers.
+API of any server. --json prints what the admin API answers. A tenant's id
+may also be given with --tenant, a key's with --key.
 `
+
+// tenantsSynopsis is each subcommand's usage line, which -h prints above
+// its flags.
+var tenantsSynopsis = map[string]string{
+	"create":     "--name NAME [flags]",
+	"list":       "[flags]",
+	"show":       "ID [flags]",
+	"update":     "ID [--name NAME] [--plan P] [--concurrency N] [--rate-limit N] [flags]",
+	"key":        "ID [--key-name LABEL] [flags]",
+	"revoke-key": "TENANT KEY_ID [flags]",
+}
 
 // tenantsCmd is a tenants command's flags.
 type tenantsCmd struct {
@@ -42,8 +57,10 @@ type tenantsCmd struct {
 	tenantID    string
 	keyName     string
 	keyID       string
+	pageSize    int
 	asJSON      bool
 	env         envFlags
+	set         map[string]bool // the flags given on the command line, not by a variable
 }
 
 func (c *tenantsCmd) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -53,13 +70,14 @@ func (c *tenantsCmd) register(fs *flag.FlagSet, getenv func(string) string) {
 	e.stringVar(&c.server, "server", "DOCKET_SERVER", "", "a running server's base URL (http://host:port): go through its admin API")
 	e.stringVar(&c.keyFile, "admin-key-file", "DOCKET_ADMIN_KEY_FILE", "",
 		"the admin key for --server (else DOCKET_ADMIN_KEY, else <data-dir>/admin.key)")
-	e.stringVar(&c.name, "name", "DOCKET_TENANT_NAME", "", "the tenant's name, unique (create)")
-	e.stringVar(&c.plan, "plan", "DOCKET_TENANT_PLAN", "free", "free, starter, pro or enterprise: sets the upload rate limit (create)")
-	e.intVar(&c.concurrency, "concurrency", "DOCKET_TENANT_CONCURRENCY", 1, "documents of the tenant processed at once (create)")
-	e.intVar(&c.rateLimit, "rate-limit", "DOCKET_TENANT_RATE_LIMIT", 0, "uploads per hour; 0: the plan's (create)")
-	e.stringVar(&c.tenantID, "tenant", "DOCKET_TENANT_ID", "", "the tenant's id (key, revoke-key)")
+	e.stringVar(&c.name, "name", "DOCKET_TENANT_NAME", "", "the tenant's name, unique (create, update)")
+	e.stringVar(&c.plan, "plan", "DOCKET_TENANT_PLAN", "free", "free, starter, pro or enterprise: sets the upload rate limit (create, update)")
+	e.intVar(&c.concurrency, "concurrency", "DOCKET_TENANT_CONCURRENCY", 1, "documents of the tenant processed at once (create, update)")
+	e.intVar(&c.rateLimit, "rate-limit", "DOCKET_TENANT_RATE_LIMIT", 0, "uploads per hour; 0: the plan's (create, update)")
+	e.stringVar(&c.tenantID, "tenant", "DOCKET_TENANT_ID", "", "the tenant's id, instead of the argument (show, update, key, revoke-key)")
 	e.stringVar(&c.keyName, "key-name", "DOCKET_KEY_NAME", "", "a label for the new key (key)")
-	e.stringVar(&c.keyID, "key", "DOCKET_KEY_ID", "", "the id of the key to revoke (key_id; the 16 characters after dk_ in the key) (revoke-key)")
+	e.stringVar(&c.keyID, "key", "DOCKET_KEY_ID", "", "the id of the key to revoke, instead of the argument (revoke-key)")
+	e.intVar(&c.pageSize, "page-size", "DOCKET_TENANTS_PAGE_SIZE", 500, "tenants read per request, 1-500 (list)")
 	e.boolVar(&c.asJSON, "json", "DOCKET_TENANTS_JSON", false, "print JSON, as the admin API answers")
 }
 
@@ -69,20 +87,19 @@ func runTenants(ctx context.Context, args []string, getenv func(string) string, 
 		return errUsage
 	}
 	sub := args[0]
-	switch sub {
-	case "create", "list", "key", "revoke-key":
-	default:
+	if _, ok := tenantsSynopsis[sub]; !ok {
 		fmt.Fprintf(stderr, "docket tenants: unknown subcommand %q\n\n%s", sub, tenantsUsage)
 		return errUsage
 	}
-	fs := flag.NewFlagSet("tenants "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newSubFlagSet("tenants", sub, tenantsSynopsis[sub], stderr)
 	var c tenantsCmd
 	c.register(fs, getenv)
-	if err := fs.Parse(args[1:]); err != nil {
-		return parseError(err)
+	pos, err := parseWithArgs(fs, args[1:])
+	if err != nil {
+		return err
 	}
-	if err := c.check(sub); err != nil {
+	c.set = commandLineFlags(args[1:])
+	if err := c.check(sub, pos); err != nil {
 		return err
 	}
 	admin, err := c.open(ctx, getenv, stderr)
@@ -95,23 +112,27 @@ func runTenants(ctx context.Context, args []string, getenv func(string) string, 
 		return c.create(ctx, admin, stdout)
 	case "list":
 		return c.list(ctx, admin, stdout)
+	case "show":
+		return c.show(ctx, admin, stdout)
+	case "update":
+		return c.update(ctx, admin, stdout)
 	case "key":
 		return c.issueKey(ctx, admin, stdout)
 	default:
-		if err := admin.revokeKey(ctx, c.tenantID, c.keyID); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "key %s revoked\n", c.keyID)
-		return nil
+		return c.revokeKey(ctx, admin, stdout)
 	}
 }
 
-// check refuses what the subcommand cannot do before anything is opened.
-func (c *tenantsCmd) check(sub string) error {
+// check takes the arguments and refuses what the subcommand cannot do
+// before anything is opened.
+func (c *tenantsCmd) check(sub string, pos []string) error {
 	if err := c.env.err(); err != nil {
 		return err
 	}
 	if _, err := c.sf.logger(io.Discard); err != nil {
+		return err
+	}
+	if err := c.takeArgs(sub, pos); err != nil {
 		return err
 	}
 	switch {
@@ -120,10 +141,36 @@ func (c *tenantsCmd) check(sub string) error {
 	case sub == "create":
 		_, err := docket.ParsePlan(c.plan)
 		return err
-	case (sub == "key" || sub == "revoke-key") && c.tenantID == "":
-		return fmt.Errorf("tenants %s: --tenant is required", sub)
+	case sub == "list" && (c.pageSize < 1 || c.pageSize > 500):
+		return fmt.Errorf("tenants list: --page-size %d: want 1 to 500", c.pageSize)
+	case sub != "list" && c.tenantID == "":
+		return fmt.Errorf("tenants %s: want the tenant's id: docket tenants %s %s", sub, sub, tenantsSynopsis[sub])
 	case sub == "revoke-key" && c.keyID == "":
-		return errors.New("tenants revoke-key: --key is required")
+		return errors.New("tenants revoke-key: want the key's id: docket tenants revoke-key TENANT KEY_ID")
+	case sub == "update":
+		return c.checkUpdate()
+	}
+	return nil
+}
+
+// takeArgs sets the tenant (and, for revoke-key, the key) from the
+// positional arguments.
+func (c *tenantsCmd) takeArgs(sub string, pos []string) error {
+	var into []*string
+	switch sub {
+	case "show", "update", "key":
+		into = []*string{&c.tenantID}
+	case "revoke-key":
+		into = []*string{&c.tenantID, &c.keyID}
+	}
+	if len(pos) > len(into) {
+		return fmt.Errorf("tenants %s: unexpected argument %q: docket tenants %s %s", sub, pos[len(into)], sub, tenantsSynopsis[sub])
+	}
+	for i, v := range pos {
+		if *into[i] != "" && *into[i] != v {
+			return fmt.Errorf("tenants %s: %q and the flag's %q: give one", sub, v, *into[i])
+		}
+		*into[i] = v
 	}
 	return nil
 }
@@ -167,14 +214,18 @@ func (c *tenantsCmd) create(ctx context.Context, admin tenantAdmin, stdout io.Wr
 }
 
 func (c *tenantsCmd) list(ctx context.Context, admin tenantAdmin, stdout io.Writer) error {
-	ts, err := admin.list(ctx)
+	ts, err := admin.list(ctx, c.pageSize)
 	if err != nil {
 		return err
 	}
 	if c.asJSON {
 		return json.NewEncoder(stdout).Encode(map[string]any{"tenants": ts})
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	return printTenants(stdout, ts)
+}
+
+func printTenants(w io.Writer, ts []httpapi.TenantView) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tPLAN\tCONCURRENCY\tUPLOADS/HOUR")
 	for _, t := range ts {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", t.ID, t.Name, t.Plan, t.Concurrency, t.UploadsPerHour)
@@ -194,31 +245,44 @@ func (c *tenantsCmd) issueKey(ctx context.Context, admin tenantAdmin, stdout io.
 	return nil
 }
 
-// The admin API's bodies, which --json prints.
-type (
-	tenantInput struct {
-		Name        string `json:"name"`
-		Plan        string `json:"plan"`
-		Concurrency int    `json:"concurrency"`
-		RateLimit   int    `json:"rate_limit"`
+// commandLineFlags returns the names of the flags args gives (args that
+// parsed already): the flags an environment variable sets are left out.
+func commandLineFlags(args []string) map[string]bool {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var c tenantsCmd
+	c.register(fs, func(string) string { return "" })
+	set := map[string]bool{}
+	if _, err := parseWithArgs(fs, args); err == nil {
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	}
-	tenantCreated struct {
-		Tenant httpapi.TenantView `json:"tenant"`
-		APIKey string             `json:"api_key"`
-		Key    httpapi.APIKeyView `json:"key"`
-	}
-	keyIssued struct {
-		APIKey string             `json:"api_key"`
-		Key    httpapi.APIKeyView `json:"key"`
-	}
-)
+	return set
+}
 
-// tenantAdmin manages tenants and keys: in the database, or through a
-// server's admin API.
-type tenantAdmin interface {
-	create(ctx context.Context, in *tenantInput) (*tenantCreated, error)
-	list(ctx context.Context) ([]httpapi.TenantView, error)
-	issueKey(ctx context.Context, tenantID, name string) (*keyIssued, error)
-	revokeKey(ctx context.Context, tenantID, keyID string) error
-	Close() error
+// newSubFlagSet is the flag set of `docket <group> <sub>`, whose -h
+// prints the subcommand's usage line above its flags.
+func newSubFlagSet(group, sub, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(group+" "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: docket %s %s %s\n\nflags:\n", group, sub, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseWithArgs parses flags that may come before, between or after the
+// positional arguments, and returns those.
+func parseWithArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, parseError(err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
 }

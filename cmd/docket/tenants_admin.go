@@ -5,18 +5,53 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
 )
 
+// The admin API's bodies, which --json prints.
+type (
+	tenantInput struct {
+		Name        string `json:"name"`
+		Plan        string `json:"plan"`
+		Concurrency int    `json:"concurrency"`
+		RateLimit   int    `json:"rate_limit"`
+	}
+	tenantCreated struct {
+		Tenant httpapi.TenantView `json:"tenant"`
+		APIKey string             `json:"api_key"`
+		Key    httpapi.APIKeyView `json:"key"`
+	}
+	keyIssued struct {
+		APIKey string             `json:"api_key"`
+		Key    httpapi.APIKeyView `json:"key"`
+	}
+)
+
+// tenantAdmin manages tenants and keys: in the database, or through a
+// server's admin API.
+type tenantAdmin interface {
+	create(ctx context.Context, in *tenantInput) (*tenantCreated, error)
+	// list returns every tenant, oldest first, reading pageSize at a time.
+	list(ctx context.Context, pageSize int) ([]httpapi.TenantView, error)
+	get(ctx context.Context, id string) (*tenantDetail, error)
+	update(ctx context.Context, id string, p *tenantPatch) (*httpapi.TenantView, error)
+	issueKey(ctx context.Context, tenantID, name string) (*keyIssued, error)
+	revokeKey(ctx context.Context, tenantID, keyID string) error
+	Close() error
+}
+
 var (
 	_ tenantAdmin = (*storeAdmin)(nil)
 	_ tenantAdmin = (*remoteAdmin)(nil)
 )
 
-// storeAdmin manages tenants in the database.
+// storeAdmin manages tenants in the database. A server running on the
+// same database sees a changed plan or rate limit, and a revoked key,
+// within its auth cache's TTL.
 type storeAdmin struct {
 	driver queue.Driver
 	store  docket.Store
@@ -46,16 +81,59 @@ func (a *storeAdmin) create(ctx context.Context, in *tenantInput) (*tenantCreate
 	return &tenantCreated{Tenant: httpapi.NewTenantView(t), APIKey: k.Plain, Key: httpapi.NewAPIKeyView(key)}, nil
 }
 
-func (a *storeAdmin) list(ctx context.Context) ([]httpapi.TenantView, error) {
-	ts, err := a.store.TenantList(ctx, nil)
+func (a *storeAdmin) list(ctx context.Context, pageSize int) ([]httpapi.TenantView, error) {
+	var out []httpapi.TenantView
+	p := &docket.TenantListParams{Limit: pageSize}
+	for {
+		ts, err := a.store.TenantList(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range ts {
+			out = append(out, httpapi.NewTenantView(t))
+		}
+		if len(ts) < pageSize {
+			return out, nil
+		}
+		p.After = ts[len(ts)-1].ID
+	}
+}
+
+func (a *storeAdmin) get(ctx context.Context, id string) (*tenantDetail, error) {
+	t, err := a.store.TenantGet(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s: %w", id, err)
+	}
+	keys, err := a.store.APIKeyList(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]httpapi.TenantView, len(ts))
-	for i, t := range ts {
-		out[i] = httpapi.NewTenantView(t)
+	d := &tenantDetail{Tenant: httpapi.NewTenantView(t), Keys: make([]httpapi.APIKeyView, len(keys))}
+	for i, k := range keys {
+		d.Keys[i] = httpapi.NewAPIKeyView(k)
 	}
-	return out, nil
+	return d, nil
+}
+
+// update changes the tenant and, with its concurrency, its queue limit,
+// as PATCH /v1/admin/tenants/{id} does.
+func (a *storeAdmin) update(ctx context.Context, id string, p *tenantPatch) (*httpapi.TenantView, error) {
+	params := &docket.TenantUpdateParams{ID: id, Name: p.Name, Concurrency: p.Concurrency, RateLimit: p.RateLimit}
+	if p.Plan != nil {
+		plan := docket.Plan(*p.Plan)
+		params.Plan = &plan
+	}
+	t, err := a.store.TenantUpdate(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s: %w", id, err)
+	}
+	if p.Concurrency != nil {
+		if err := a.client.SetTenantLimit(ctx, t.ID, docket.DocumentQueue, t.Concurrency); err != nil {
+			return nil, fmt.Errorf("tenant %s: set concurrency: %w", t.ID, err)
+		}
+	}
+	v := httpapi.NewTenantView(t)
+	return &v, nil
 }
 
 func (a *storeAdmin) issueKey(ctx context.Context, tenantID, name string) (*keyIssued, error) {
@@ -95,14 +173,42 @@ func (a *remoteAdmin) create(ctx context.Context, in *tenantInput) (*tenantCreat
 	return &out, nil
 }
 
-func (a *remoteAdmin) list(ctx context.Context) ([]httpapi.TenantView, error) {
-	var out struct {
-		Tenants []httpapi.TenantView `json:"tenants"`
+// list follows next_cursor to the last page.
+func (a *remoteAdmin) list(ctx context.Context, pageSize int) ([]httpapi.TenantView, error) {
+	var all []httpapi.TenantView
+	q := url.Values{"limit": {strconv.Itoa(pageSize)}}
+	for {
+		var page struct {
+			Tenants    []httpapi.TenantView `json:"tenants"`
+			NextCursor *string              `json:"next_cursor"`
+		}
+		if err := a.c.do(ctx, "GET", "/v1/admin/tenants?"+q.Encode(), nil, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Tenants...)
+		if page.NextCursor == nil || *page.NextCursor == q.Get("cursor") {
+			return all, nil
+		}
+		q.Set("cursor", *page.NextCursor)
 	}
-	if err := a.c.do(ctx, "GET", "/v1/admin/tenants", nil, &out); err != nil {
+}
+
+func (a *remoteAdmin) get(ctx context.Context, id string) (*tenantDetail, error) {
+	var out tenantDetail
+	if err := a.c.do(ctx, "GET", "/v1/admin/tenants/"+url.PathEscape(id), nil, &out); err != nil {
 		return nil, err
 	}
-	return out.Tenants, nil
+	return &out, nil
+}
+
+func (a *remoteAdmin) update(ctx context.Context, id string, p *tenantPatch) (*httpapi.TenantView, error) {
+	var out struct {
+		Tenant httpapi.TenantView `json:"tenant"`
+	}
+	if err := a.c.do(ctx, "PATCH", "/v1/admin/tenants/"+url.PathEscape(id), p, &out); err != nil {
+		return nil, err
+	}
+	return &out.Tenant, nil
 }
 
 func (a *remoteAdmin) issueKey(ctx context.Context, tenantID, name string) (*keyIssued, error) {
