@@ -57,6 +57,7 @@ func (r *periodicRunner) run(ctx context.Context) {
 				r.w.logger.Warn("periodic tasks: read the store", "error", err)
 			}
 			r.retryAt = now.Add(time.Second)
+			r.sweepUnrecorded(ctx, now)
 			return
 		}
 	}
@@ -69,6 +70,26 @@ func (r *periodicRunner) run(ctx context.Context) {
 				r.w.logger.Warn("periodic task failed", "task", t.name, "error", err)
 			}
 			r.wait[i] = now.Add(min(periodicRetry, r.w.cfg.Maintenance.ElectInterval))
+		}
+	}
+}
+
+// sweepUnrecorded runs the due sweeps on this process's own schedule while
+// the store's records cannot be read: the sweeps must go on even then (they
+// are idempotent, so a sweep run twice does no harm). Periodic jobs wait for
+// the records.
+func (r *periodicRunner) sweepUnrecorded(ctx context.Context, now time.Time) {
+	for i, t := range r.tasks {
+		switch {
+		case t.exact:
+		case r.next[i].IsZero():
+			r.next[i] = storeTime(t.sched.Next(now))
+		case !now.Before(r.next[i]):
+			tick, _ := latestTick(t.sched, r.next[i], now)
+			r.next[i] = storeTime(t.sched.Next(tick))
+			if after, err := t.run(ctx, r.w.exec, tick); err == nil {
+				after()
+			}
 		}
 	}
 }
@@ -104,9 +125,15 @@ func (r *periodicRunner) runTick(ctx context.Context, i int, t *periodicTask, no
 	adv := &PeriodicAdvanceParams{Name: t.name, Schedule: t.spec, Expect: expect, Tick: tick, NextRun: next, Missed: missed}
 	if !t.exact {
 		ok, err := r.w.exec.PeriodicAdvance(ctx, adv)
-		if err != nil || !ok {
-			r.synced = ok
+		switch {
+		case err != nil && ctx.Err() != nil:
 			return err
+		case err != nil: // sweep all the same, unrecorded (see sweepUnrecorded)
+			r.synced = false
+			r.w.logger.Warn("periodic task: record the tick", "task", t.name, "error", err)
+		case !ok: // another process ran the tick
+			r.synced = false
+			return nil
 		}
 		r.next[i] = next
 		after, err := t.run(ctx, r.w.exec, tick)

@@ -2,12 +2,15 @@ package queue_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/docketq/docket/queue"
 )
@@ -111,4 +114,45 @@ func TestNewWorker_PeriodicInvalid(t *testing.T) {
 	if _, err := queue.NewWorker(c, cfg); !errors.Is(err, queue.ErrInvalid) {
 		t.Fatalf("NewWorker with periodic jobs and no maintenance: %v, want ErrInvalid", err)
 	}
+}
+
+// The sweeps go on when the store's periodic records cannot be written
+// (here the table is gone): a scheduled job still becomes pending and
+// runs, on the leader's own schedule.
+func TestWorker_SweepsWithoutPeriodicRecords(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store) {
+		ctx := context.Background()
+		tx, commit, rollback, err := s.begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const drop = `DROP TABLE docket_periodic`
+		switch tx := tx.(type) {
+		case pgx.Tx:
+			_, err = tx.Exec(ctx, drop)
+		case *sql.Tx:
+			_, err = tx.ExecContext(ctx, drop)
+		default:
+			t.Fatalf("native transaction %T", tx)
+		}
+		if err != nil {
+			_ = rollback()
+			t.Fatal(err)
+		}
+		if err := commit(); err != nil {
+			t.Fatal(err)
+		}
+		c := queue.NewClient(s.driver, queue.ClientConfig{})
+		var ran atomic.Int32
+		h := queue.HandlerFunc(func(context.Context, *queue.Task) error { ran.Add(1); return nil })
+		startWorker(t, c, fastConfig(map[string]queue.HandlerConfig{"later": {Handler: h}}, 1))
+		res, err := c.Enqueue(ctx, &queue.EnqueueParams{Kind: "later", TenantID: "a", RunAt: time.Now().Add(300 * time.Millisecond)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Job.State != queue.StateScheduled {
+			t.Fatalf("job %s, want scheduled", res.Job.State)
+		}
+		waitFor(t, 20*time.Second, "the scheduled job to run", func() bool { return ran.Load() == 1 })
+	})
 }
