@@ -78,3 +78,11 @@ func TestPGCrash_Full(t *testing.T) {
 func TestListenerKilled_Full(t *testing.T) {
 	runListenerKilled(t, 60*time.Second, 5*time.Second)
 }
+
+// TestHorizonPin_Full is test 23 at the plan's PR-smoke size: a 3-minute
+// pin after a 30 s baseline, 1 minute of churn after it.
+func TestHorizonPin_Full(t *testing.T) {
+	runHorizonPin(t, horizonConfig{rate: 200, procs: 4, slots: 8,
+		baseline: 30 * time.Second, pin: 3 * time.Minute, after: time.Minute,
+		drain: 2 * time.Minute, ageSlack: time.Second})
+}

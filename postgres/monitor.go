@@ -163,3 +163,51 @@ func durationPtr(s *float64) *time.Duration {
 	d := seconds(*s)
 	return &d
 }
+
+// HorizonHolder is a session whose open transaction holds back vacuum's
+// horizon in the store's database (the view docket_horizon_holders): while
+// it stays open, no row version that died after it began can be removed.
+type HorizonHolder struct {
+	PID         int    // the server process: pg_terminate_backend(PID) ends it
+	User        string // its role
+	Application string // its application_name
+	ClientAddr  string // "" on a Unix socket
+	State       string // e.g. "idle in transaction"
+	// XIDAge is how many transaction ids ago its transaction id or
+	// snapshot, the older of the two, was taken.
+	XIDAge int64
+	// TransactionAge is how long ago its transaction began; StateAge how
+	// long it has been in State (idle in transaction: since its last
+	// statement).
+	TransactionAge, StateAge time.Duration
+	TransactionStart         time.Time
+}
+
+const horizonHoldersSQL = `SELECT pid, user_name, application_name, client_addr, state, xid_age,
+    transaction_age_seconds, state_age_seconds, xact_start
+FROM docket_horizon_holders ORDER BY xact_start, pid LIMIT $1`
+
+// HorizonHolders returns up to limit sessions that hold back vacuum's
+// horizon, oldest transaction first: the first names the process to end
+// when dead rows pile up (docs/reliability.md, test 23). A role without
+// pg_read_all_stats sees only its own sessions.
+func (d *Driver) HorizonHolders(ctx context.Context, limit int) ([]HorizonHolder, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("%w: horizon holders: limit %d below 1", docket.ErrInvalid, limit)
+	}
+	rows, err := d.pool.Query(ctx, horizonHoldersSQL, limit)
+	if err != nil {
+		return nil, fmt.Errorf("horizon holders: %w", interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (HorizonHolder, error) {
+		var h HorizonHolder
+		var xact, state float64
+		err := r.Scan(&h.PID, &h.User, &h.Application, &h.ClientAddr, &h.State, &h.XIDAge, &xact, &state, &h.TransactionStart)
+		h.TransactionAge, h.StateAge = seconds(xact), seconds(state)
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("horizon holders: %w", interpretError(err))
+	}
+	return out, nil
+}
