@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -85,7 +86,7 @@ func TestThunderingHerd_Smoke(t *testing.T) {
 	// jobs in one transaction.
 	before := drainNotifications(t, listener)
 	ids := e.mustEnqueue(ledgerJobs(1000, 10, "herd-", 25, nil))
-	acked := append(one, ids...)
+	acked := append(slices.Clone(one), ids...)
 	waitFor(t, 60*time.Second, "the 1,000 jobs", func() (bool, string) {
 		s := e.stats()
 		return s[queue.StateCompleted] == len(acked), formatStates(s)
