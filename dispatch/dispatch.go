@@ -94,6 +94,7 @@ type endpoint struct {
 	d *Dispatcher
 	Endpoint
 	signer   *webhook.Signer
+	keys     [][]byte // the secrets, decoded: callback tokens' MAC keys
 	disabled atomic.Bool
 }
 
@@ -142,7 +143,11 @@ func New(cfg Config) (*Dispatcher, error) {
 		if ep.Timeout == 0 {
 			ep.Timeout = DefaultTimeout
 		}
-		d.eps[ep.Kind] = &endpoint{d: d, Endpoint: ep, signer: s}
+		keys := make([][]byte, len(ep.Secrets))
+		for i, sec := range ep.Secrets {
+			keys[i], _ = webhook.ParseSecret(sec) // NewSigner checked them
+		}
+		d.eps[ep.Kind] = &endpoint{d: d, Endpoint: ep, signer: s, keys: keys}
 	}
 	return d, nil
 }
@@ -179,7 +184,11 @@ func (ep *endpoint) Work(ctx context.Context, t *queue.Task) error {
 	if ep.disabled.Load() {
 		return queue.Permanent(ErrGone)
 	}
-	body, err := json.Marshal(ep.d.payload(t))
+	p, err := ep.d.payload(t)
+	if err != nil {
+		return queue.Permanent(err)
+	}
+	body, err := json.Marshal(p)
 	if err != nil {
 		return queue.Permanent(fmt.Errorf("dispatch: encode job: %w", err))
 	}

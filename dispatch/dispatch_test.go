@@ -317,7 +317,7 @@ func TestDispatch_Async(t *testing.T) {
 	e := setup(t, rc.srv.URL, 5*time.Second, fixedBackoff(10*time.Millisecond))
 	id := e.enqueue(t, 3)
 	p := <-tokens
-	lease, err := dispatch.ParseToken(id, p.Data.Callback.Token)
+	lease, err := e.disp.CheckToken("hook", id, p.Data.Callback.Token)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,8 +44,8 @@ func (s *Server) dispatchEnqueue(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	if !slices.Contains(s.cfg.DispatchKinds, req.Kind) {
-		return errorf(http.StatusBadRequest, "kind %q is not dispatched to an endpoint (configured: %v)", req.Kind, s.cfg.DispatchKinds)
+	if !slices.Contains(s.dispatchKinds(), req.Kind) {
+		return errorf(http.StatusBadRequest, "kind %q is not dispatched to an endpoint (configured: %v)", req.Kind, s.dispatchKinds())
 	}
 	if req.MaxAttempts < 0 || req.MaxAttempts > 100 {
 		return errorf(http.StatusBadRequest, "max_attempts %d: want 0 (default) to 100", req.MaxAttempts)
@@ -68,36 +68,47 @@ func (s *Server) dispatchEnqueue(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusAccepted, map[string]JobView{"job": jobView(res.Job, -1)})
 }
 
+// dispatchKinds are the kinds the server's dispatcher sends to endpoints.
+func (s *Server) dispatchKinds() []string {
+	if s.cfg.Dispatch == nil {
+		return nil
+	}
+	return s.cfg.Dispatch.Kinds()
+}
+
 var (
 	errNoLeaseToken = &httpError{status: http.StatusUnauthorized, title: "Unauthorized",
-		detail: "missing or malformed lease token: send Authorization: Bearer <callback.token of the dispatched job>"}
+		detail: "missing or invalid lease token: send Authorization: Bearer <data.callback.token of the dispatched job>"}
 	errLeaseNotHeld = &httpError{status: http.StatusConflict, title: "Conflict",
-		detail: "the lease is not held: the attempt has ended (completed, failed, timed out, cancelled) or the token is not this job's"}
+		detail: "the lease is not held: the attempt has ended (completed, failed, timed out, cancelled)"}
 )
 
 // dispatchLease reads the job id and lease token of a callback and checks
-// that they name a running attempt of a dispatched kind. The writes that
-// follow are fenced by the store all the same.
+// that the token was issued for this job (its MAC, dispatch.CheckToken)
+// and names its running attempt: 401 for a token that is not this job's,
+// 409 for one whose attempt has ended. The writes that follow are fenced
+// by the store all the same.
 func (s *Server) dispatchLease(r *http.Request) (*queue.Job, queue.Lease, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
 		return nil, queue.Lease{}, errorf(http.StatusNotFound, "job id %q: want a positive integer", r.PathValue("id"))
 	}
 	tok, ok := bearer(r)
-	if !ok {
-		return nil, queue.Lease{}, errNoLeaseToken
-	}
-	lease, err := dispatch.ParseToken(id, tok)
-	if err != nil {
+	if !ok || s.cfg.Dispatch == nil {
 		return nil, queue.Lease{}, errNoLeaseToken
 	}
 	j, err := s.cfg.Queue.Get(r.Context(), id)
 	switch {
 	case errors.Is(err, docket.ErrNotFound):
-		return nil, queue.Lease{}, errLeaseNotHeld
+		return nil, queue.Lease{}, errNoLeaseToken
 	case err != nil:
 		return nil, queue.Lease{}, fmt.Errorf("read job: %w", err)
-	case j.State != queue.StateRunning || j.Lease() != lease || !slices.Contains(s.cfg.DispatchKinds, j.Kind):
+	}
+	lease, err := s.cfg.Dispatch.CheckToken(j.Kind, id, tok)
+	if err != nil {
+		return nil, queue.Lease{}, errNoLeaseToken
+	}
+	if j.State != queue.StateRunning || j.Lease() != lease {
 		return nil, queue.Lease{}, errLeaseNotHeld
 	}
 	return j, lease, nil

@@ -10,19 +10,44 @@ import (
 	"github.com/docketq/docket/dispatch"
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/webhook"
 )
 
-func withDispatch(c *httpapi.Config) { c.DispatchKinds = []string{"hook"} }
+// hookSecret is the secret of the dispatched kind "hook".
+var hookSecret = webhook.NewSecret()
+
+func newHookDispatcher(c *queue.Client) *dispatch.Dispatcher {
+	d, err := dispatch.New(dispatch.Config{
+		Client:    c,
+		Endpoints: []dispatch.Endpoint{{Kind: "hook", URL: "https://hooks.example/", Secrets: []string{hookSecret}}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// withDispatch dispatches kind "hook" (to a URL never called here).
+func withDispatch(c *httpapi.Config) { c.Dispatch = newHookDispatcher(c.Queue) }
 
 // claimOne claims the next job of queue q as a worker does and returns
-// its lease as a callback token.
+// the callback token of its lease, as the dispatcher issues it.
 func (e *adminEnv) claimOne(q string) (*queue.Job, string) {
 	e.t.Helper()
 	jobs, err := e.driver.Executor().JobClaim(e.ctx, &queue.JobClaimParams{Queue: q, WorkerID: "w", Max: 1, LeaseDuration: time.Minute})
 	if err != nil || len(jobs) != 1 {
 		e.t.Fatalf("claim %s: %d jobs, %v", q, len(jobs), err)
 	}
-	return jobs[0], dispatch.FormatToken(jobs[0].Lease())
+	return jobs[0], e.token(jobs[0].Kind, jobs[0].Lease())
+}
+
+func (e *adminEnv) token(kind string, l queue.Lease) string {
+	e.t.Helper()
+	tok, err := newHookDispatcher(e.queue).Token(kind, l) // the same secret: the server's tokens
+	if err != nil {
+		return "1.1.x" // a kind not dispatched: no token is valid
+	}
+	return tok
 }
 
 func (e *adminEnv) enqueueHook(key string) string {
@@ -55,11 +80,15 @@ func TestDispatchRoutes(t *testing.T) {
 			t.Fatalf("claimed %d (%s), want %s", job.ID, job.Args, id)
 		}
 		base := "/v1/dispatch/jobs/" + id
-		wrong := dispatch.FormatToken(queue.Lease{JobID: job.ID, Attempt: job.Attempt, Token: job.LeaseToken + 1})
+		// A lease token of this job, issued by Docket, whose attempt is not
+		// the running one (a stale attempt's): 409. The running lease's
+		// numbers without Docket's MAC (forged): 401.
+		stale := e.token("hook", queue.Lease{JobID: job.ID, Attempt: job.Attempt, Token: job.LeaseToken + 1})
+		forged := strconv.Itoa(job.Attempt) + "." + strconv.FormatInt(job.LeaseToken, 10) + ".AAAA"
 		for _, tc := range []struct {
 			tok  string
 			want int
-		}{{"", 401}, {"garbage", 401}, {key, 401}, {wrong, 409}, {tok, 204}} {
+		}{{"", 401}, {"garbage", 401}, {key, 401}, {forged, 401}, {stale, 409}, {tok, 204}} {
 			if r := e.do("POST", base+"/progress", tc.tok, map[string]any{"stage": "resizing", "percent": 40}); r.status != tc.want {
 				t.Errorf("progress with token %q: %d, want %d: %s", tc.tok, r.status, tc.want, r.body)
 			}
@@ -67,8 +96,8 @@ func TestDispatchRoutes(t *testing.T) {
 		if j, _ := e.queue.Get(e.ctx, job.ID); j.Stage != "resizing" || j.Progress != 40 {
 			t.Errorf("progress stored %q %d", j.Stage, j.Progress)
 		}
-		if r := e.do("POST", base+"/complete", wrong, map[string]any{"result": 1}); r.status != http.StatusConflict {
-			t.Errorf("complete with a wrong token: %d, want 409", r.status)
+		if r := e.do("POST", base+"/complete", stale, map[string]any{"result": 1}); r.status != http.StatusConflict {
+			t.Errorf("complete with a stale token: %d, want 409", r.status)
 		}
 		if r := e.do("POST", base+"/complete", tok, map[string]any{"result": map[string]string{"url": "t.png"}}); r.status != http.StatusOK {
 			t.Fatalf("complete: %d %s", r.status, r.body)
@@ -116,8 +145,9 @@ func TestDispatchRoutes_Fail(t *testing.T) {
 	if _, err := e.queue.Enqueue(e.ctx, &queue.EnqueueParams{Queue: dispatch.Queue, Kind: "internal", TenantID: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	other, otok := e.claimOne(dispatch.Queue)
-	if r := e.do("POST", "/v1/dispatch/jobs/"+strconv.FormatInt(other.ID, 10)+"/complete", otok, map[string]any{}); r.status != http.StatusConflict {
-		t.Errorf("complete a job of a kind not dispatched: %d, want 409", r.status)
+	other, _ := e.claimOne(dispatch.Queue)
+	otok := e.token("hook", other.Lease()) // a token as for a dispatched kind
+	if r := e.do("POST", "/v1/dispatch/jobs/"+strconv.FormatInt(other.ID, 10)+"/complete", otok, map[string]any{}); r.status != http.StatusUnauthorized {
+		t.Errorf("complete a job of a kind not dispatched: %d, want 401", r.status)
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/dispatch"
 	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/queue"
 )
@@ -97,10 +98,11 @@ type Config struct {
 	// SearchTimeout bounds one search; one that takes longer is answered
 	// 503 with Retry-After. Default DefaultSearchTimeout.
 	SearchTimeout time.Duration
-	// DispatchKinds are the job kinds handled by HTTP endpoints (package
-	// dispatch): tenants enqueue them with POST /v1/dispatch/jobs and
-	// their endpoints report through /v1/dispatch/jobs/{id}/*.
-	DispatchKinds []string
+	// Dispatch sends job kinds to HTTP endpoints (package dispatch):
+	// tenants enqueue them with POST /v1/dispatch/jobs and their endpoints
+	// report through /v1/dispatch/jobs/{id}/* with the tokens it issues.
+	// Nil: no kind is dispatched.
+	Dispatch *dispatch.Dispatcher
 	// Metrics is where the API registers its metrics (requests, 429s,
 	// SSE clients); the ops listener serves them. Nil: a registry of its
 	// own, which nobody scrapes.

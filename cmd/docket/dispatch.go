@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/netip"
@@ -45,10 +46,15 @@ type dispatchFile struct {
 		Secrets []string     `json:"secrets"`
 		Timeout jsonDuration `json:"timeout"`
 		// JobTimeout bounds a whole attempt, an asynchronous one
-		// included; default none (the lease's heartbeats keep it).
+		// included, so an endpoint that never reports frees its slot;
+		// default defaultJobTimeout.
 		JobTimeout jsonDuration `json:"job_timeout"`
 	} `json:"endpoints"`
 }
+
+// defaultJobTimeout bounds an attempt of a dispatched job whose endpoint
+// has no job_timeout.
+const defaultJobTimeout = time.Hour
 
 // jsonDuration is a duration written as in Go ("20s", "1m30s").
 type jsonDuration time.Duration
@@ -139,18 +145,6 @@ func (file *dispatchFile) guard() (*dispatch.Guard, error) {
 	return g, nil
 }
 
-// kinds returns the dispatched kinds, none without a file.
-func (f *dispatchFlags) kinds() []string {
-	if f.file == nil {
-		return nil
-	}
-	out := make([]string, len(f.file.Endpoints))
-	for i, ep := range f.file.Endpoints {
-		out[i] = ep.Kind
-	}
-	return out
-}
-
 // addDispatch adds the dispatched kinds' handlers (traced like the
 // pipeline's) and the dispatch queue to a worker's configuration.
 func (s *service) addDispatch(cfg *queue.WorkerConfig, f *dispatchFlags) error {
@@ -172,12 +166,13 @@ func (s *service) addDispatch(cfg *queue.WorkerConfig, f *dispatchFlags) error {
 	jobTimeouts := map[string]time.Duration{}
 	for _, ep := range file.Endpoints {
 		dc.Endpoints = append(dc.Endpoints, dispatch.Endpoint{Kind: ep.Kind, URL: ep.URL, Secrets: ep.Secrets, Timeout: time.Duration(ep.Timeout)})
-		jobTimeouts[ep.Kind] = time.Duration(ep.JobTimeout)
+		jobTimeouts[ep.Kind] = cmp.Or(time.Duration(ep.JobTimeout), defaultJobTimeout)
 	}
 	d, err := dispatch.New(dc)
 	if err != nil {
 		return err
 	}
+	s.disp = d
 	for kind, hc := range d.Handlers() {
 		if _, taken := cfg.Handlers[kind]; taken {
 			return fmt.Errorf("--dispatch-config: kind %q is handled by Docket itself", kind)

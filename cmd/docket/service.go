@@ -13,6 +13,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/dispatch"
 	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/pipeline"
@@ -85,6 +86,7 @@ type service struct {
 	blobs     blob.Store
 	embedder  embedding.Embedder
 	processor *pipeline.Processor
+	disp      *dispatch.Dispatcher // of --dispatch-config, made by worker; nil for none
 	metrics   *ops.Metrics
 	tracer    trace.TracerProvider // of job spans; nil: otel's global one
 	logger    *slog.Logger
