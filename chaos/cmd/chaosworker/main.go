@@ -22,6 +22,9 @@
 // each tick enqueues a job of kind periodic in queue periodic (which no
 // chaosworker works) with args {"name": name, "tick": tick}.
 //
+// With -reserve name=slots (repeatable) the worker also works queue name
+// with that many slots of its own, which jobs of the -queue never take.
+//
 // With -audit-maintenance every maintenance sweep is recorded in
 // maintenance_runs (pid, task, jobs, time). The tables executions, effects
 // and maintenance_runs must exist (the tests create them). The
@@ -40,6 +43,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -88,6 +92,7 @@ type config struct {
 	exitOnStdinEOF bool
 	logLevel       string
 	periodic       []queue.PeriodicJob
+	reserved       map[string]int // more queues, each with its own slots
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -125,6 +130,18 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			return errors.New("want name=spec")
 		}
 		c.periodic = append(c.periodic, periodicJob(name, spec))
+		return nil
+	})
+	fs.Func("reserve", "name=slots: also work queue name with that many slots of its own (repeatable)", func(v string) error {
+		name, n, ok := strings.Cut(v, "=")
+		slots, err := strconv.Atoi(n)
+		if !ok || err != nil || slots < 1 {
+			return errors.New("want name=slots, slots at least 1")
+		}
+		if c.reserved == nil {
+			c.reserved = map[string]int{}
+		}
+		c.reserved[name] = slots
 		return nil
 	})
 	if err := fs.Parse(args); err != nil {
@@ -189,9 +206,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	client := queue.NewClient(driver, queue.ClientConfig{Logger: logger})
 	h := &handlers{pool: pool, pid: os.Getpid(), cfg: c, logger: logger}
+	queues := map[string]queue.QueueConfig{c.queue: {MaxWorkers: c.concurrency}}
+	for name, slots := range c.reserved {
+		queues[name] = queue.QueueConfig{MaxWorkers: slots}
+	}
 	worker, err := queue.NewWorker(client, queue.WorkerConfig{
 		ID:                c.id,
-		Queues:            map[string]queue.QueueConfig{c.queue: {MaxWorkers: c.concurrency}},
+		Queues:            queues,
 		Handlers:          h.configs(),
 		LeaseDuration:     c.lease,
 		HeartbeatInterval: c.heartbeat,
