@@ -26,6 +26,7 @@ type readResult struct {
 	capped     bool         // more waiting jobs than listed
 	minWaiting int64        // smallest id of the listed waiting jobs, when capped
 	base       aheadBase
+	paused     bool // the tenant or the feed's queue is paused
 }
 
 // read lists the tenant's running and waiting jobs in the feed's queue.
@@ -61,6 +62,11 @@ func (f *Feed) read(ctx context.Context, tenantID string) (*readResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	pauses, err := f.client.Pauses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.paused = pauses.TenantPaused(tenantID) || pauses.QueuePaused(f.cfg.Queue)
 	return r, nil
 }
 
@@ -152,6 +158,7 @@ func (f *Feed) refreshTenant(ctx context.Context, tenantID string) error {
 		return nil
 	}
 	t.merge(r, fetched, missing, goneStamp, time.Now())
+	t.paused = r.paused
 	t.recompute()
 	f.emitLocked(t, t.changed(nil))
 	return nil

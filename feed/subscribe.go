@@ -16,6 +16,10 @@ type Change struct {
 	// Position is how many jobs of the tenant start before this one, for a
 	// pending or scheduled job; -1 otherwise.
 	Position int
+	// Paused: the job waits (Position >= 0) while its tenant or the feed's
+	// queue is paused, as the feed last read the pauses; it keeps its
+	// position and starts only after a resume.
+	Paused bool
 }
 
 // Subscription is one subscriber's stream of a tenant's job changes.
@@ -79,7 +83,7 @@ func (f *Feed) Subscribe(ctx context.Context, tenantID string) (*Subscription, e
 	s := &Subscription{ch: make(chan Change, f.cfg.Buffer), f: f, t: t}
 	s.C = s.ch
 	for _, e := range t.snapshot() {
-		s.Snapshot = append(s.Snapshot, f.changeLocked(e))
+		s.Snapshot = append(s.Snapshot, f.changeLocked(t, e))
 	}
 	t.subs[s] = struct{}{}
 	return s, nil
@@ -116,7 +120,7 @@ func (f *Feed) forgetLocked(t *tenant) {
 // dropping those whose buffer is full.
 func (f *Feed) emitLocked(t *tenant, changed []*entry) {
 	for _, e := range changed {
-		c := f.changeLocked(e)
+		c := f.changeLocked(t, e)
 		for s := range t.subs {
 			select {
 			case s.ch <- c:
@@ -130,8 +134,8 @@ func (f *Feed) emitLocked(t *tenant, changed []*entry) {
 	f.forgetLocked(t)
 }
 
-func (f *Feed) changeLocked(e *entry) Change {
-	return Change{ID: f.nextIDLocked(e.job.ID), Job: e.job, Position: e.pos}
+func (f *Feed) changeLocked(t *tenant, e *entry) Change {
+	return Change{ID: f.nextIDLocked(e.job.ID), Job: e.job, Position: e.pos, Paused: e.waitsPaused(t.paused)}
 }
 
 // nextStamp returns a new stamp: reads and events are ordered by it.

@@ -21,6 +21,7 @@ type tenant struct {
 	loaded  bool // read from the store at least once
 	dirty   bool // to be re-read soon (capped views)
 	capped  bool // more waiting jobs than trackLimit
+	paused  bool // the tenant or the feed's queue is paused (as last read)
 	base    aheadBase
 	jobs    map[int64]*entry
 	// finishedMark is the newest UpdatedAt of the finished jobs read: a
@@ -45,20 +46,26 @@ type visible struct {
 	stage, message, errMsg string
 	progress, attempt, pos int
 	started, completed     int64
+	paused                 bool // waiting on a paused tenant or queue
 }
 
 func newTenant(id string) *tenant {
 	return &tenant{id: id, subs: make(map[*Subscription]struct{}), jobs: make(map[int64]*entry)}
 }
 
-func (e *entry) visible() visible {
+func (e *entry) visible(paused bool) visible {
 	j := e.job
 	return visible{
 		state: j.State, stage: j.Stage, message: j.ProgressMessage, errMsg: j.ErrorMessage,
 		progress: j.Progress, attempt: j.Attempt, pos: e.pos,
 		started: unixMicro(j.StartedAt), completed: unixMicro(j.CompletedAt),
+		paused: e.waitsPaused(paused),
 	}
 }
+
+// waitsPaused reports whether the entry waits while its tenant or queue
+// is paused (tenantPaused).
+func (e *entry) waitsPaused(tenantPaused bool) bool { return tenantPaused && e.pos >= 0 }
 
 func unixMicro(t time.Time) int64 {
 	if t.IsZero() {
@@ -144,7 +151,7 @@ func (t *tenant) recompute() {
 func (t *tenant) changed(only *entry) []*entry {
 	var out []*entry
 	check := func(e *entry) {
-		if v := e.visible(); v != e.seen {
+		if v := e.visible(t.paused); v != e.seen {
 			e.seen = v
 			out = append(out, e)
 		}

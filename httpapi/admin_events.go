@@ -52,9 +52,11 @@ var adminEventParams = docket.HealthParams{Limit: docket.DefaultHealthLimit, Ski
 // GET /v1/admin/health?performance=false&finished=false at once, then
 // again after the jobs change (debounced, read at most every
 // adminEventMinGap or four times the last read's duration, whichever is
-// longer) and at every Config.KeepAlive even without a change (ages grow,
-// scheduled jobs fall due); a snapshot equal to the last one sent is
-// replaced by a ": keep-alive" comment. Each event is the whole state, so
+// longer), even when it equals the last one sent (jobs may have started
+// and finished between two reads, which a client reads as a cue to fetch
+// what the snapshot leaves out), and at every Config.KeepAlive when it
+// changed (ages grow, scheduled jobs fall due), else a ": keep-alive"
+// comment. Each event is the whole state, so
 // a client that reconnects needs no Last-Event-ID: its first event
 // brings it up to date. The admin key holds at most MaxStreamsPerKey
 // streams (429 beyond); the key is fixed when the server starts, so no
@@ -161,9 +163,9 @@ func (a *adminStream) run(ctx context.Context, sse *sseWriter, signals <-chan st
 	}
 }
 
-// send reads the health and adds it to the stream when it changed (else a
-// keep-alive comment when keepAlive). It reports false when the stream
-// should end: the read failed.
+// send reads the health and adds it to the stream: always after a change,
+// at a keep-alive only when it differs from the last sent (else a comment).
+// It reports false when the stream should end: the read failed.
 func (a *adminStream) send(ctx context.Context, sse *sseWriter, keepAlive bool) bool {
 	snap, err := a.read(ctx)
 	if err != nil {
@@ -172,14 +174,12 @@ func (a *adminStream) send(ctx context.Context, sse *sseWriter, keepAlive bool) 
 		}
 		return false
 	}
-	switch {
-	case string(snap) != string(a.sent):
-		a.sent = snap
-		return sse.event("health", snap) == nil
-	case keepAlive:
+	if keepAlive && string(snap) == string(a.sent) {
 		sse.buf.WriteString(": keep-alive\n\n")
+		return true
 	}
-	return true
+	a.sent = snap
+	return sse.event("health", snap) == nil
 }
 
 // event adds a named event whose data is one line of JSON.

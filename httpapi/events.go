@@ -183,7 +183,9 @@ func (e *sseWriter) changes(cs []feed.Change) error {
 // change adds one job event: the job as the rest of the API shows it. The
 // buffer is written once it holds sseFlushAt bytes.
 func (e *sseWriter) change(c feed.Change) error {
-	data, err := json.Marshal(jobView(c.Job, c.Position))
+	v := jobView(c.Job, c.Position)
+	v.Paused = c.Paused
+	data, err := json.Marshal(v)
 	if err != nil {
 		return nil // a JobView always encodes
 	}

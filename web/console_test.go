@@ -22,16 +22,11 @@ func TestDashboard_ConsoleStuckJobRequeued(t *testing.T) {
 	_, job := e.upload("stuck.txt", memo(1))
 	e.page.WaitFor("stuck.txt held in embedding", card("stuck.txt")+`?.querySelector(".stepper li.current")?.dataset.stage === "embedding"`, wait)
 
-	p := e.b.NewPage(t)
-	p.ReduceMotion()
-	p.Navigate(e.url + "/ui/admin.html")
-	p.Type("#adminkey", adminKey)
-	p.Click("#adminform button[type=submit]")
-	p.WaitFor("the console to update", `document.querySelector("#conn").textContent.startsWith("updated")`, 10*time.Second)
+	p := openConsole(t, e)
 	p.WaitFor("the tenant with its running job", `[...document.querySelectorAll("#tenants tr")].some((tr) =>
 		tr.cells[0].textContent === "acme" && tr.cells[1].textContent === "starter" && tr.cells[5].textContent === "1")`, 10*time.Second)
 	p.WaitFor("one running job in queue health", `[...document.querySelectorAll("#states tr")].some((tr) =>
-		tr.cells[0].textContent === "running" && tr.cells[1].textContent === "1")`, 10*time.Second)
+		tr.cells[1].textContent === "running" && tr.cells[2].textContent === "1")`, 10*time.Second)
 
 	consoleKeys(t, e, p)
 
@@ -39,20 +34,25 @@ func TestDashboard_ConsoleStuckJobRequeued(t *testing.T) {
 	p.Type("#olderthan", "1")
 	p.WaitFor("the job among the stuck", `document.querySelector(`+jsQuote(row("stuck"))+`)?.cells[2].textContent === "running too long" &&
 		document.querySelector(`+jsQuote(row("stuck"))+`).cells[1].textContent === "acme"`, 10*time.Second)
-	p.Click(row("stuck") + " button")
+	p.Click(row("stuck") + " button.discard")
 	p.WaitFor("the confirmation", `document.querySelector(`+jsQuote(row("stuck")+" button.danger")+`)?.textContent === "Yes, discard"`, 5*time.Second)
 	p.Click(row("stuck") + " button.danger")
 	p.WaitFor("the job among the failed", `document.querySelector(`+jsQuote(row("failed"))+`)?.cells[2].textContent === "discarded by an administrator"`, 10*time.Second)
 	e.page.WaitFor("the tenant's card failed", card("stuck.txt")+`?.dataset.status === "failed"`, wait)
 	checkAxeOn(t, p, "console")
 
+	// Its history: the one attempt, ended by the discard.
+	p.Click(row("failed") + " button.history")
+	attempts := fmt.Sprintf(`#failed tr[data-history=%q] tr[data-attempt]`, job.ID)
+	p.WaitFor("the discarded attempt in the history", `[...document.querySelectorAll(`+jsQuote(attempts)+`)]
+		.some((tr) => tr.dataset.attempt === "1" && tr.dataset.outcome !== "running")`, 10*time.Second)
 	e.embed.open()
-	p.Click(row("failed") + " button")
+	p.Click(row("failed") + " button.requeue")
 	p.Click(row("failed") + " button.danger")
 	p.WaitFor("the failed job requeued", `document.querySelector("#actionmsg").textContent.includes("job `+job.ID+`: done")`, 10*time.Second)
 	e.page.WaitFor("the tenant's card completed after the requeue", card("stuck.txt")+`?.dataset.status === "completed"`, wait)
 	p.WaitFor("the failed list empty and the charts drawn", `!document.querySelector(`+jsQuote(row("failed"))+`) &&
-		document.querySelector("#throughput rect.ok") && document.querySelector("#throughput rect.bad")`, 10*time.Second)
+		document.querySelector("#throughput rect.ok") && document.querySelector("#throughput rect.bad")`, wait)
 	var docs struct{ Documents []httpapi.DocumentView }
 	e.get("/v1/documents", &docs)
 	if len(docs.Documents) != 1 || docs.Documents[0].Status != "completed" {
@@ -78,7 +78,7 @@ func consoleKeys(t *testing.T, e *env, p *webtest.Page) {
 		p.Eval(`[...document.querySelectorAll("#tenants tr.keysrow tbody tr")].map((tr) => tr.dataset.key)`, &ids)
 		return ids
 	}
-	p.Click(`#tenants tr[data-tenant] button`)
+	p.Click(`#tenants tr[data-tenant] button.manage`)
 	p.WaitFor("the tenant's one key", `document.querySelectorAll("#tenants tr.keysrow tbody tr").length === 1`, 10*time.Second)
 
 	// Two documents at once from now on.

@@ -57,6 +57,9 @@ type env struct {
 	mu      sync.Mutex
 	streams map[*http.Request]context.CancelFunc // open GET /v1/events
 	resumes []string                             // Last-Event-ID of every GET /v1/events
+
+	console *consoleTraffic     // the operator console's requests (console_live_test.go)
+	routes  []httpapi.RouteInfo // what the API serves
 }
 
 // setup starts an env whose tenant has the plan's upload limit (or
@@ -66,7 +69,7 @@ func setup(t *testing.T, concurrency, rateLimit int) *env {
 	t.Helper()
 	b := webtest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{t: t, b: b, streams: map[*http.Request]context.CancelFunc{}}
+	e := &env{t: t, b: b, streams: map[*http.Request]context.CancelFunc{}, console: newConsoleTraffic()}
 	d, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +89,7 @@ func setup(t *testing.T, concurrency, rateLimit int) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.routes = api.Routes()
 	proc, err := pipeline.NewProcessor(pipeline.Config{Store: d, Blobs: blobs, Embedder: e.embed})
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +108,7 @@ func setup(t *testing.T, concurrency, rateLimit int) *env {
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /ui/", web.Handler())
 	mux.Handle("GET /v1/events", e.droppable(api.Handler()))
+	mux.Handle("/v1/admin/", e.console.watch(api.Handler()))
 	srv := httptest.NewUnstartedServer(mux)
 	srv.Config.BaseContext = func(_ net.Listener) context.Context { return ctx }
 	srv.Start()

@@ -1,18 +1,37 @@
-// Docket operator console: queue health, the last 24 hours, tenants and
-// their backlog, stuck and failed jobs with requeue and discard. It reads
-// the admin API with the admin key (sessionStorage only) every few seconds.
+// Docket operator console: queue health by state with ages, database
+// health, the last 24 hours, tenants with their backlog (pause, resume,
+// settings, keys), queues (pause, resume), stuck and failed jobs with
+// their attempt history, requeue and discard. The admin key stays in
+// sessionStorage and travels in a header.
+//
+// Updates are pushed: GET /v1/admin/events sends the queue's health when
+// jobs change; the page redraws from it (debounced) and reads the dearer
+// parts (the 24-hour charts and finished counts, the stuck list, tenants)
+// only when the pushed health shows something moved. When the stream is
+// down the page polls the cheap health every 10 s until it is back.
 
 import { $, el, setText, about } from "./js/dom.js";
 import { hours, barChart } from "./js/chart.js";
+import { LiveStream } from "./js/livestream.js";
+import { attemptsTable } from "./js/attempts.js";
 
 const KEY = "docket_admin_key";
-const EVERY = 3000;
+const POLL = 10000; // ms between polls while the stream is down
+const LIGHT = "/v1/admin/health?performance=false&finished=false";
+const ACTIVE = ["scheduled", "pending", "running"];
 let key = sessionStorage.getItem(KEY) || "";
-let timer = null;
-let confirming = false; // no refresh while an action waits for its confirmation
+let stream = null;
+let pollTimer = null;
+let snap = null; // the last pushed (or polled) health
+let full = null; // the last full health (performance, finished counts)
+let stuckJobs = [];
+let tenants = [];
+let updatedAt = null;
+let confirming = false; // no redraw while an action waits for its confirmation
 let openKeys = ""; // the tenant whose keys are shown
 let shown = ""; // what the tenants table shows, to redraw it only when it changes
 let keyChanges = 0; // key actions so far: the keys shown are read again after each
+const history = new Map(); // job id -> {sig, detail}: open attempt histories
 
 async function admin(path, opts = {}) {
   opts.headers = Object.assign({ Authorization: "Bearer " + key }, opts.headers || {});
@@ -26,26 +45,125 @@ async function admin(path, opts = {}) {
 const secs = (s) => (s > 0 ? about(s * 1000) : "–");
 const cells = (...vals) => vals.map((v) => (v instanceof Node ? el("td", {}, v) : el("td", { text: v == null ? "" : v })));
 
-async function refresh() {
-  if (!key || confirming) return;
+// later runs fn once, ms after the last call (a debounce); with a gap, at
+// most once per gap() ms (a throttle that keeps the last call).
+function later(fn, ms, gap = () => 0) {
+  let timer = null, last = 0;
+  return () => {
+    if (timer) return;
+    const wait = Math.max(ms, last + gap() - Date.now());
+    timer = setTimeout(async () => {
+      timer = null;
+      last = Date.now();
+      await fn();
+    }, wait);
+  };
+}
+
+// --- reading ---------------------------------------------------------------
+
+function onHealth(h) {
+  snap = h;
+  updatedAt = new Date();
+  renderSoon();
+  // A snapshot comes after jobs changed (or, at a keep-alive, when ages
+  // did): what it leaves out is read again, no more often than loadFull
+  // and loadStuck allow.
+  loadStuckSoon();
+  loadFullSoon();
+  const known = new Set(tenants.map((t) => t.id));
+  if (h.queue_depth.tenants.some((d) => !known.has(d.tenant_id))) loadTenantsSoon();
+}
+
+let fullCost = 0;
+const loadFullSoon = later(loadFull, 300, () => Math.max(2000, 4 * fullCost));
+async function loadFull() {
+  if (!key) return;
+  const t0 = performance.now();
   try {
-    const older = Math.max(1, Number($("olderthan").value) || 1800);
-    const [health, queue, tenants, stuck] = await Promise.all([
-      admin("/v1/admin/health?limit=100"), admin("/v1/admin/queue"), admin("/v1/admin/tenants"),
-      admin("/v1/admin/jobs/stuck?older_than=" + older + "s"),
-    ]);
-    if (confirming) return;
-    renderHealth(health, queue);
-    renderCharts(health.processing_performance);
-    renderTenants(tenants.tenants, health.queue_depth.tenants);
-    const names = new Map(tenants.tenants.map((t) => [t.id, t.name]));
-    const name = (id) => names.get(id) || id;
-    renderStuck(stuck.jobs, name);
-    renderFailed(health.failed_jobs.jobs, name);
-    setStatus("updated " + new Date().toLocaleTimeString());
+    full = await admin("/v1/admin/health?limit=100");
+    fullCost = performance.now() - t0;
+    if (!snap) onHealth(full);
+    renderCharts(full.processing_performance);
+    renderSoon();
   } catch (e) {
     setStatus(e.message, true);
   }
+}
+
+const loadStuckSoon = later(loadStuck, 300, () => 1000);
+async function loadStuck() {
+  if (!key) return;
+  try {
+    const older = Math.max(1, Number($("olderthan").value) || 1800);
+    stuckJobs = (await admin("/v1/admin/jobs/stuck?older_than=" + older + "s")).jobs;
+    renderSoon();
+  } catch (e) {
+    setStatus(e.message, true);
+  }
+}
+
+const loadTenantsSoon = later(loadTenants, 200, () => 1000);
+async function loadTenants() {
+  if (!key) return;
+  try {
+    const all = [];
+    let cursor = "";
+    for (let page = 0; page < 20; page++) {
+      const res = await admin("/v1/admin/tenants?limit=500" + (cursor ? "&cursor=" + encodeURIComponent(cursor) : ""));
+      all.push(...res.tenants);
+      cursor = res.next_cursor;
+      if (!cursor) break;
+    }
+    tenants = all;
+    renderSoon();
+  } catch (e) {
+    setStatus(e.message, true);
+  }
+}
+
+// refreshAll reads everything again: after the operator's own actions.
+function refreshAll() {
+  loadTenantsSoon();
+  loadStuckSoon();
+  loadFullSoon();
+  if (!stream || streamState !== "live") pollOnce();
+}
+
+async function pollOnce() {
+  if (!key) return;
+  try {
+    onHealth(await admin(LIGHT));
+  } catch (e) {
+    setStatus(e.message, true);
+  }
+}
+
+// --- the stream ------------------------------------------------------------
+
+let streamState = "", streamDetail = "";
+function onStreamState(state, detail) {
+  streamState = state;
+  streamDetail = detail;
+  clearInterval(pollTimer);
+  pollTimer = null;
+  if (state === "down") {
+    pollTimer = setInterval(pollOnce, POLL);
+    pollOnce();
+  }
+  if (state === "refused") setStatus(detail, true);
+  else showStatus();
+}
+
+function showStatus() {
+  const at = updatedAt ? " · updated " + updatedAt.toLocaleTimeString() : "";
+  const text = {
+    connecting: "connecting…",
+    live: "live" + at,
+    down: `live updates interrupted (${streamDetail || "reconnecting"}); reading every ${POLL / 1000} s` + at,
+  }[streamState] || "";
+  if (text) setStatus(text, streamState === "down");
+  $("conn").dataset.state = streamState;
 }
 
 function setStatus(text, bad) {
@@ -53,11 +171,46 @@ function setStatus(text, bad) {
   $("conn").classList.toggle("bad", !!bad);
 }
 
-function renderHealth(h, q) {
-  $("states").replaceChildren(...h.queue_health.map((r) =>
-    el("tr", {}, ...cells(r.state, r.jobs, secs(r.avg_age_seconds), secs(r.max_age_seconds)))));
-  setText($("db"), `Oldest waiting job: ${secs(q.oldest_pending_age_seconds)} · dead tuples in the jobs table: ` +
-    `${q.dead_tuples} · oldest open transaction (holds back vacuum): ${secs(q.oldest_transaction_age_seconds)}`);
+// --- drawing ---------------------------------------------------------------
+
+const renderSoon = later(render, 100);
+function render() {
+  if (!snap || confirming) return;
+  const names = new Map(tenants.map((t) => [t.id, t.name]));
+  const name = (id) => names.get(id) || id;
+  renderHealth(snap, full);
+  renderQueues(snap, full);
+  renderTenants(tenants, snap.queue_depth.tenants);
+  renderJobs("stuck", stuckJobs, name);
+  renderJobs("failed", snap.failed_jobs.jobs, name);
+  showStatus();
+}
+
+function renderHealth(h, f) {
+  const finished = f ? f.queue_health.filter((r) => !ACTIVE.includes(r.state)) : [];
+  const rows = [...h.queue_health.filter((r) => ACTIVE.includes(r.state)), ...finished]
+    .sort((a, b) => a.queue.localeCompare(b.queue) || a.state.localeCompare(b.state));
+  $("states").replaceChildren(...rows.map((r) =>
+    el("tr", { "data-queue": r.queue, "data-state": r.state }, ...cells(r.queue, r.state, r.jobs, secs(r.avg_age_seconds), secs(r.max_age_seconds)))));
+  const db = h.database;
+  if (!db) return;
+  const notify = db.notify_queue_usage == null ? "none (SQLite)" : (100 * db.notify_queue_usage).toFixed(1) + " %";
+  $("dbhealth").replaceChildren(...[["Dead tuples in the jobs table", db.dead_tuples],
+    ["Oldest open transaction (holds back vacuum)", secs(db.oldest_transaction_age_seconds)],
+    ["LISTEN/NOTIFY queue in use", notify]].flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]));
+}
+
+// renderQueues lists every queue the health names, with pause and resume.
+function renderQueues(h, f) {
+  const queues = new Map();
+  for (const r of [...(f ? f.queue_health : []), ...h.queue_health]) queues.set(r.queue, !!r.paused);
+  for (const q of h.paused_queues || []) queues.set(q, true); // also those with no jobs
+  const rows = [...queues].sort(([a], [b]) => a.localeCompare(b)).map(([q, paused]) => {
+    const path = `/v1/admin/queues/${encodeURIComponent(q)}/${paused ? "resume" : "pause"}`;
+    return el("tr", { "data-queue": q, "data-paused": String(paused) }, ...cells(q, paused ? "paused" : "running"),
+      action(paused ? "Resume" : "Pause", "queue " + q, path));
+  });
+  $("queues").replaceChildren(...rows);
 }
 
 function renderCharts(rows) {
@@ -79,21 +232,29 @@ function renderCharts(rows) {
   ], (v) => v.toFixed(1) + " s", "average and 95th percentile processing time per hour");
 }
 
-function renderTenants(tenants, depth) {
-  const sig = JSON.stringify([tenants, depth, openKeys, keyChanges]);
+function renderTenants(list, depth) {
+  const sig = JSON.stringify([list, depth, openKeys, keyChanges]);
   const typing = $("tenants").contains(document.activeElement) && document.activeElement.tagName !== "BUTTON";
   if (sig === shown || typing) return;
   shown = sig;
-  const byID = new Map(depth.map((d) => [d.tenant_id, d]));
+  const byID = new Map();
+  for (const d of depth) {
+    const s = byID.get(d.tenant_id) || { pending: 0, running: 0, oldest_pending_age_seconds: 0 };
+    byID.set(d.tenant_id, { pending: s.pending + d.pending, running: s.running + d.running,
+      oldest_pending_age_seconds: Math.max(s.oldest_pending_age_seconds, d.oldest_pending_age_seconds) });
+  }
   const rows = [];
-  for (const t of tenants) {
+  for (const t of list) {
     const d = byID.get(t.id) || { pending: 0, running: 0, oldest_pending_age_seconds: 0 };
-    const toggle = el("button", { type: "button", text: openKeys === t.id ? "Close" : "Manage", "aria-expanded": String(openKeys === t.id) });
-    toggle.addEventListener("click", () => { openKeys = openKeys === t.id ? "" : t.id; refresh(); });
-    rows.push(el("tr", { "data-tenant": t.id }, ...cells(t.name, t.plan, t.concurrency, t.uploads_per_hour, d.pending, d.running,
-      secs(d.oldest_pending_age_seconds), toggle)));
+    const toggle = el("button", { type: "button", class: "manage", text: openKeys === t.id ? "Close" : "Manage", "aria-expanded": String(openKeys === t.id) });
+    toggle.addEventListener("click", () => { openKeys = openKeys === t.id ? "" : t.id; shown = ""; render(); });
+    const base = `/v1/admin/tenants/${encodeURIComponent(t.id)}`;
+    const pause = action(t.paused ? "Resume" : "Pause", "tenant " + t.name, `${base}/${t.paused ? "resume" : "pause"}`);
+    pause.append(toggle);
+    rows.push(el("tr", { "data-tenant": t.id, "data-paused": String(!!t.paused) }, ...cells(t.name, t.plan, t.concurrency, t.uploads_per_hour,
+      d.pending, d.running, secs(d.oldest_pending_age_seconds), t.paused ? "paused" : "active"), pause));
     if (openKeys === t.id) {
-      const td = el("td", { colSpan: 8, class: "keys" });
+      const td = el("td", { colSpan: 9, class: "keys" });
       rows.push(el("tr", { class: "keysrow" }, td));
       loadKeys(t, td);
     }
@@ -115,7 +276,7 @@ async function loadKeys(t, td) {
     } catch (e) {
       setText($("newkey"), e.message);
     }
-    refresh();
+    refreshAll();
   });
   const table = el("table", { class: "grid" }, el("thead", {}, el("tr", {}, ...["Key id", "Name", "Created", "Revoked", "Action"].map((h) => el("th", { scope: "col", text: h })))),
     el("tbody", {}, ...keys.map((k) => el("tr", { "data-key": k.id }, ...cells(k.id, k.name, new Date(k.created_at).toLocaleString(),
@@ -148,30 +309,35 @@ function settings(t, base) {
     }
     document.activeElement.blur();
     keyChanges++;
-    refresh();
+    refreshAll();
   });
   return form;
 }
 
-// action is a button that asks for confirmation in place before it posts.
+// action is a cell with a button that asks for confirmation in place
+// before it posts.
 function action(label, what, path, method = "POST") {
   const td = el("td");
-  const start = el("button", { type: "button", text: label });
+  const start = el("button", { type: "button", class: label.toLowerCase(), text: label });
   start.addEventListener("click", () => {
     confirming = true;
     const yes = el("button", { type: "button", class: "danger", text: "Yes, " + label.toLowerCase() });
     const no = el("button", { type: "button", text: "No" });
-    no.addEventListener("click", () => { confirming = false; td.replaceChildren(start); start.focus(); });
+    const rest = [...td.childNodes];
+    no.addEventListener("click", () => { confirming = false; td.replaceChildren(...rest); start.focus(); render(); });
     yes.addEventListener("click", async () => {
       try {
         const res = await admin(path, { method });
-        setText($("actionmsg"), res && res.job ? `${what}: done (job ${res.job.id}, ${res.job.status})` : `${what}: done`);
+        setText($("actionmsg"), res && res.job ? `${what}: done (job ${res.job.id}, ${res.job.status})`
+          : res && "paused" in res ? `${what}: ${res.paused ? "paused" : "resumed"}` : `${what}: done`);
       } catch (e) {
         setText($("actionmsg"), `${what}: ${e.message}`);
       }
       confirming = false;
       keyChanges++;
-      refresh();
+      shown = "";
+      refreshAll();
+      render();
     });
     td.replaceChildren(el("span", { text: label + " " + what + "? " }), yes, no);
     yes.focus();
@@ -180,17 +346,55 @@ function action(label, what, path, method = "POST") {
   return td;
 }
 
-function renderStuck(jobs, name) {
-  $("stuck").replaceChildren(...jobs.map((j) => el("tr", { "data-job": j.id },
-    ...cells(j.id, name(j.tenant_id), j.reason.replace(/_/g, " "), `${j.attempt} of ${j.max_attempts}`, secs(j.running_seconds), j.worker_id),
-    action("Discard", "job " + j.id, `/v1/admin/jobs/${encodeURIComponent(j.id)}/discard`))));
+// renderJobs draws the stuck or failed jobs, each with its attempt
+// history (opened with History) and its action.
+function renderJobs(table, jobs, name) {
+  const stuck = table === "stuck";
+  const rows = [];
+  for (const j of jobs) {
+    const open = history.has(j.id);
+    const more = el("button", { type: "button", class: "history", text: open ? "Hide history" : "History",
+      "aria-expanded": String(open), "aria-controls": `${table}-history-${j.id}` });
+    more.addEventListener("click", () => toggleHistory(j.id));
+    const act = stuck ? action("Discard", "job " + j.id, `/v1/admin/jobs/${encodeURIComponent(j.id)}/discard`)
+      : action("Requeue", "job " + j.id, `/v1/admin/jobs/${encodeURIComponent(j.id)}/requeue`);
+    act.prepend(more);
+    const info = stuck
+      ? cells(j.id, name(j.tenant_id), j.reason.replace(/_/g, " "), `${j.attempt} of ${j.max_attempts}`, secs(j.running_seconds), j.worker_id)
+      : cells(j.id, name(j.tenant_id), j.error_message, `${j.attempt} of ${j.max_attempts}`, new Date(j.completed_at).toLocaleString());
+    rows.push(el("tr", { "data-job": j.id }, ...info, act));
+    if (open) {
+      const h = history.get(j.id);
+      const sig = JSON.stringify([j.attempt, j.error_message, j.reason]);
+      if (h.sig !== sig) { h.sig = sig; loadHistory(j.id); }
+      rows.push(el("tr", { class: "historyrow", id: `${table}-history-${j.id}`, "data-history": j.id },
+        el("td", { colSpan: stuck ? 7 : 6 }, h.detail ? attemptsTable(h.detail) : el("p", { class: "muted", text: h.error || "loading…" }))));
+    }
+  }
+  $(table).replaceChildren(...rows);
 }
 
-function renderFailed(jobs, name) {
-  $("failed").replaceChildren(...jobs.map((j) => el("tr", { "data-job": j.id },
-    ...cells(j.id, name(j.tenant_id), j.error_message, `${j.attempt} of ${j.max_attempts}`, new Date(j.completed_at).toLocaleString()),
-    action("Requeue", "job " + j.id, `/v1/admin/jobs/${encodeURIComponent(j.id)}/requeue`))));
+function toggleHistory(id) {
+  if (history.has(id)) history.delete(id);
+  else history.set(id, { sig: "", detail: null });
+  render();
+  const b = document.querySelector(`tr[data-job="${CSS.escape(id)}"] button.history`);
+  if (b) b.focus();
 }
+
+async function loadHistory(id) {
+  try {
+    const detail = await admin(`/v1/admin/jobs/${encodeURIComponent(id)}`);
+    const h = history.get(id);
+    if (h) { h.detail = detail; h.error = ""; }
+  } catch (e) {
+    const h = history.get(id);
+    if (h) h.error = e.message;
+  }
+  renderSoon();
+}
+
+// --- wiring ----------------------------------------------------------------
 
 async function createTenant(ev) {
   ev.preventDefault();
@@ -201,7 +405,7 @@ async function createTenant(ev) {
     });
     setText($("newkey"), `Tenant ${res.tenant.name} created. Its API key, shown this once: ${res.api_key}`);
     $("tname").value = "";
-    refresh();
+    refreshAll();
   } catch (e) {
     setText($("newkey"), e.message);
   }
@@ -212,24 +416,39 @@ function connect(ev) {
   const typed = $("adminkey").value.trim();
   if (typed) { key = typed; sessionStorage.setItem(KEY, key); }
   if (!key) return;
-  clearInterval(timer);
-  timer = setInterval(refresh, EVERY);
-  setStatus("connecting…");
-  refresh();
+  if (stream) stream.stop();
+  stream = new LiveStream({
+    path: "/v1/admin/events",
+    headers: () => ({ Authorization: "Bearer " + key }),
+    onEvent: (name, data) => { if (name === "health") onHealth(data); },
+    onState: onStreamState,
+  });
+  stream.start();
+  loadTenants();
+  loadFull();
+}
+
+function forget() {
+  key = "";
+  sessionStorage.removeItem(KEY);
+  if (stream) stream.stop();
+  stream = null;
+  clearInterval(pollTimer);
+  snap = full = null;
+  tenants = stuckJobs = [];
+  history.clear();
+  $("adminkey").value = "";
+  for (const id of ["states", "queues", "tenants", "stuck", "failed", "dbhealth"]) $(id).replaceChildren();
+  for (const id of ["throughput", "failrate", "duration"]) $(id).replaceChildren();
+  for (const id of ["newkey", "actionmsg"]) setText($(id), "");
+  streamState = "";
+  $("conn").dataset.state = "";
+  setStatus("not connected");
 }
 
 $("adminform").addEventListener("submit", connect);
-$("forget").addEventListener("click", () => {
-  key = "";
-  sessionStorage.removeItem(KEY);
-  clearInterval(timer);
-  $("adminkey").value = "";
-  for (const id of ["states", "tenants", "stuck", "failed"]) $(id).replaceChildren();
-  for (const id of ["throughput", "failrate", "duration"]) $(id).replaceChildren();
-  for (const id of ["db", "newkey", "actionmsg"]) setText($(id), "");
-  setStatus("not connected");
-});
+$("forget").addEventListener("click", forget);
 $("tenantform").addEventListener("submit", createTenant);
-$("olderthan").addEventListener("input", refresh);
-$("stuckform").addEventListener("submit", (ev) => { ev.preventDefault(); refresh(); });
+$("olderthan").addEventListener("input", loadStuckSoon);
+$("stuckform").addEventListener("submit", (ev) => { ev.preventDefault(); loadStuck(); });
 if (key) { $("adminkey").value = key; connect(); }

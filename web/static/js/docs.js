@@ -160,7 +160,8 @@ export class DocList {
     ui.bar.setAttribute("aria-label", "Progress of " + name);
     setText(ui.pct, pct + " %");
     const qp = j && st === "pending" ? j.queue_position : null;
-    setText(ui.ahead, qp == null ? "" : qp === 0 ? "next in line" : plural(qp, "document") + " ahead");
+    // A paused tenant's or queue's job keeps its place but does not move.
+    setText(ui.ahead, paused(e) ? "paused" : qp == null ? "" : qp === 0 ? "next in line" : plural(qp, "document") + " ahead");
     setText(ui.msg, st === "processing" && j ? j.progress_message || "" : "");
     const err = st === "failed" ? (d && d.error) || (j && j.error_message) || "" : "";
     ui.error.hidden = !err;
@@ -186,6 +187,7 @@ export class DocList {
     }
     setText(ui.elapsed, created ? "elapsed " + clock((now - created) / 1000) : "");
     if (!j) { setText(ui.eta, "estimating…"); return; }
+    if (paused(e)) { setText(ui.eta, "starts when resumed"); return; }
     const running = [...this.entries.values()].filter((x) => status(x) === "processing" && x.job).map((x) => x.job);
     e.eta.update(st, estimate(j, this.tp, running, now));
     let text = "estimating…";
@@ -212,6 +214,11 @@ function newer(job, old, fromStream) {
 
 function settled(e, doc) {
   return !e.job || !ENDED.includes(e.job.status) || doc.status === e.job.status;
+}
+
+// paused reports whether the document waits on a paused tenant or queue.
+function paused(e) {
+  return !!(e.job && e.job.paused && status(e) === "pending");
 }
 
 function status(e) {
