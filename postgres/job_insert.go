@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 // one implementation of enqueueing, shared with docket_enqueue.
 var insertJobsSQL = `SELECT r.ord, r.duplicate, ` + jobCols("(r.job).") + `
 FROM docket_insert_jobs($1::text[], $2::text[], $3::text[], $4::text[]::jsonb[], $5::int[], $6::int[],
-                        $7::timestamptz[], $8::text[], $9::bigint[], $10::boolean[]) r
+                        $7::timestamptz[], $8::text[], $9::bigint[], $10::boolean[], $11::text[]::jsonb[]) r
 WHERE (r.job).id IS NOT NULL`
 
 // existingByKeySQL reads, with a new snapshot, the jobs holding unique keys
@@ -62,6 +63,7 @@ func (e *Executor) insertJobs(ctx context.Context, params []*queue.JobInsertPara
 		runAts                             = make([]*time.Time, n)
 		retryOf                            = make([]int64, n)
 		failOnTimeout                      = make([]bool, n)
+		metadata                           = make([]*string, n)
 	)
 	for i, p := range params {
 		queues[i], kinds[i], tenants[i], keys[i] = p.Queue, p.Kind, p.TenantID, p.UniqueKey
@@ -77,9 +79,17 @@ func (e *Executor) insertJobs(ctx context.Context, params []*queue.JobInsertPara
 			runAts[i] = &p.RunAt
 		}
 		retryOf[i], failOnTimeout[i] = p.RetryOf, p.FailOnTimeout
+		if len(p.Metadata) > 0 {
+			b, err := json.Marshal(p.Metadata)
+			if err != nil {
+				return fmt.Errorf("job metadata: %w", err)
+			}
+			s := string(b)
+			metadata[i] = &s
+		}
 	}
 	rows, err := e.db.Query(ctx, insertJobsSQL, queues, kinds, tenants, args, prios, maxAttempts,
-		runAts, keys, retryOf, failOnTimeout)
+		runAts, keys, retryOf, failOnTimeout, metadata)
 	if err != nil {
 		return err
 	}
@@ -143,7 +153,7 @@ func (e *Executor) JobRetry(ctx context.Context, params *queue.JobRetryParams) (
 		}
 		res, err := x.JobInsertMany(ctx, []*queue.JobInsertParams{{
 			Queue: orig.Queue, Kind: orig.Kind, TenantID: orig.TenantID, Args: orig.Args,
-			Priority: orig.Priority, MaxAttempts: orig.MaxAttempts, RetryOf: orig.ID,
+			Priority: orig.Priority, MaxAttempts: orig.MaxAttempts, RetryOf: orig.ID, Metadata: orig.Metadata,
 			FailOnTimeout: orig.FailOnTimeout,
 		}})
 		if err != nil {

@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -14,7 +16,7 @@ var jobColumnNames = []string{
 	"id", "queue", "kind", "tenant_id", "args", "state", "priority", "attempt", "max_attempts",
 	"run_at", "unique_key", "retry_of", "fail_on_timeout", "stage", "progress", "progress_message",
 	"error_message", "result", "lease_token", "lease_expires_at", "worker_id", "created_at",
-	"started_at", "completed_at", "updated_at",
+	"started_at", "completed_at", "updated_at", "metadata",
 }
 
 // jobColumns lists the columns scanJob reads, plainly.
@@ -37,7 +39,7 @@ func scanJob(row pgx.Row, lead ...any) (*queue.Job, error) {
 		state                          string
 		uniqueKey                      *string
 		retryOf                        *int64
-		args, result                   []byte
+		args, result, metadata         []byte
 		leaseExp, started, completed   *time.Time
 		priority, attempt, maxAttempts int32
 		progress                       int16
@@ -48,9 +50,14 @@ func scanJob(row pgx.Row, lead ...any) (*queue.Job, error) {
 		&j.ID, &j.Queue, &j.Kind, &j.TenantID, &args, &state, &priority, &attempt, &maxAttempts,
 		&j.RunAt, &uniqueKey, &retryOf, &j.FailOnTimeout, &j.Stage, &progress, &j.ProgressMessage,
 		&j.ErrorMessage, &result, &j.LeaseToken, &leaseExp, &j.WorkerID, &j.CreatedAt,
-		&started, &completed, &j.UpdatedAt)
+		&started, &completed, &j.UpdatedAt, &metadata)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
+	}
+	if len(metadata) > 0 {
+		if err := json.Unmarshal(metadata, &j.Metadata); err != nil {
+			return nil, fmt.Errorf("job %d's metadata: %w", j.ID, err)
+		}
 	}
 	j.State = queue.State(state)
 	j.Args, j.Result = args, result

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"regexp"
 	"time"
 )
@@ -15,6 +16,10 @@ const (
 	DefaultMaxAttempts = 3
 	// MaxArgsBytes caps the encoded size of a job's arguments.
 	MaxArgsBytes = 1 << 20
+	// MaxMetadataEntries and MaxMetadataBytes cap a job's metadata: pairs,
+	// and the bytes of their keys and values together.
+	MaxMetadataEntries = 32
+	MaxMetadataBytes   = 4 << 10
 )
 
 // queueNameRE allows names that fit a notification payload with room to
@@ -34,17 +39,24 @@ func ValidateQueueName(name string) error {
 type ClientConfig struct {
 	// Logger receives the client's logs. Nil discards them.
 	Logger *slog.Logger
+	// Metadata, when set, is called with the context of every enqueue;
+	// the pairs it returns are added to each job's Metadata (pairs the
+	// caller set win). ops.TraceMetadata carries the caller's trace
+	// context this way, so a job's spans join the enqueuing request's
+	// trace without each call site knowing about tracing.
+	Metadata func(ctx context.Context) map[string]string
 }
 
 // Client enqueues and inspects jobs. It is safe for concurrent use. A Worker
 // built on a Client shares its event bus, so events of jobs worked in this
 // process reach the client's subscribers.
 type Client struct {
-	driver Driver
-	exec   Executor
-	bus    *Bus
-	logger *slog.Logger
-	resume resumeHooks // this process's claim loops, woken on a resume
+	driver   Driver
+	exec     Executor
+	bus      *Bus
+	logger   *slog.Logger
+	metadata func(context.Context) map[string]string
+	resume   resumeHooks // this process's claim loops, woken on a resume
 }
 
 // NewClient returns a client that stores jobs through driver.
@@ -53,7 +65,7 @@ func NewClient(driver Driver, cfg ClientConfig) *Client {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Client{driver: driver, exec: driver.Executor(), bus: NewBus(), logger: logger}
+	return &Client{driver: driver, exec: driver.Executor(), bus: NewBus(), logger: logger, metadata: cfg.Metadata}
 }
 
 // Driver returns the client's driver.
@@ -79,6 +91,11 @@ type EnqueueParams struct {
 	// FailOnTimeout fails the job when its lease expires instead of
 	// retrying it.
 	FailOnTimeout bool
+	// Metadata travel with the job (Job.Metadata) without being its input:
+	// the trace context of the enqueuing request (ops.InjectTrace), a
+	// request id. At most MaxMetadataEntries pairs and MaxMetadataBytes of
+	// keys and values; keys are not empty.
+	Metadata map[string]string
 }
 
 // Enqueue stores a job and returns it. Duplicate is set when UniqueKey
@@ -124,8 +141,19 @@ func (c *Client) insert(ctx context.Context, exec Executor, ps []*EnqueueParams)
 	if len(ps) == 0 {
 		return nil, nil
 	}
+	var extra map[string]string
+	if c.metadata != nil {
+		extra = c.metadata(ctx)
+	}
 	params := make([]*JobInsertParams, len(ps))
 	for i, p := range ps {
+		if len(extra) > 0 {
+			merged := maps.Clone(extra)
+			maps.Copy(merged, p.Metadata)
+			cp := *p
+			cp.Metadata = merged
+			p = &cp
+		}
 		ip, err := p.toInsert()
 		if err != nil {
 			return nil, err
@@ -164,6 +192,9 @@ func (p *EnqueueParams) toInsert() (*JobInsertParams, error) {
 	case len(p.UniqueKey) > 255:
 		return nil, fmt.Errorf("%w: unique key longer than 255 bytes", ErrInvalid)
 	}
+	if err := validateMetadata(p.Metadata); err != nil {
+		return nil, err
+	}
 	args, err := encodeArgs(p.Args)
 	if err != nil {
 		return nil, err
@@ -175,7 +206,7 @@ func (p *EnqueueParams) toInsert() (*JobInsertParams, error) {
 	return &JobInsertParams{
 		Queue: queue, Kind: p.Kind, TenantID: p.TenantID, Args: args,
 		Priority: p.Priority, MaxAttempts: maxAttempts, RunAt: p.RunAt,
-		UniqueKey: p.UniqueKey, FailOnTimeout: p.FailOnTimeout,
+		UniqueKey: p.UniqueKey, FailOnTimeout: p.FailOnTimeout, Metadata: p.Metadata,
 	}, nil
 }
 
@@ -200,4 +231,23 @@ func encodeArgs(v any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: args are %d bytes, over the %d limit", ErrInvalid, len(raw), MaxArgsBytes)
 	}
 	return raw, nil
+}
+
+// validateMetadata checks a job's metadata against MaxMetadataEntries and
+// MaxMetadataBytes; keys must not be empty.
+func validateMetadata(m map[string]string) error {
+	if len(m) > MaxMetadataEntries {
+		return fmt.Errorf("%w: %d metadata entries, at most %d", ErrInvalid, len(m), MaxMetadataEntries)
+	}
+	size := 0
+	for k, v := range m {
+		if k == "" {
+			return fmt.Errorf("%w: empty metadata key", ErrInvalid)
+		}
+		size += len(k) + len(v)
+	}
+	if size > MaxMetadataBytes {
+		return fmt.Errorf("%w: metadata of %d bytes, at most %d", ErrInvalid, size, MaxMetadataBytes)
+	}
+	return nil
 }

@@ -210,6 +210,7 @@ type JobInsertParams struct {
 	UniqueKey     string
 	RetryOf       int64
 	FailOnTimeout bool
+	Metadata      map[string]string // nil or empty: none
 }
 
 // InsertResult is the result of inserting one job.

@@ -50,6 +50,10 @@ type Job struct {
 
 	// FailOnTimeout makes a lease expiry fail the job instead of retrying it.
 	FailOnTimeout bool
+	// Metadata are string pairs that travel with the job but are not its
+	// input, such as the trace context of the request that enqueued it;
+	// nil for none.
+	Metadata map[string]string
 
 	Stage           string
 	Progress        int // percent, 0-100

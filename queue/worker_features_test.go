@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -149,6 +151,15 @@ func TestClient_EnqueueInvalid(t *testing.T) {
 			{Kind: "k", TenantID: "a", Queue: "Bad Queue"},
 			{Kind: "k", TenantID: "a", Args: func() {}},
 			{Kind: "k", TenantID: "a", Priority: 5000},
+			{Kind: "k", TenantID: "a", Metadata: map[string]string{"": "x"}},
+			{Kind: "k", TenantID: "a", Metadata: map[string]string{"k": strings.Repeat("x", queue.MaxMetadataBytes)}},
+			{Kind: "k", TenantID: "a", Metadata: func() map[string]string {
+				m := map[string]string{}
+				for i := range queue.MaxMetadataEntries + 1 {
+					m[strconv.Itoa(i)] = ""
+				}
+				return m
+			}()},
 		} {
 			if _, err := c.Enqueue(context.Background(), p); !errors.Is(err, queue.ErrInvalid) {
 				t.Errorf("Enqueue(%+v) = %v, want ErrInvalid", p, err)

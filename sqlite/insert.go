@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -38,8 +39,8 @@ func (e *executor) JobInsertMany(ctx context.Context, params []*queue.JobInsertP
 
 const sqlInsertJob = `
 INSERT INTO docket_jobs (queue, kind, tenant_id, args, state, priority, max_attempts, run_at,
-	unique_key, retry_of, fail_on_timeout, created_at, updated_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)
+	unique_key, retry_of, fail_on_timeout, created_at, updated_at, metadata)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)
 ON CONFLICT DO NOTHING
 RETURNING ` + jobColumns
 
@@ -67,8 +68,16 @@ func (t *txn) insertJob(ctx context.Context, p *queue.JobInsertParams) (queue.In
 	if maxAttempts <= 0 {
 		maxAttempts = queue.DefaultMaxAttempts
 	}
+	var metadata sql.NullString
+	if len(p.Metadata) > 0 {
+		b, err := json.Marshal(p.Metadata)
+		if err != nil {
+			return queue.InsertResult{}, fmt.Errorf("job metadata: %w", err)
+		}
+		metadata = sql.NullString{String: string(b), Valid: true}
+	}
 	j, err := scanJob(t.queryRow(ctx, sqlInsertJob, p.Queue, p.Kind, p.TenantID, string(args), state,
-		p.Priority, maxAttempts, runAt, nullString(p.UniqueKey), nullInt(p.RetryOf), p.FailOnTimeout, t.now))
+		p.Priority, maxAttempts, runAt, nullString(p.UniqueKey), nullInt(p.RetryOf), p.FailOnTimeout, t.now, metadata))
 	if errors.Is(err, sql.ErrNoRows) && p.UniqueKey != "" {
 		// The only conflict an insert can meet: the tenant's unique key.
 		j, err = scanJob(t.queryRow(ctx, sqlGetUnique, p.TenantID, p.UniqueKey))
@@ -109,9 +118,9 @@ func (t *txn) markWork(ctx context.Context, slots map[slot]bool) error {
 
 const sqlRetryJob = `
 INSERT INTO docket_jobs (queue, kind, tenant_id, args, state, priority, max_attempts, run_at,
-	retry_of, fail_on_timeout, created_at, updated_at)
+	retry_of, fail_on_timeout, created_at, updated_at, metadata)
 SELECT queue, kind, tenant_id, args, 'pending', priority, max_attempts, ?2,
-	id, fail_on_timeout, ?2, ?2
+	id, fail_on_timeout, ?2, ?2, metadata
 FROM docket_jobs WHERE id = ?1
 RETURNING ` + jobColumns
 

@@ -13,7 +13,7 @@ import (
 const jobColumns = `id, queue, kind, tenant_id, args, state, priority, attempt, max_attempts,
 	run_at, unique_key, retry_of, fail_on_timeout, stage, progress, progress_message,
 	error_message, result, lease_token, lease_expires_at, worker_id,
-	created_at, started_at, completed_at, updated_at`
+	created_at, started_at, completed_at, updated_at, metadata`
 
 type scanner interface {
 	Scan(dest ...any) error
@@ -24,16 +24,21 @@ func scanJob(s scanner) (*queue.Job, error) {
 		j                                     queue.Job
 		args, result                          []byte
 		state                                 string
-		uniqueKey                             sql.NullString
+		uniqueKey, metadata                   sql.NullString
 		retryOf, leaseExp, started, completed sql.NullInt64
 		runAt, created, updated               int64
 	)
 	err := s.Scan(&j.ID, &j.Queue, &j.Kind, &j.TenantID, &args, &state, &j.Priority, &j.Attempt, &j.MaxAttempts,
 		&runAt, &uniqueKey, &retryOf, &j.FailOnTimeout, &j.Stage, &j.Progress, &j.ProgressMessage,
 		&j.ErrorMessage, &result, &j.LeaseToken, &leaseExp, &j.WorkerID,
-		&created, &started, &completed, &updated)
+		&created, &started, &completed, &updated, &metadata)
 	if err != nil {
 		return nil, err
+	}
+	if metadata.Valid {
+		if err := json.Unmarshal([]byte(metadata.String), &j.Metadata); err != nil {
+			return nil, fmt.Errorf("job %d's metadata: %w", j.ID, err)
+		}
 	}
 	j.Args = json.RawMessage(args)
 	if result != nil {

@@ -80,6 +80,24 @@ func (s *suite) testJobInsertMany(t *testing.T) {
 			near(t, "UpdatedAt", j.UpdatedAt, before)
 		}
 	})
+	t.Run("Metadata", func(t *testing.T) {
+		t.Parallel()
+		f := s.setup(t)
+		with, without := params("acme"), params("acme")
+		with.Metadata = map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "é": "\"quoted\" \u2028"}
+		res := f.insert(with, without)
+		for _, j := range []*queue.Job{res[0].Job, f.get(res[0].Job.ID)} {
+			if !reflect.DeepEqual(j.Metadata, with.Metadata) {
+				t.Fatalf("metadata %q, want %q", j.Metadata, with.Metadata)
+			}
+		}
+		if m := f.get(res[1].Job.ID).Metadata; m != nil {
+			t.Fatalf("job without metadata reads %q, want nil", m)
+		}
+		if c := f.claimOne(); c.ID != res[0].Job.ID || !reflect.DeepEqual(c.Metadata, with.Metadata) {
+			t.Fatalf("claimed %s with metadata %q, want job %d with %q", describe(c), c.Metadata, res[0].Job.ID, with.Metadata)
+		}
+	})
 	t.Run("ResultOrder", func(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)

@@ -17,6 +17,7 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/feed"
 	"github.com/docketq/docket/httpapi"
+	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/web"
 )
@@ -225,7 +226,7 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", api.Handler())
+	mux.Handle("/", ops.TraceHTTP(s.tracer, api.Handler())) // a request's trace reaches the jobs it enqueues
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /ui/", web.Handler())
 	srv := httpapi.NewHTTPServer(mux, s.logger)

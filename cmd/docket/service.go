@@ -128,7 +128,7 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 		return nil, err
 	}
 	return &service{
-		driver: d, store: store, client: queue.NewClient(d, queue.ClientConfig{Logger: logger}),
+		driver: d, store: store, client: queue.NewClient(d, queue.ClientConfig{Logger: logger, Metadata: ops.TraceMetadata}),
 		blobs: blobs, embedder: emb, processor: proc, metrics: ops.NewMetrics(), logger: logger,
 	}, nil
 }

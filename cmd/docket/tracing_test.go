@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"io"
@@ -57,7 +58,8 @@ func (c *collector) got() []*tracepb.Span {
 }
 
 // docket serve --otlp-endpoint exports a span per job attempt, with the
-// job's id, kind and tenant and the attempt, to an OTLP/HTTP collector.
+// job's id, kind and tenant and the attempt, to an OTLP/HTTP collector, in
+// the trace of the upload request that enqueued the job.
 func TestServe_OTLPSpans(t *testing.T) {
 	col := &collector{}
 	hs := httptest.NewServer(col)
@@ -77,10 +79,26 @@ func TestServe_OTLPSpans(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("serve: %v", err)
 	}
-	spans := col.got()
-	if len(spans) != 1 {
-		t.Fatalf("collector got %d spans, want the one attempt's", len(spans))
+	// One span per attempt, the child of the upload request's server span
+	// (the request's trace continues into the job), besides the spans of
+	// the requests (the upload and the polls).
+	var jobs, uploads []*tracepb.Span
+	for _, sp := range col.got() {
+		switch {
+		case sp.GetKind() == tracepb.Span_SPAN_KIND_CONSUMER:
+			jobs = append(jobs, sp)
+		case sp.GetName() == "HTTP POST":
+			uploads = append(uploads, sp)
+		}
 	}
+	if len(jobs) != 1 || len(uploads) != 1 {
+		t.Fatalf("collector got %d job spans and %d upload request spans, want one of each", len(jobs), len(uploads))
+	}
+	if !bytes.Equal(jobs[0].GetTraceId(), uploads[0].GetTraceId()) || !bytes.Equal(jobs[0].GetParentSpanId(), uploads[0].GetSpanId()) {
+		t.Errorf("job span in trace %x under %x, want the upload request's trace %x under its span %x",
+			jobs[0].GetTraceId(), jobs[0].GetParentSpanId(), uploads[0].GetTraceId(), uploads[0].GetSpanId())
+	}
+	spans := jobs
 	attrs := map[string]*tracepbValue{}
 	for _, kv := range spans[0].GetAttributes() {
 		attrs[kv.GetKey()] = &tracepbValue{s: kv.GetValue().GetStringValue(), i: kv.GetValue().GetIntValue()}
