@@ -36,7 +36,7 @@ func (ep *endpoint) answer(ctx context.Context, t *queue.Task, resp *http.Respon
 		return queue.Permanent(fmt.Errorf("dispatch %s: %w", ep.Kind, ErrGone))
 	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
 		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			return queue.Snooze(d)
+			return queue.Snooze(max(d, MinRetryAfter))
 		}
 		return statusError(ep.Kind, resp)
 	case code == http.StatusRequestTimeout || code == http.StatusTooEarly || code >= 500:

@@ -37,7 +37,9 @@ const (
 	DefaultPollInterval = time.Second
 	// MaxResultBytes caps a synchronous answer's body (the job's result).
 	MaxResultBytes = 1 << 20
-	// MaxRetryAfter caps the snooze a Retry-After asks for.
+	// MinRetryAfter and MaxRetryAfter bound the snooze a Retry-After
+	// asks for (a "0" would otherwise call again at once, in a loop).
+	MinRetryAfter = time.Second
 	MaxRetryAfter = time.Hour
 )
 
