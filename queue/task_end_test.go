@@ -77,7 +77,7 @@ func TestTask_EndedBy(t *testing.T) {
 			if err != nil || errs[0] != nil {
 				t.Errorf("JobFinish: %v %v", err, errs)
 			}
-			<-ctx.Done() // the heartbeat finds the lease gone
+			<-ctx.Done()                                  // the heartbeat finds the lease gone
 			if context.Cause(ctx) != queue.ErrLeaseLost { //nolint:errorlint // sentinel identity
 				t.Errorf("cause %v, want ErrLeaseLost", context.Cause(ctx))
 			}
