@@ -23,7 +23,7 @@ type HealthView struct {
 	// health, read from the store directly, leaves it out.
 	Database *DatabaseHealthView `json:"database,omitempty"`
 	// PausedQueues are the paused queues, with jobs or not
-	// (admin_pause.go); the CLI's health leaves it out.
+	// (admin_pause.go).
 	PausedQueues []string `json:"paused_queues,omitempty"`
 }
 

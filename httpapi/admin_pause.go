@@ -80,14 +80,20 @@ func (s *Server) markTenantsPaused(ctx context.Context, views ...*TenantView) er
 	return nil
 }
 
-// markHealthPaused sets Paused on the queue rows and queue-depth rows of
-// the monitoring views and lists the paused queues (those with no jobs
-// too).
+// markHealthPaused marks the monitoring views with the store's pauses.
 func (s *Server) markHealthPaused(ctx context.Context, v *HealthView) error {
 	p, err := s.cfg.Queue.Pauses(ctx)
 	if err != nil {
 		return err
 	}
+	MarkPaused(v, p)
+	return nil
+}
+
+// MarkPaused sets Paused on the queue rows and queue-depth rows of the
+// monitoring views and lists the paused queues (those with no jobs too),
+// as GET /v1/admin/health shows them (for the CLI).
+func MarkPaused(v *HealthView, p *queue.Pauses) {
 	for i := range v.QueueHealth {
 		v.QueueHealth[i].Paused = p.QueuePaused(v.QueueHealth[i].Queue)
 	}
@@ -100,7 +106,6 @@ func (s *Server) markHealthPaused(ctx context.Context, v *HealthView) error {
 		v.PausedQueues = append(v.PausedQueues, q)
 	}
 	slices.Sort(v.PausedQueues)
-	return nil
 }
 
 // jobWait returns j with where it stands when it waits (nil otherwise). A

@@ -4,9 +4,9 @@
 //	docket serve     API, dashboard and workers in one process
 //	docket worker    workers only
 //	docket migrate   bring the schema up to date
-//	docket tenants   create, list, show and update tenants, issue and revoke their keys
+//	docket tenants   create, list, show, update, pause and resume tenants, issue and revoke their keys
 //	docket jobs      list, show (with attempt history), cancel, retry and discard jobs
-//	docket queue     queue health: the monitoring views
+//	docket queue     queue health (the monitoring views), pause and resume
 //	docket periodic  list the periodic tasks
 //	docket bench     measure the engine
 package main
@@ -59,9 +59,9 @@ commands:
   serve     run the API, dashboard and workers in one process
   worker    run workers only
   migrate   bring the database schema up to date
-  tenants   create, list, show and update tenants, issue and revoke API keys (also while serve runs)
+  tenants   create, list, show, update, pause and resume tenants, issue and revoke API keys (also while serve runs)
   jobs      list jobs, show one with its attempt history, cancel, retry and discard jobs
-  queue     queue health: jobs per state, performance, stuck and failed jobs, backlog per tenant
+  queue     queue health (jobs per state, performance, stuck and failed jobs, backlog per tenant), pause, resume
   periodic  list the periodic tasks: sweeps and periodic jobs, last and next run
   bench     measure the queue engine (see docket bench -h)
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -17,11 +18,13 @@ import (
 	"github.com/docketq/docket/sqlite"
 )
 
-const queueUsage = `usage: docket queue <health> [flags]
+const queueUsage = `usage: docket queue <health|pause|resume> [flags]
 
   health   [--queue Q] [--limit N] [--json]  the monitoring views: jobs per queue and state,
            performance per hour over 24 h, stuck and failed jobs, backlog per tenant
            (docs/monitoring.md); while an embedded serve runs, through its admin API
+  pause    QUEUE [--json]  no new job of the queue starts, in any worker process, until resumed
+  resume   QUEUE [--json]  claiming starts again at once, where it stopped (docs/operations.md)
 `
 
 // queueCmd is `docket queue`: its flags.
@@ -37,6 +40,9 @@ type queueCmd struct {
 }
 
 func runQueue(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "pause" || args[0] == "resume") {
+		return runPause(ctx, "queue", args, getenv, stdout, stderr) // tenants_pause.go
+	}
 	if len(args) == 0 || args[0] != "health" {
 		fmt.Fprint(stderr, queueUsage)
 		return errUsage
@@ -95,6 +101,11 @@ func (c *queueCmd) health(ctx context.Context) (*httpapi.HealthView, error) {
 		return nil, err
 	}
 	v := httpapi.NewHealthView(c.queue, h)
+	p, err := pausesOf(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	httpapi.MarkPaused(&v, p)
 	return &v, nil
 }
 
@@ -117,9 +128,12 @@ func (c *queueCmd) remote(ctx context.Context, base string) (*httpapi.HealthView
 // printHealth prints the views as tables.
 func printHealth(w io.Writer, v *httpapi.HealthView) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(v.PausedQueues) > 0 {
+		fmt.Fprintf(tw, "PAUSED QUEUES: %s\n\n", strings.Join(v.PausedQueues, " "))
+	}
 	fmt.Fprintln(tw, "QUEUE\tSTATE\tJOBS\tAVG AGE\tMAX AGE")
 	for _, r := range v.QueueHealth {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Queue, r.State, r.Jobs, secs(r.AvgAgeSeconds), secs(r.MaxAgeSeconds))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Queue+pausedMark(r.Paused), r.State, r.Jobs, secs(r.AvgAgeSeconds), secs(r.MaxAgeSeconds))
 	}
 	fmt.Fprintln(tw, "\nHOUR (UTC)\tQUEUE\tCOMPLETED\tFAILED\tAVG\tP95\tMAX ATTEMPTS")
 	for _, r := range v.ProcessingPerformance {
@@ -137,9 +151,17 @@ func printHealth(w io.Writer, v *httpapi.HealthView) error {
 	}
 	fmt.Fprintf(tw, "\nBACKLOG: %d\tQUEUE\tTENANT\tPENDING\tRUNNING\tOLDEST PENDING\n", v.QueueDepth.Total)
 	for _, r := range v.QueueDepth.Tenants {
-		fmt.Fprintf(tw, "\t%s\t%s\t%d\t%d\t%s\n", r.Queue, r.TenantID, r.Pending, r.Running, secs(r.OldestPendingAgeSeconds))
+		fmt.Fprintf(tw, "\t%s\t%s\t%d\t%d\t%s\n", r.Queue, r.TenantID+pausedMark(r.Paused), r.Pending, r.Running, secs(r.OldestPendingAgeSeconds))
 	}
 	return tw.Flush()
+}
+
+// pausedMark follows a paused queue's or tenant's name in the tables.
+func pausedMark(paused bool) string {
+	if paused {
+		return " (paused)"
+	}
+	return ""
 }
 
 func secs(s float64) string {

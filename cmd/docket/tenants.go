@@ -14,7 +14,7 @@ import (
 	"github.com/docketq/docket/sqlite"
 )
 
-const tenantsUsage = `usage: docket tenants <create|list|show|update|key|revoke-key> [flags]
+const tenantsUsage = `usage: docket tenants <create|list|show|update|key|revoke-key|pause|resume> [flags]
 
   create      --name NAME [--plan free|starter|pro|enterprise] [--concurrency N] [--rate-limit N] [--json]
               creates a tenant and prints its first API key (shown once)
@@ -26,6 +26,8 @@ const tenantsUsage = `usage: docket tenants <create|list|show|update|key|revoke-
               issues another API key for a tenant (shown once)
   revoke-key  TENANT KEY_ID [--json]
               revokes a key (KEY_ID: the 16 characters after dk_ in the key)
+  pause       ID [--json]  no new job of the tenant starts, in any queue or worker, until resumed
+  resume      ID [--json]  its jobs start again at once, first job first (docs/operations.md)
 
 They open the database, except while an embedded serve runs on the data
 dir (SQLite serves one process): then they go through its admin API, with
@@ -85,6 +87,9 @@ func runTenants(ctx context.Context, args []string, getenv func(string) string, 
 	if len(args) == 0 {
 		fmt.Fprint(stderr, tenantsUsage)
 		return errUsage
+	}
+	if args[0] == "pause" || args[0] == "resume" {
+		return runPause(ctx, "tenant", args, getenv, stdout, stderr) // tenants_pause.go
 	}
 	sub := args[0]
 	if _, ok := tenantsSynopsis[sub]; !ok {

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/httpapi"
+	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/sqlite"
+)
+
+// pauseUsage is the usage of `docket queue pause|resume` and `docket
+// tenants pause|resume`, by what is paused; %s is the subcommand.
+var pauseUsage = map[string]string{
+	"queue": `usage: docket queue %s QUEUE [flags]
+
+Pause stops new claims of the queue's jobs in every worker process within
+a second; running jobs finish, enqueues are accepted and wait in order.
+Resume starts claiming again at once, where it stopped. A queue with no
+jobs yet may be paused; the pause stays until resumed (docs/operations.md).
+`,
+	"tenant": `usage: docket tenants %s TENANT_ID [flags]
+
+Pause stops new claims of the tenant's jobs, in every queue and worker
+process, within a second: other tenants are served as before, its running
+jobs finish, its uploads are accepted and wait in order. Resume starts its
+jobs again at once, first job first (docs/operations.md).
+`,
+}
+
+// pauseCmd is `docket queue pause|resume` and `docket tenants
+// pause|resume`.
+type pauseCmd struct {
+	what    string // "queue" or "tenant"
+	name    string // the queue or tenant id
+	paused  bool
+	sf      storeFlags
+	server  string
+	keyFile string
+	asJSON  bool
+	getenv  func(string) string
+	stderr  io.Writer
+}
+
+// runPause runs `docket <queue|tenants> <pause|resume> NAME`; args
+// starts with the subcommand.
+func runPause(ctx context.Context, what string, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c := &pauseCmd{what: what, paused: args[0] == "pause", getenv: getenv, stderr: stderr}
+	fs := flag.NewFlagSet(what+" "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, pauseUsage[what], args[0])
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
+	c.sf.register(fs, getenv)
+	e := &envFlags{fs: fs, getenv: getenv}
+	e.stringVar(&c.server, "server", "DOCKET_SERVER", "", "a running server's base URL (http://host:port): go through its admin API")
+	e.stringVar(&c.keyFile, "admin-key-file", "DOCKET_ADMIN_KEY_FILE", "",
+		"the admin key for --server (else DOCKET_ADMIN_KEY, else <data-dir>/admin.key)")
+	e.boolVar(&c.asJSON, "json", "DOCKET_PAUSE_JSON", false, "print what the admin API answers")
+	// The name may come before, between or after the flags.
+	var names []string
+	for rest := args[1:]; ; rest = fs.Args()[1:] {
+		if err := fs.Parse(rest); err != nil {
+			return parseError(err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		names = append(names, fs.Arg(0))
+	}
+	if err := e.err(); err != nil {
+		return err
+	}
+	if len(names) != 1 || names[0] == "" {
+		fs.Usage()
+		return errUsage
+	}
+	c.name = names[0]
+	if what == "queue" {
+		if err := queue.ValidateQueueName(c.name); err != nil {
+			return fmt.Errorf("queue %q: want 1-63 of a-z, 0-9, '_', '.' and '-', starting with a letter or digit", c.name)
+		}
+	}
+	if err := c.run(ctx); err != nil {
+		return err
+	}
+	if c.asJSON {
+		if what == "queue" {
+			return json.NewEncoder(stdout).Encode(httpapi.QueuePauseView{Queue: c.name, Paused: c.paused})
+		}
+		return json.NewEncoder(stdout).Encode(httpapi.TenantPauseView{TenantID: c.name, Paused: c.paused})
+	}
+	state := "resumed"
+	if c.paused {
+		state = "paused"
+	}
+	_, err := fmt.Fprintf(stdout, "%s %s %s\n", what, c.name, state)
+	return err
+}
+
+// run pauses or resumes through --server, else the database, else, when
+// an embedded serve holds it, through that serve's admin API.
+func (c *pauseCmd) run(ctx context.Context) error {
+	if c.server != "" {
+		return c.remote(ctx, c.server)
+	}
+	d, err := c.sf.open(ctx)
+	if base := readServeURL(c.sf.dataDir); errors.Is(err, sqlite.ErrLocked) && c.sf.embedded() && base != "" {
+		fmt.Fprintf(c.stderr, "docket: serve is running on %s; going through its admin API at %s\n", c.sf.dataDir, base)
+		return c.remote(ctx, base)
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	client := queue.NewClient(d, queue.ClientConfig{})
+	if c.what == "queue" {
+		if c.paused {
+			return client.PauseQueue(ctx, c.name)
+		}
+		return client.ResumeQueue(ctx, c.name)
+	}
+	store, ok := d.(docket.Store)
+	if !ok {
+		return errors.New("the store keeps no tenants")
+	}
+	if _, err := store.TenantGet(ctx, c.name); errors.Is(err, docket.ErrNotFound) {
+		return fmt.Errorf("no tenant %q", c.name)
+	} else if err != nil {
+		return err
+	}
+	if c.paused {
+		return client.PauseTenant(ctx, c.name)
+	}
+	return client.ResumeTenant(ctx, c.name)
+}
+
+func (c *pauseCmd) remote(ctx context.Context, base string) error {
+	key, err := adminKeyFor(c.keyFile, c.sf.dataDir, c.getenv)
+	if err != nil {
+		return err
+	}
+	verb := "resume"
+	if c.paused {
+		verb = "pause"
+	}
+	path := "/v1/admin/tenants/" + url.PathEscape(c.name) + "/" + verb
+	if c.what == "queue" {
+		path = "/v1/admin/queues/" + url.PathEscape(c.name) + "/" + verb
+	}
+	return newAdminClient(base, key).do(ctx, "POST", path, nil, nil)
+}
+
+// pausesOf reads the store's pauses for `docket queue health`.
+func pausesOf(ctx context.Context, d queue.Driver) (*queue.Pauses, error) {
+	return queue.NewClient(d, queue.ClientConfig{}).Pauses(ctx)
+}
