@@ -1,6 +1,7 @@
 package formdata
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -335,6 +336,18 @@ func BenchmarkRead(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
 			p, err := NewReader(bytes.NewReader(body), "b", nil).NextPart()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.CopyBuffer(io.Discard, onlyReader{p}, buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("mime-multipart-bufio256k", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			p, err := multipart.NewReader(bufio.NewReaderSize(bytes.NewReader(body), 256<<10), "b").NextPart()
 			if err != nil {
 				b.Fatal(err)
 			}
