@@ -1,0 +1,145 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue"
+)
+
+// TestNotifyCost_Smoke is test 26, a measurement: on a durable cluster
+// (fsync and synchronous_commit on: NOTIFY's commit-time lock is held
+// across the commit's WAL flush), 8 producers commit single inserts as fast
+// as they can for 3 s in each of three modes, while a session LISTENs on
+// both channels (as workers do): a bare INSERT into a table shaped like a
+// job (no NOTIFY), the same INSERT with pg_notify in its statement (NOTIFY
+// per insert), and Docket's own enqueue of one job (which notifies once
+// per transaction). The commits/s go to docs/reliability.md; no timing is
+// asserted. Asserted, as the plan names it: no trigger on Docket's tables
+// calls NOTIFY (a per-row trigger would notify once per row).
+func TestNotifyCost_Smoke(t *testing.T) {
+	const producers, span = 8, 3 * time.Second
+	c := startCluster(t, testpg.Options{Durable: true})
+	e := setupOn(t, c)
+	ctx := context.Background()
+	// The producers' pool: a connection each.
+	cfg, err := pgxpool.ParseConfig(e.connString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = producers
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	client := queue.NewClient(postgres.New(pool), queue.ClientConfig{})
+	var notifying int
+	if err := e.pool.QueryRow(ctx, `
+SELECT count(*) FROM pg_trigger g JOIN pg_class r ON r.oid = g.tgrelid JOIN pg_proc p ON p.oid = g.tgfoid
+WHERE NOT g.tgisinternal AND r.relname LIKE 'docket\_%' AND p.prosrc ~* '(pg_notify|notify)'`).Scan(&notifying); err != nil {
+		t.Fatal(err)
+	}
+	if notifying != 0 {
+		t.Errorf("%d triggers on Docket's tables call NOTIFY; want none (a per-row trigger notifies once per row)", notifying)
+	}
+	if _, err := e.pool.Exec(ctx, `CREATE TABLE notify_bench (id bigserial PRIMARY KEY, queue text NOT NULL,
+		tenant_id text NOT NULL, kind text NOT NULL, args jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		t.Fatal(err)
+	}
+
+	// The listener drains both channels while the producers run.
+	listener, err := pgx.Connect(ctx, e.connString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close(ctx)
+	for _, ch := range []string{"notify_bench", queue.TopicInsert} {
+		if _, err := listener.Exec(ctx, "LISTEN "+ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listenCtx, stopListen := context.WithCancel(ctx)
+	var received atomic.Int64
+	var listening sync.WaitGroup
+	listening.Go(func() {
+		for {
+			if _, err := listener.WaitForNotification(listenCtx); err != nil {
+				return
+			}
+			received.Add(1)
+		}
+	})
+
+	const insertSQL = `INSERT INTO notify_bench (queue, tenant_id, kind, args) VALUES ('default', $1, 'bench', '{}')`
+	modes := []struct {
+		name string
+		run  func(ctx context.Context, tenant string) error
+	}{
+		{"INSERT, no NOTIFY", func(ctx context.Context, tenant string) error {
+			_, err := pool.Exec(ctx, insertSQL, tenant)
+			return err
+		}},
+		{"INSERT + pg_notify per insert", func(ctx context.Context, tenant string) error {
+			_, err := pool.Exec(ctx, `WITH i AS (`+insertSQL+` RETURNING queue)
+				SELECT pg_notify('notify_bench', queue) FROM i`, tenant)
+			return err
+		}},
+		{"Docket enqueue of one job (one NOTIFY per transaction)", func(ctx context.Context, tenant string) error {
+			_, err := client.Enqueue(ctx, &queue.EnqueueParams{Kind: "bench", TenantID: tenant})
+			return err
+		}},
+	}
+	rates := make([]float64, len(modes))
+	for m, mode := range modes {
+		before := received.Load()
+		runCtx, cancel := context.WithTimeout(ctx, span)
+		var commits atomic.Int64
+		var errs []error
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		start := time.Now()
+		for p := range producers {
+			wg.Go(func() {
+				for runCtx.Err() == nil {
+					if err := mode.run(runCtx, fmt.Sprintf("t%d", p)); err != nil {
+						if runCtx.Err() == nil || !errors.Is(err, context.DeadlineExceeded) {
+							mu.Lock()
+							errs = append(errs, err)
+							mu.Unlock()
+						}
+						continue
+					}
+					commits.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		cancel()
+		took := time.Since(start)
+		time.Sleep(300 * time.Millisecond) // the listener catches up (figures only)
+		for _, err := range errs {
+			if runCtx.Err() == nil || !errors.Is(err, context.Canceled) {
+				t.Errorf("%s: %v", mode.name, err)
+				break
+			}
+		}
+		rates[m] = float64(commits.Load()) / took.Seconds()
+		t.Logf("%-55s %6.0f commits/s (%d in %.1f s), %d notifications to the listener",
+			mode.name, rates[m], commits.Load(), took.Seconds(), received.Load()-before)
+	}
+	stopListen()
+	listening.Wait()
+	t.Logf("per-insert NOTIFY: %.0f %% of the no-NOTIFY rate; Docket's enqueue: %.0f %% (its statement does more than the bare insert)",
+		100*rates[1]/rates[0], 100*rates[2]/rates[0])
+}
