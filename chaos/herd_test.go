@@ -23,7 +23,7 @@ WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 // TestThunderingHerd_Smoke is test 32: 8 idle worker processes × 16 slots
 // (poll 30 s, so only notifications wake them); one job is inserted. It
 // runs exactly once, and the server sees at most 8 claim statements (one
-// per process: pg_stat_statements) from the insert until that job (a 1 s
+// per process: pg_stat_statements) from the insert until that job (a 3 s
 // ledger job) ends. Then 1,000 jobs inserted in one transaction: a LISTEN
 // session like each worker's receives at most one notification for them,
 // and each runs exactly once (total-queue).
@@ -50,12 +50,12 @@ func TestThunderingHerd_Smoke(t *testing.T) {
 	}
 	time.Sleep(time.Second) // every worker past its first claim and idle
 
-	// One job: a ledger job of 1 s, so that no claim that follows its end
+	// One job: a ledger job of 3 s, so that no claim that follows its end
 	// counts.
 	if _, err := e.pool.Exec(ctx, `SELECT pg_stat_statements_reset()`); err != nil {
 		t.Fatal(err)
 	}
-	one := e.mustEnqueue([]*queue.EnqueueParams{{Kind: kindLedger, TenantID: "herd", Args: map[string]int{"sleep_ms": 1000}}})
+	one := e.mustEnqueue([]*queue.EnqueueParams{{Kind: kindLedger, TenantID: "herd", Args: map[string]int{"sleep_ms": 3000}}})
 	inserted := time.Now()
 	waitFor(t, 10*time.Second, "the job to start", func() (bool, string) {
 		n := e.count(`SELECT count(*) FROM executions`)
