@@ -64,6 +64,7 @@ commands:
   queue     queue health (jobs per state, performance, stuck and failed jobs, backlog per tenant), pause, resume
   periodic  list the periodic tasks: sweeps and periodic jobs, last and next run
   bench     measure the queue engine (see docket bench -h)
+  load      drive a running server through its API as many tenants at once, and report
 
 Run "docket <command> -h" for a command's flags.
 `
@@ -97,6 +98,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runPeriodic(ctx, rest, getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, getenv, stdout, stderr)
+	case "load":
+		return runLoad(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
