@@ -56,10 +56,10 @@ func (d *Driver) TenantGet(ctx context.Context, id string) (*docket.Tenant, erro
 }
 
 // tenantListSQL lists the tenants after a cursor ($1, $2: its created_at
-// and id; $1 NULL: from the oldest), at most $3 (NULL: all). There is no
-// index on created_at: each page reads and sorts every tenant.
+// and id; from the oldest: the zero time and ”), at most $3 (NULL: all):
+// one range scan of docket_tenants_list (migration 011).
 const tenantListSQL = `SELECT ` + tenantColumns + ` FROM docket_tenants
-WHERE $1::timestamptz IS NULL OR (created_at, id) > ($1::timestamptz, $2::text)
+WHERE (created_at, id) > ($1::timestamptz, $2::text)
 ORDER BY created_at, id LIMIT $3`
 
 // tenantCursorSQL reads where a cursor stands in the listing.
@@ -75,13 +75,14 @@ func (d *Driver) TenantList(ctx context.Context, params *docket.TenantListParams
 	if p.Limit < 0 {
 		return nil, fmt.Errorf("list tenants: %w: limit %d is negative", docket.ErrInvalid, p.Limit)
 	}
-	var after, limit any // NULL: from the oldest; all
+	var (
+		after time.Time // the zero time: from the oldest
+		limit any       // NULL: all
+	)
 	if p.After != "" {
-		var created time.Time
-		if err := d.pool.QueryRow(ctx, tenantCursorSQL, p.After).Scan(&created); err != nil {
+		if err := d.pool.QueryRow(ctx, tenantCursorSQL, p.After).Scan(&after); err != nil {
 			return nil, fmt.Errorf("list tenants: cursor %q: %w", p.After, docsError(err))
 		}
-		after = created
 	}
 	if p.Limit > 0 {
 		limit = p.Limit

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"unicode/utf8"
 
 	"github.com/docketq/docket"
@@ -14,10 +15,10 @@ const (
 	sqlTenantInsert = `INSERT INTO docket_tenants (` + tenantColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?)`
 	sqlTenantGet    = `SELECT ` + tenantColumns + ` FROM docket_tenants WHERE id = ?`
 	// sqlTenantList lists the tenants after a cursor (its created_at and
-	// id; NULL: from the oldest), at most LIMIT (-1: all). There is no
-	// index on created_at: each page reads and sorts every tenant.
+	// id; from the oldest: the least integer and ''), at most LIMIT (-1:
+	// all): one range scan of docket_tenants_list (migration 0008).
 	sqlTenantList = `SELECT ` + tenantColumns + ` FROM docket_tenants
-WHERE ?1 IS NULL OR (created_at, id) > (?1, ?2) ORDER BY created_at, id LIMIT ?3`
+WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`
 	sqlTenantCursor = `SELECT created_at FROM docket_tenants WHERE id = ?`
 	sqlTenantUpdate = `UPDATE docket_tenants SET name = ?, plan = ?, concurrency = ?, rate_limit = ?, updated_at = ?
 WHERE id = ?`
@@ -96,13 +97,11 @@ func (d *Driver) TenantList(ctx context.Context, params *docket.TenantListParams
 	if p.Limit < 0 {
 		return nil, fmt.Errorf("list tenants: %w: limit %d is negative", docket.ErrInvalid, p.Limit)
 	}
-	var after any // NULL: from the oldest
+	after := int64(math.MinInt64) // from the oldest
 	if p.After != "" {
-		var created int64
-		if err := d.reader.QueryRowContext(ctx, sqlTenantCursor, p.After).Scan(&created); err != nil {
+		if err := d.reader.QueryRowContext(ctx, sqlTenantCursor, p.After).Scan(&after); err != nil {
 			return nil, fmt.Errorf("list tenants: cursor %q: %w", p.After, docsErr(err))
 		}
-		after = created
 	}
 	limit := p.Limit
 	if limit == 0 {

@@ -1,0 +1,4 @@
+package postgres
+
+// TenantListSQL is the tenant list's statement, for EXPLAIN tests.
+var TenantListSQL = tenantListSQL
