@@ -45,4 +45,14 @@
 // left for at most a lease: what it cannot store, the rescuer takes over, as
 // when a worker dies. Each attempt's outcome is decided once, so hooks and
 // events report it once.
+//
+// # Maintenance and periodic jobs
+//
+// One worker of a store is elected leader. It runs the sweeps (rescue of
+// expired leases, scheduling, retention) and the periodic jobs of
+// WorkerConfig.Periodic, cron schedules parsed by [ParseSchedule], through
+// one runner: each task has a record in the store, and a periodic job's tick
+// is recorded with a compare-and-set in the transaction that enqueues it, so
+// it is enqueued once across processes. Late ticks run once, for the latest
+// due tick. See docs/periodic.md.
 package queue
