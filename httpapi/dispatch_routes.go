@@ -84,29 +84,46 @@ var (
 )
 
 // dispatchLease reads the job id and lease token of a callback and checks
-// that the token was issued for this job (its MAC, dispatch.CheckToken)
-// and names its running attempt: 401 for a token that is not this job's,
-// 409 for one whose attempt has ended. The writes that follow are fenced
-// by the store all the same.
+// that the token was issued for this job (its MAC, dispatch.CheckToken,
+// checked before the store is read) and names its running attempt: 401
+// for a token that is not this job's, counted with the failed
+// authentications of the client's address; 409 for one whose attempt has
+// ended. The writes that follow are fenced by the store all the same.
 func (s *Server) dispatchLease(r *http.Request) (*queue.Job, queue.Lease, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
 		return nil, queue.Lease{}, errorf(http.StatusNotFound, "job id %q: want a positive integer", r.PathValue("id"))
 	}
-	tok, ok := bearer(r)
-	if !ok || s.cfg.Dispatch == nil {
+	if err := s.throttled(r, ""); err != nil {
+		return nil, queue.Lease{}, err
+	}
+	tok, _ := bearer(r)
+	var (
+		lease queue.Lease
+		kind  string
+	)
+	for _, k := range s.dispatchKinds() {
+		if l, err := s.cfg.Dispatch.CheckToken(k, id, tok); err == nil {
+			lease, kind = l, k
+			break
+		}
+	}
+	if kind == "" {
+		s.failed(r, "")
 		return nil, queue.Lease{}, errNoLeaseToken
 	}
 	j, err := s.cfg.Queue.Get(r.Context(), id)
 	switch {
 	case errors.Is(err, docket.ErrNotFound):
-		return nil, queue.Lease{}, errNoLeaseToken
+		return nil, queue.Lease{}, errLeaseNotHeld
 	case err != nil:
 		return nil, queue.Lease{}, fmt.Errorf("read job: %w", err)
-	}
-	lease, err := s.cfg.Dispatch.CheckToken(j.Kind, id, tok)
-	if err != nil {
-		return nil, queue.Lease{}, errNoLeaseToken
+	case j.Kind != kind:
+		// Kinds sharing a secret: the token names the job, not its kind.
+		if _, err := s.cfg.Dispatch.CheckToken(j.Kind, id, tok); err != nil {
+			s.failed(r, "")
+			return nil, queue.Lease{}, errNoLeaseToken
+		}
 	}
 	if j.State != queue.StateRunning || j.Lease() != lease {
 		return nil, queue.Lease{}, errLeaseNotHeld

@@ -151,3 +151,27 @@ func TestDispatchRoutes_Fail(t *testing.T) {
 		t.Errorf("complete a job of a kind not dispatched: %d, want 401", r.status)
 	}
 }
+
+// TestDispatchRoutes_Throttled: forged callback tokens count as failed
+// authentications of the client's address; past the limit even a good
+// token waits (429), so tokens cannot be guessed at speed.
+func TestDispatchRoutes_Throttled(t *testing.T) {
+	t.Parallel()
+	e := newAdminEnv(t, func(c *httpapi.Config) {
+		withDispatch(c)
+		c.AuthFailuresPerAddr = 3
+	})
+	key := e.createTenant("acme", nil).APIKey
+	id := e.enqueueHook(key)
+	job, tok := e.claimOne(dispatch.Queue)
+	forged := strconv.Itoa(job.Attempt) + "." + strconv.FormatInt(job.LeaseToken, 10) + ".AAAA"
+	for i := range 3 {
+		if r := e.do("POST", "/v1/dispatch/jobs/"+id+"/progress", forged, map[string]any{"percent": 1}); r.status != http.StatusUnauthorized {
+			t.Fatalf("forged token %d: %d, want 401", i+1, r.status)
+		}
+	}
+	r := e.do("POST", "/v1/dispatch/jobs/"+id+"/progress", tok, map[string]any{"percent": 1})
+	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+		t.Errorf("after 3 forged tokens: %d (Retry-After %q), want 429 with Retry-After", r.status, r.header.Get("Retry-After"))
+	}
+}
