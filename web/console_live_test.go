@@ -18,8 +18,9 @@ import (
 // lets a test end its event streams from the server's side.
 type consoleTraffic struct {
 	mu      sync.Mutex
-	reads   int // requests other than GET /v1/admin/events
-	opened  int // GET /v1/admin/events
+	reads   int  // requests other than GET /v1/admin/events
+	opened  int  // GET /v1/admin/events
+	refuse  bool // answer GET /v1/admin/events 503, as a proxy without streaming would
 	streams map[*http.Request]context.CancelFunc
 }
 
@@ -35,6 +36,13 @@ func (c *consoleTraffic) watch(next http.Handler) http.Handler {
 			c.reads++
 			c.mu.Unlock()
 			next.ServeHTTP(w, r)
+			return
+		}
+		c.mu.Lock()
+		refuse := c.refuse
+		c.mu.Unlock()
+		if refuse {
+			http.Error(w, "no streams here", http.StatusServiceUnavailable)
 			return
 		}
 		ctx, cancel := context.WithCancel(r.Context())
@@ -58,6 +66,13 @@ func (c *consoleTraffic) counts() (reads, opened int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.reads, c.opened
+}
+
+// setRefuse makes GET /v1/admin/events fail (503) or work again.
+func (c *consoleTraffic) setRefuse(refuse bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refuse = refuse
 }
 
 // drop ends the open event streams and returns how many it ended.
@@ -96,7 +111,8 @@ func stateIs(state string, n int) string {
 // document uploaded through the API shows as running, its completion in
 // the finished counts and the charts; a failed one among the failed jobs
 // with its attempt history; after the server drops the console's stream
-// it reconnects and goes on. While nothing changes it sends no request.
+// it reconnects and goes on; while no stream can be had it polls, and
+// goes live again once one can. While nothing changes it sends no request.
 func TestDashboard_ConsoleLive(t *testing.T) {
 	e := setup(t, 1, 0)
 	e.embed.hold()
@@ -146,6 +162,17 @@ func TestDashboard_ConsoleLive(t *testing.T) {
 	e.embed.refuse(nil)
 	e.upload("after.txt", memo(3))
 	p.WaitFor("the next completion", stateIs("completed", 2), wait)
+
+	// No stream to be had: the console says so, reads the health every
+	// 10 s meanwhile, and goes live again once the stream is back.
+	e.console.setRefuse(true)
+	e.console.drop()
+	p.WaitFor("the console polling", `document.querySelector("#conn").dataset.state === "down" &&
+		document.querySelector("#conn").textContent.includes("reading every 10 s")`, 10*time.Second)
+	e.upload("polled.txt", memo(4))
+	p.WaitFor("the completion read by polling", stateIs("completed", 3), wait)
+	e.console.setRefuse(false)
+	p.WaitFor("the stream live again", `document.querySelector("#conn").dataset.state === "live"`, 30*time.Second)
 
 	var same bool
 	p.Eval(`window.__sameLoad === true`, &same)

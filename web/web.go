@@ -6,10 +6,14 @@
 // results live from one GET /v1/events stream, which resumes with
 // Last-Event-ID after a drop or a reload; a failed document says why and
 // can be retried, a waiting or running one cancelled; a 429 shows the time
-// to the next upload slot. The operator console (static/admin.html, served
-// at /ui/admin.html) reads the admin API with the admin key. The browser
-// tests (dashboard_test.go, console_test.go) drive both in a real Chromium
-// through package webtest.
+// to the next upload slot; a document of a paused tenant says "paused"
+// instead of its position. The operator console (static/admin.html, served
+// at /ui/admin.html) reads the admin API with the admin key and follows
+// GET /v1/admin/events: queue and database health, tenants and queues
+// with pause and resume, stuck and failed jobs with their attempt history,
+// requeue and discard; it polls only while that stream is down. The
+// browser tests (dashboard_test.go, console_test.go, console_live_test.go)
+// drive both in a real Chromium through package webtest.
 package web
 
 import (

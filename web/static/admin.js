@@ -31,7 +31,16 @@ let confirming = false; // no redraw while an action waits for its confirmation
 let openKeys = ""; // the tenant whose keys are shown
 let shown = ""; // what the tenants table shows, to redraw it only when it changes
 let keyChanges = 0; // key actions so far: the keys shown are read again after each
-const history = new Map(); // job id -> {sig, detail}: open attempt histories
+const histories = new Map(); // job id -> {sig, detail}: open attempt histories
+let drawn = {}; // table id -> what it shows: a table is rebuilt only when that changes (no click lost under the mouse)
+
+// unchanged reports whether table shows what already; else notes it.
+function unchanged(table, ...what) {
+  const sig = JSON.stringify(what);
+  if (drawn[table] === sig) return true;
+  drawn[table] = sig;
+  return false;
+}
 
 async function admin(path, opts = {}) {
   opts.headers = Object.assign({ Authorization: "Bearer " + key }, opts.headers || {});
@@ -205,9 +214,10 @@ function renderQueues(h, f) {
   const queues = new Map();
   for (const r of [...(f ? f.queue_health : []), ...h.queue_health]) queues.set(r.queue, !!r.paused);
   for (const q of h.paused_queues || []) queues.set(q, true); // also those with no jobs
+  if (unchanged("queues", [...queues])) return;
   const rows = [...queues].sort(([a], [b]) => a.localeCompare(b)).map(([q, paused]) => {
     const path = `/v1/admin/queues/${encodeURIComponent(q)}/${paused ? "resume" : "pause"}`;
-    return el("tr", { "data-queue": q, "data-paused": String(paused) }, ...cells(q, paused ? "paused" : "running"),
+    return el("tr", { "data-queue": q, "data-paused": String(paused) }, ...cells(q, paused ? "paused" : "active"),
       action(paused ? "Resume" : "Pause", "queue " + q, path));
   });
   $("queues").replaceChildren(...rows);
@@ -336,6 +346,7 @@ function action(label, what, path, method = "POST") {
       confirming = false;
       keyChanges++;
       shown = "";
+      drawn = {};
       refreshAll();
       render();
     });
@@ -350,9 +361,10 @@ function action(label, what, path, method = "POST") {
 // history (opened with History) and its action.
 function renderJobs(table, jobs, name) {
   const stuck = table === "stuck";
+  if (unchanged(table, jobs, jobs.map((j) => name(j.tenant_id)), jobs.map((j) => histories.get(j.id) || null))) return;
   const rows = [];
   for (const j of jobs) {
-    const open = history.has(j.id);
+    const open = histories.has(j.id);
     const more = el("button", { type: "button", class: "history", text: open ? "Hide history" : "History",
       "aria-expanded": String(open), "aria-controls": `${table}-history-${j.id}` });
     more.addEventListener("click", () => toggleHistory(j.id));
@@ -364,7 +376,7 @@ function renderJobs(table, jobs, name) {
       : cells(j.id, name(j.tenant_id), j.error_message, `${j.attempt} of ${j.max_attempts}`, new Date(j.completed_at).toLocaleString());
     rows.push(el("tr", { "data-job": j.id }, ...info, act));
     if (open) {
-      const h = history.get(j.id);
+      const h = histories.get(j.id);
       const sig = JSON.stringify([j.attempt, j.error_message, j.reason]);
       if (h.sig !== sig) { h.sig = sig; loadHistory(j.id); }
       rows.push(el("tr", { class: "historyrow", id: `${table}-history-${j.id}`, "data-history": j.id },
@@ -375,8 +387,8 @@ function renderJobs(table, jobs, name) {
 }
 
 function toggleHistory(id) {
-  if (history.has(id)) history.delete(id);
-  else history.set(id, { sig: "", detail: null });
+  if (histories.has(id)) histories.delete(id);
+  else histories.set(id, { sig: "", detail: null });
   render();
   const b = document.querySelector(`tr[data-job="${CSS.escape(id)}"] button.history`);
   if (b) b.focus();
@@ -385,10 +397,10 @@ function toggleHistory(id) {
 async function loadHistory(id) {
   try {
     const detail = await admin(`/v1/admin/jobs/${encodeURIComponent(id)}`);
-    const h = history.get(id);
+    const h = histories.get(id);
     if (h) { h.detail = detail; h.error = ""; }
   } catch (e) {
-    const h = history.get(id);
+    const h = histories.get(id);
     if (h) h.error = e.message;
   }
   renderSoon();
@@ -436,7 +448,8 @@ function forget() {
   clearInterval(pollTimer);
   snap = full = null;
   tenants = stuckJobs = [];
-  history.clear();
+  histories.clear();
+  drawn = {};
   $("adminkey").value = "";
   for (const id of ["states", "queues", "tenants", "stuck", "failed", "dbhealth"]) $(id).replaceChildren();
   for (const id of ["throughput", "failrate", "duration"]) $(id).replaceChildren();
