@@ -13,9 +13,10 @@ var commands = [][]string{
 	{"serve"}, {"worker"}, {"migrate"},
 	{"tenants", "create"}, {"tenants", "list"}, {"tenants", "show"}, {"tenants", "update"}, {"tenants", "key"}, {"tenants", "revoke-key"},
 	{"jobs", "list"}, {"jobs", "show"}, {"jobs", "get"}, {"jobs", "cancel"}, {"jobs", "retry"}, {"jobs", "discard"},
-	{"queue", "health"},
+	{"tenants", "pause"}, {"tenants", "resume"},
+	{"queue", "health"}, {"queue", "pause"}, {"queue", "resume"},
 	{"periodic", "list"},
-	{"bench"},
+	{"bench"}, {"load"},
 }
 
 // flagDoc is a flag as -h describes it.
