@@ -20,21 +20,27 @@ import (
 // RunOne is for tests, and for programs that work jobs one at a time on
 // their own schedule: call it as often as needed, one call at a time, and
 // never while Run runs (either returns an error wrapping ErrInvalid
-// then). When ctx ends before the handler returns, the handler is
-// cancelled and its job released to pending without spending an attempt,
-// as at the shutdown of Run; RunOne then returns the job with ctx's error.
+// then); Run may follow. When ctx ends before the handler returns, the
+// handler is cancelled and its job released to pending without spending
+// an attempt, as at the shutdown of Run; RunOne then returns the job with
+// ctx's error. A handler that ignores that cancellation for a heartbeat
+// interval is given up on, and the worker runs nothing more.
 func (w *Worker) RunOne(ctx context.Context, queue string) (*Job, error) {
 	if _, ok := w.cfg.Queues[queue]; !ok {
 		return nil, fmt.Errorf("%w: worker %s has no queue %q", ErrInvalid, w.id, queue)
 	}
 	if !w.ran.CompareAndSwap(false, true) {
-		return nil, fmt.Errorf("%w: worker %s is already running (Run or RunOne)", ErrInvalid, w.id)
+		return nil, fmt.Errorf("%w: worker %s: RunOne while Run or another RunOne runs, after Run, or after a handler ignored its cancellation", ErrInvalid, w.id)
 	}
-	defer w.ran.Store(false)
-	// A completer stops once; each call gets its own, and leaves a fresh
-	// one for the next call or Run.
-	w.completer = newCompleter(w)
-	defer func() { w.completer = newCompleter(w) }()
+	abandoned := false
+	defer func() {
+		if !abandoned {
+			// A completer stops once: leave a fresh one for the next
+			// call or Run.
+			w.completer = newCompleter(w)
+			w.ran.Store(false)
+		}
+	}()
 
 	storeCtx, stopStore := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopStore()
@@ -46,8 +52,11 @@ func (w *Worker) RunOne(ctx context.Context, queue string) (*Job, error) {
 	unsubscribe := w.listenInProcess() // a Cancel through this process's client stops the handler at once
 
 	job, err := w.claimOne(ctx, queue)
-	if job != nil && !w.awaitOne(ctx) {
-		err = ctx.Err()
+	if job != nil {
+		var returned bool
+		if returned, abandoned = w.awaitOne(ctx); !returned {
+			err = ctx.Err()
+		}
 	}
 	unsubscribe()
 	w.completer.stop()
@@ -85,21 +94,24 @@ func (w *Worker) claimOne(ctx context.Context, queue string) (*Job, error) {
 
 // awaitOne waits for the handler RunOne started and reports whether it
 // returned before ctx ended. When ctx ends first it cancels the handler
-// (its job is released) and, if the handler ignores that, releases the
-// job after a heartbeat interval, as Run's drain does.
-func (w *Worker) awaitOne(ctx context.Context) bool {
+// (its job is released) and, if the handler ignores that for a heartbeat
+// interval, releases the job and gives up on the handler, as Run's drain
+// does: abandoned, the worker runs no more (its handler may still be
+// running).
+func (w *Worker) awaitOne(ctx context.Context) (returned, abandoned bool) {
 	done := make(chan struct{})
 	go func() { w.jobs.Wait(); close(done) }()
 	select {
 	case <-done:
-		return true
+		return true, false
 	case <-ctx.Done():
 	}
 	w.cancelWork(errShutdown)
 	select {
 	case <-done:
+		return false, false
 	case <-time.After(w.cfg.HeartbeatInterval):
 		w.releaseAbandoned()
+		return false, true
 	}
-	return false
 }

@@ -199,3 +199,32 @@ func TestWorker_RunOneContextEnds(t *testing.T) {
 		}
 	})
 }
+
+// TestWorker_RunOneAbandons releases the job of a handler that ignores the
+// cancellation, and refuses to run more on that worker.
+func TestWorker_RunOneAbandons(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store) {
+		c := queue.NewClient(s.driver, queue.ClientConfig{})
+		started, release := make(chan struct{}), make(chan struct{})
+		defer close(release)
+		h := queue.HandlerFunc(func(context.Context, *queue.Task) error {
+			close(started)
+			<-release // ignores its context
+			return nil
+		})
+		w, err := queue.NewWorker(c, fastConfig(map[string]queue.HandlerConfig{"k": {Handler: h}}, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		enqueued := enqueue(t, c, &queue.EnqueueParams{Kind: "k", TenantID: "acme"})
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-started; cancel() }()
+		job, err := w.RunOne(ctx, queue.DefaultQueue)
+		if !errors.Is(err, context.Canceled) || job == nil || job.ID != enqueued.ID || job.State != queue.StatePending || job.Attempt != 0 {
+			t.Fatalf("RunOne = %+v, %v; want job %d released (pending, no attempt spent) and context.Canceled", job, err, enqueued.ID)
+		}
+		if _, err := w.RunOne(context.Background(), queue.DefaultQueue); !errors.Is(err, queue.ErrInvalid) {
+			t.Fatalf("RunOne after abandoning a handler: %v, want ErrInvalid", err)
+		}
+	})
+}
