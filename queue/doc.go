@@ -24,6 +24,14 @@
 // failure, snooze) names that lease; a write with a lost lease changes nothing
 // and returns [ErrLeaseLost].
 //
+// # Typed jobs and tests
+//
+// A [Kind] ties a job kind to the Go type of its arguments, for enqueueing
+// and, with [JSONHandler], for handling; [Worker.RunOne] runs one job on
+// the caller's behalf. Package queuetest checks what an application
+// enqueued (in its transaction, before the commit) and runs a job through
+// its handler in a test; docs/library.md shows both.
+//
 // # Tenants
 //
 // Every job has a tenant. Within a tenant and queue, jobs start in priority
