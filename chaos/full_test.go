@@ -86,3 +86,14 @@ func TestHorizonPin_Full(t *testing.T) {
 		baseline: 30 * time.Second, pin: 3 * time.Minute, after: time.Minute,
 		drain: 2 * time.Minute, ageSlack: time.Second})
 }
+
+// TestXIDBudget_Full is test 29 at the plan's size: 10,000 jobs (9,000 in
+// transactions of 100, 1,000 singly).
+func TestXIDBudget_Full(t *testing.T) {
+	runXIDBudget(t, 9000, 1000)
+}
+
+// TestNotifyCost_Full is test 26 at the plan's size: 60 s per mode.
+func TestNotifyCost_Full(t *testing.T) {
+	runNotifyCost(t, time.Minute)
+}

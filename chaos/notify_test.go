@@ -27,7 +27,12 @@ import (
 // asserted. Asserted, as the plan names it: no trigger on Docket's tables
 // calls NOTIFY (a per-row trigger would notify once per row).
 func TestNotifyCost_Smoke(t *testing.T) {
-	const producers, span = 8, 3 * time.Second
+	runNotifyCost(t, 3*time.Second)
+}
+
+// runNotifyCost runs each mode for span.
+func runNotifyCost(t *testing.T, span time.Duration) {
+	const producers = 8
 	c := startCluster(t, testpg.Options{Durable: true})
 	e := setupOn(t, c)
 	ctx := context.Background()
