@@ -27,6 +27,7 @@ func (s *Server) adminRoutes() []route {
 		{"GET", "/v1/admin/jobs/stuck", admin, s.adminStuckJobs},
 		{"GET", "/v1/admin/jobs/failed", admin, s.adminFailedJobs},
 		{"GET", "/v1/admin/jobs/{id}", admin, s.adminJobGet},
+		{"GET", "/v1/admin/periodic", admin, s.adminPeriodic},
 		{"POST", "/v1/admin/jobs/{id}/requeue", admin, s.adminRequeue},
 		{"POST", "/v1/admin/jobs/{id}/discard", admin, s.adminDiscard},
 		{"POST", "/v1/admin/queues/{queue}/pause", admin, s.adminQueuePause(true)}, // admin_pause.go

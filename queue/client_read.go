@@ -20,6 +20,16 @@ func (c *Client) List(ctx context.Context, params *JobListParams) ([]*Job, error
 	return jobs, nil
 }
 
+// Periodic returns the store's records of the periodic tasks (the
+// maintenance sweeps and the periodic jobs), by name.
+func (c *Client) Periodic(ctx context.Context) ([]*PeriodicRecord, error) {
+	recs, err := c.exec.PeriodicList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("periodic tasks: %w", err)
+	}
+	return recs, nil
+}
+
 // Attempts returns the finished attempts of a job, oldest first.
 func (c *Client) Attempts(ctx context.Context, id int64) ([]*Attempt, error) {
 	return c.exec.JobAttempts(ctx, id)

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/sqlite"
 )
@@ -21,17 +22,6 @@ const periodicUsage = `usage: docket periodic list [flags]
          docket.clean) and the periodic jobs, each with its schedule, last
          tick, last run and next run (docs/periodic.md)
 `
-
-// periodicView is one task as `docket periodic list --json` prints it.
-type periodicView struct {
-	Name      string     `json:"name"`
-	Schedule  string     `json:"schedule"`
-	LastTick  *time.Time `json:"last_tick"`
-	LastRunAt *time.Time `json:"last_run_at"`
-	NextRun   time.Time  `json:"next_run"`
-	Runs      int64      `json:"runs"`
-	Missed    int64      `json:"missed"`
-}
 
 func runPeriodic(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help") {
@@ -50,9 +40,15 @@ func runPeriodic(ctx context.Context, args []string, getenv func(string) string,
 	}
 	var sf storeFlags
 	sf.register(fs, getenv)
-	var asJSON bool
+	var (
+		asJSON          bool
+		server, keyFile string
+	)
 	e := &envFlags{fs: fs, getenv: getenv}
-	e.boolVar(&asJSON, "json", "DOCKET_PERIODIC_JSON", false, "print a JSON object {\"periodic\": [...]}")
+	e.boolVar(&asJSON, "json", "DOCKET_PERIODIC_JSON", false, "print a JSON object {\"periodic\": [...]}, as GET /v1/admin/periodic answers")
+	e.stringVar(&server, "server", "DOCKET_SERVER", "", "a running server's base URL (http://host:port): go through its admin API")
+	e.stringVar(&keyFile, "admin-key-file", "DOCKET_ADMIN_KEY_FILE", "",
+		"the admin key for --server (else DOCKET_ADMIN_KEY, else <data-dir>/admin.key)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return parseError(err)
 	}
@@ -62,42 +58,56 @@ func runPeriodic(ctx context.Context, args []string, getenv func(string) string,
 	if fs.NArg() > 0 {
 		return fmt.Errorf("periodic list: unexpected argument %q", fs.Arg(0))
 	}
-	d, err := sf.open(ctx)
-	if errors.Is(err, sqlite.ErrLocked) && sf.embedded() {
-		return fmt.Errorf("serve or a worker is running on %s and holds its database: stop it to read its periodic tasks", sf.dataDir)
-	}
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	recs, err := d.Executor().PeriodicList(ctx)
+	list, err := readPeriodic(ctx, &sf, server, keyFile, getenv, stderr)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		views := make([]periodicView, len(recs))
-		for i, r := range recs {
-			views[i] = newPeriodicView(r)
-		}
-		return json.NewEncoder(stdout).Encode(map[string]any{"periodic": views})
+		return json.NewEncoder(stdout).Encode(list)
 	}
-	return printPeriodic(stdout, recs, time.Now())
+	return printPeriodic(stdout, list.Periodic, time.Now())
 }
 
-func newPeriodicView(r *queue.PeriodicRecord) periodicView {
-	v := periodicView{Name: r.Name, Schedule: r.Schedule, NextRun: r.NextRun, Runs: r.Runs, Missed: r.Missed}
-	if !r.LastTick.IsZero() {
-		v.LastTick = &r.LastTick
+// readPeriodic reads the records from --server, else the database, else,
+// when an embedded serve holds it, from that serve's admin API.
+func readPeriodic(ctx context.Context, sf *storeFlags, server, keyFile string, getenv func(string) string, stderr io.Writer) (*httpapi.PeriodicListView, error) {
+	remote := func(base string) (*httpapi.PeriodicListView, error) {
+		key, err := adminKeyFor(keyFile, sf.dataDir, getenv)
+		if err != nil {
+			return nil, err
+		}
+		var v httpapi.PeriodicListView
+		if err := newAdminClient(base, key).do(ctx, "GET", "/v1/admin/periodic", nil, &v); err != nil {
+			return nil, err
+		}
+		return &v, nil
 	}
-	if !r.LastRunAt.IsZero() {
-		v.LastRunAt = &r.LastRunAt
+	if server != "" {
+		return remote(server)
 	}
-	return v
+	d, err := sf.open(ctx)
+	if base := readServeURL(sf.dataDir); errors.Is(err, sqlite.ErrLocked) && sf.embedded() && base != "" {
+		fmt.Fprintf(stderr, "docket: serve is running on %s; going through its admin API at %s\n", sf.dataDir, base)
+		return remote(base)
+	}
+	if errors.Is(err, sqlite.ErrLocked) && sf.embedded() {
+		return nil, fmt.Errorf("a worker is running on %s and holds its database: stop it, or give --server", sf.dataDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	recs, err := queue.NewClient(d, queue.ClientConfig{}).Periodic(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := httpapi.NewPeriodicListView(recs)
+	return &v, nil
 }
 
 // printPeriodic prints the tasks as a table, times in UTC with how far
 // from now they are.
-func printPeriodic(w io.Writer, recs []*queue.PeriodicRecord, now time.Time) error {
+func printPeriodic(w io.Writer, recs []httpapi.PeriodicView, now time.Time) error {
 	if len(recs) == 0 {
 		_, err := fmt.Fprintln(w, "no periodic tasks yet: they are recorded when a worker first leads")
 		return err
@@ -105,17 +115,18 @@ func printPeriodic(w io.Writer, recs []*queue.PeriodicRecord, now time.Time) err
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSCHEDULE\tLAST RUN\tNEXT RUN\tRUNS\tMISSED")
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", r.Name, r.Schedule, when(r.LastRunAt, now), when(r.NextRun, now), r.Runs, r.Missed)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", r.Name, r.Schedule, when(r.LastRunAt, now), when(&r.NextRun, now), r.Runs, r.Missed)
 	}
 	return tw.Flush()
 }
 
 // when is t in UTC to the second with its distance from now: "2026-01-02
-// 15:04:05Z (3s ago)", or "-" for the zero time.
-func when(t, now time.Time) string {
-	if t.IsZero() {
+// 15:04:05Z (3s ago)", or "-" for none.
+func when(tp *time.Time, now time.Time) string {
+	if tp == nil || tp.IsZero() {
 		return "-"
 	}
+	t := *tp
 	d := t.Sub(now).Round(time.Second)
 	rel := "in " + d.String()
 	if d <= 0 {

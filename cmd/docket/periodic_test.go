@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/sqlite"
 )
@@ -87,7 +88,7 @@ func TestRun_PeriodicList(t *testing.T) {
 	if err := run(ctx, []string{"periodic", "list", "--json"}, e, &out, &stderr); err != nil {
 		t.Fatalf("periodic list --json: %v\n%s", err, stderr.String())
 	}
-	var v struct{ Periodic []periodicView }
+	var v httpapi.PeriodicListView
 	if err := json.Unmarshal([]byte(out.String()), &v); err != nil {
 		t.Fatalf("periodic list --json printed %s: %v", out.String(), err)
 	}
@@ -120,5 +121,46 @@ func TestRun_PeriodicUsage(t *testing.T) {
 	var out syncBuffer
 	if err := run(ctx, []string{"periodic", "list"}, e, &out, &stderr); err != nil || !strings.Contains(out.String(), "no periodic tasks yet") {
 		t.Fatalf("periodic list on a new store: %v, printed %q", err, out.String())
+	}
+}
+
+// docket periodic list, while an embedded serve holds the database, reads
+// the tasks through that serve's admin API.
+func TestRun_PeriodicThroughServe(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, env(map[string]string{"DOCKET_DATA_DIR": dir}), &stdout, &stderr)
+	}()
+	readBanner(t, stdout.String, stderr.String)
+	e := env(map[string]string{"DOCKET_DATA_DIR": dir})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var out, errOut syncBuffer
+		err := run(ctx, []string{"periodic", "list", "--json"}, e, &out, &errOut)
+		if err != nil {
+			t.Fatalf("periodic list while serve runs: %v\n%s", err, errOut.String())
+		}
+		if !strings.Contains(errOut.String(), "going through its admin API") {
+			t.Fatalf("periodic list did not go through serve: %s", errOut.String())
+		}
+		var v httpapi.PeriodicListView
+		if err := json.Unmarshal([]byte(out.String()), &v); err != nil {
+			t.Fatalf("periodic list --json printed %s: %v", out.String(), err)
+		}
+		if len(v.Periodic) == 3 && v.Periodic[1].Name == "docket.rescue" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("periodic list through serve: %s, want the three sweeps", out.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
 	}
 }
