@@ -376,11 +376,10 @@ func TestWorker_SlotsPerAttempt(t *testing.T) {
 				}
 				fd.exec.refuseHeartbeat.Store(false)
 				close(hold1)
-				// The first attempt's handler has returned and been accounted for.
-				time.Sleep(300 * time.Millisecond)
-				if n := w.Running(queue.DefaultQueue); n != 1 {
-					t.Errorf("Running = %d with one handler holding a slot, want 1", n)
-				}
+				// Once the first attempt's handler has returned and been
+				// accounted for, one slot is held: the second attempt's (a
+				// count kept per job would reach 0 or stay at 2).
+				waitFor(t, 5*time.Second, "one handler holding a slot", func() bool { return w.Running(queue.DefaultQueue) == 1 })
 				if tc.maxWorkers == 1 {
 					enqueue(t, c, &queue.EnqueueParams{Kind: "other", TenantID: "b"})
 					time.Sleep(300 * time.Millisecond)
