@@ -277,5 +277,6 @@ func newToken() int64 {
 
 func copyJob(j *queue.Job) *queue.Job {
 	c := *j
+	c.Metadata = maps.Clone(j.Metadata)
 	return &c
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -26,7 +27,7 @@ func (x *memExec) JobInsertMany(_ context.Context, ps []*queue.JobInsertParams) 
 				ID: st.nextID, Queue: p.Queue, Kind: p.Kind, TenantID: p.TenantID, Args: p.Args,
 				State: queue.StatePending, Priority: p.Priority, MaxAttempts: p.MaxAttempts, RunAt: p.RunAt,
 				UniqueKey: p.UniqueKey, RetryOf: p.RetryOf, FailOnTimeout: p.FailOnTimeout,
-				CreatedAt: now, UpdatedAt: now,
+				Metadata: maps.Clone(p.Metadata), CreatedAt: now, UpdatedAt: now,
 			}
 			if j.RunAt.IsZero() {
 				j.RunAt = now
@@ -246,7 +247,7 @@ func (x *memExec) JobRetry(_ context.Context, p *queue.JobRetryParams) (*queue.J
 		out = &queue.Job{
 			ID: st.nextID, Queue: j.Queue, Kind: j.Kind, TenantID: j.TenantID, Args: j.Args,
 			State: queue.StatePending, Priority: j.Priority, MaxAttempts: j.MaxAttempts, RunAt: now,
-			RetryOf: j.ID, FailOnTimeout: j.FailOnTimeout, CreatedAt: now, UpdatedAt: now,
+			RetryOf: j.ID, FailOnTimeout: j.FailOnTimeout, Metadata: maps.Clone(j.Metadata), CreatedAt: now, UpdatedAt: now,
 		}
 		st.jobs[out.ID] = copyJob(out)
 		notify(queue.TopicInsert, j.Queue)
