@@ -17,6 +17,4 @@ type RateLimit struct {
 	// RetryAfter is how long until the next slot opens when none is left;
 	// zero while slots remain.
 	RetryAfter time.Duration
-	// SlotID names the slot taken, for RateLimitRefund; 0 when none.
-	SlotID int64
 }

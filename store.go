@@ -91,9 +91,6 @@ type Tx interface {
 	RateLimitTake(ctx context.Context, params *RateLimitParams) (*RateLimit, error)
 	// RateLimitPeek reports the window without taking a slot.
 	RateLimitPeek(ctx context.Context, params *RateLimitParams) (*RateLimit, error)
-	// RateLimitRefund gives a taken slot back (a request refused after its
-	// slot was taken). Refunding a missing slot is not an error.
-	RateLimitRefund(ctx context.Context, slotID int64) error
 
 	// IdempotencyGet returns the record of a key, or ErrNotFound.
 	IdempotencyGet(ctx context.Context, key string) (*IdempotencyRecord, error)

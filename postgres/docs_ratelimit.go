@@ -71,15 +71,6 @@ func (t *tenantTx) RateLimitPeek(ctx context.Context, params *docket.RateLimitPa
 	return rl, nil
 }
 
-// RateLimitRefund gives a taken slot back; a missing slot is no error.
-func (t *tenantTx) RateLimitRefund(ctx context.Context, slotID int64) error {
-	_, err := t.tx.Exec(ctx, `DELETE FROM docket_rate_slots WHERE tenant_id = $1 AND id = $2`, t.tenant, slotID)
-	if err != nil {
-		return fmt.Errorf("refund rate-limit slot %d: %w", slotID, docsError(err))
-	}
-	return nil
-}
-
 // rateWindow runs a statement of rateTakeSQL's shape and builds the
 // report: (slot taken or NULL, slots in the window, the oldest, now,
 // window).
@@ -96,7 +87,7 @@ func (t *tenantTx) rateWindow(ctx context.Context, params *docket.RateLimitParam
 	}
 	rl := &docket.RateLimit{Limit: params.Limit, Remaining: max(params.Limit-used, 0)}
 	if slot != nil {
-		rl.Allowed, rl.SlotID = true, *slot
+		rl.Allowed = true
 	}
 	if rl.Remaining == 0 && oldest != nil {
 		rl.RetryAfter = max(oldest.Add(window).Sub(now), time.Microsecond)

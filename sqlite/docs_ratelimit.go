@@ -13,7 +13,6 @@ const (
 	sqlRateExpire = `DELETE FROM docket_rate_slots WHERE tenant_id = ? AND taken_at <= ?`
 	sqlRateCount  = `SELECT count(*), min(taken_at) FROM docket_rate_slots WHERE tenant_id = ? AND taken_at > ?`
 	sqlRateTake   = `INSERT INTO docket_rate_slots (tenant_id, taken_at) VALUES (?, ?)`
-	sqlRateRefund = `DELETE FROM docket_rate_slots WHERE tenant_id = ? AND id = ?`
 )
 
 // RateLimitTake takes a slot of the tenant's rolling window if one is
@@ -38,11 +37,7 @@ func (t *tenantTx) RateLimitTake(ctx context.Context, p *docket.RateLimitParams)
 	}
 	rl := &docket.RateLimit{Limit: p.Limit}
 	if used < p.Limit {
-		res, err := t.tx.ExecContext(ctx, sqlRateTake, t.tenant, now)
-		if err == nil {
-			rl.SlotID, err = res.LastInsertId()
-		}
-		if err != nil {
+		if _, err := t.tx.ExecContext(ctx, sqlRateTake, t.tenant, now); err != nil {
 			return nil, fmt.Errorf("take rate-limit slot: %w", docsErr(err))
 		}
 		rl.Allowed = true
@@ -68,18 +63,6 @@ func (t *tenantTx) RateLimitPeek(ctx context.Context, p *docket.RateLimitParams)
 	rl := &docket.RateLimit{Limit: p.Limit}
 	rateFill(rl, p, used, oldest, now)
 	return rl, nil
-}
-
-// RateLimitRefund gives a slot of the tenant back; a missing slot is no
-// error.
-func (t *tenantTx) RateLimitRefund(ctx context.Context, slotID int64) error {
-	if err := t.writable("refund rate-limit slot"); err != nil {
-		return err
-	}
-	if _, err := t.tx.ExecContext(ctx, sqlRateRefund, t.tenant, slotID); err != nil {
-		return fmt.Errorf("refund rate-limit slot %d: %w", slotID, docsErr(err))
-	}
-	return nil
 }
 
 func validRate(p *docket.RateLimitParams) error {

@@ -11,7 +11,6 @@ func rateLimitChecks() []docCheck {
 	return []docCheck{
 		{"TakeUntilRefused", checkRateTake},
 		{"PeekDoesNotTake", checkRatePeek},
-		{"Refund", checkRateRefund},
 		{"Concurrent", checkRateConcurrent},
 		{"WindowPasses", checkRateWindow},
 	}
@@ -37,20 +36,12 @@ func (f *docFixture) peek(tenant string, p *docket.RateLimitParams) *docket.Rate
 	return rl
 }
 
-func (f *docFixture) refund(tenant string, slot int64) {
-	f.t.Helper()
-	f.write(tenant, func(tx docket.Tx) error { return tx.RateLimitRefund(f.ctx, slot) })
-}
-
 // wantWindow fails the check unless rl reports the window consistently:
 // Limit as asked, RetryAfter in (0, window] exactly when no slot is left.
 func (f *docFixture) wantWindow(what string, rl *docket.RateLimit, p *docket.RateLimitParams, allowed bool, remaining int) {
 	f.t.Helper()
 	if rl.Allowed != allowed || rl.Limit != p.Limit || rl.Remaining != remaining {
 		f.t.Fatalf("%s = %+v, want Allowed %v, Limit %d, Remaining %d", what, rl, allowed, p.Limit, remaining)
-	}
-	if (rl.SlotID != 0) != allowed {
-		f.t.Fatalf("%s: SlotID %d with Allowed %v; a slot id names a slot taken", what, rl.SlotID, allowed)
 	}
 	switch {
 	case remaining > 0 && rl.RetryAfter != 0:
@@ -63,14 +54,8 @@ func (f *docFixture) wantWindow(what string, rl *docket.RateLimit, p *docket.Rat
 func checkRateTake(f *docFixture) {
 	tn := f.tenant("a")
 	p := &docket.RateLimitParams{Limit: 3, Window: time.Hour}
-	slots := map[int64]bool{}
 	for i := range 3 {
-		rl := f.take(tn.ID, p)
-		f.wantWindow("take", rl, p, true, 2-i)
-		if slots[rl.SlotID] {
-			f.t.Fatalf("take %d: slot id %d given twice", i, rl.SlotID)
-		}
-		slots[rl.SlotID] = true
+		f.wantWindow("take", f.take(tn.ID, p), p, true, 2-i)
 	}
 	for range 2 {
 		f.wantWindow("take beyond the limit", f.take(tn.ID, p), p, false, 0)
@@ -91,22 +76,6 @@ func checkRatePeek(f *docFixture) {
 	f.wantWindow("peek after one take, again", f.peek(tn.ID, p), p, false, 1)
 	f.take(tn.ID, p)
 	f.wantWindow("peek of a full window", f.peek(tn.ID, p), p, false, 0)
-}
-
-func checkRateRefund(f *docFixture) {
-	tn := f.tenant("a")
-	p := &docket.RateLimitParams{Limit: 3, Window: time.Hour}
-	var taken []int64
-	for range 3 {
-		taken = append(taken, f.take(tn.ID, p).SlotID)
-	}
-	f.refund(tn.ID, taken[1])
-	f.wantWindow("peek after a refund", f.peek(tn.ID, p), p, false, 1)
-	f.refund(tn.ID, taken[1]) // twice: not an error, frees nothing more
-	f.refund(tn.ID, 987654321)
-	f.wantWindow("peek after refunding a missing slot", f.peek(tn.ID, p), p, false, 1)
-	f.wantWindow("take after a refund", f.take(tn.ID, p), p, true, 0)
-	f.wantWindow("take after that", f.take(tn.ID, p), p, false, 0)
 }
 
 // checkRateConcurrent takes from many transactions at once: exactly the

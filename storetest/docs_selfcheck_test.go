@@ -28,7 +28,7 @@ func TestRunDocs_SelfCheck(t *testing.T) {
 		{"search leaks tenants", []string{"Isolation/ChunkSearch"}},
 		{"get leaks tenants", []string{"Isolation/DocumentGet", "Isolation/DocumentInsert"}},
 		{"commit on error", []string{"InTenant/RollsBackOnError", "CompleteInTx/Rollback"}},
-		{"peek takes", []string{"RateLimit/PeekDoesNotTake", "RateLimit/Refund"}},
+		{"peek takes", []string{"RateLimit/PeekDoesNotTake"}},
 		{"take always allowed", []string{"RateLimit/TakeUntilRefused", "RateLimit/Concurrent", "Isolation/RateLimit"}},
 		{"idempotency duplicates", []string{"Idempotency/Duplicate"}},
 		{"chunks unordered", []string{"Chunk/ReplaceList"}},

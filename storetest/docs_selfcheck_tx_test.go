@@ -89,7 +89,7 @@ func (tx *brokenTx) RateLimitPeek(ctx context.Context, p *docket.RateLimitParams
 	if tx.s.bug == "peek takes" {
 		rl, err := tx.Tx.RateLimitTake(ctx, p)
 		if rl != nil {
-			rl.Allowed, rl.SlotID = false, 0
+			rl.Allowed = false
 		}
 		return rl, err
 	}
@@ -99,7 +99,7 @@ func (tx *brokenTx) RateLimitPeek(ctx context.Context, p *docket.RateLimitParams
 func (tx *brokenTx) RateLimitTake(ctx context.Context, p *docket.RateLimitParams) (*docket.RateLimit, error) {
 	rl, err := tx.Tx.RateLimitTake(ctx, p)
 	if err == nil && tx.s.bug == "take always allowed" && !rl.Allowed {
-		rl.Allowed, rl.SlotID, rl.RetryAfter = true, -1, 0
+		rl.Allowed, rl.RetryAfter = true, 0
 	}
 	return rl, err
 }
