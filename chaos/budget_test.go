@@ -321,16 +321,11 @@ func slicesContains(ps []*proc, p *proc) bool {
 // TestConnectionBudget_StartWhenFull is test 19's start-up case: a worker
 // started while every connection slot its role may use is taken must not
 // exit (under a supervisor that is a crash loop); it must wait, retrying
-// with back-off, and work once slots free up. It fails today: the worker
-// exits with status 1 at once, as `docket worker` does (both open the
-// store with postgres.Open, whose first ping fails with SQLSTATE 53300);
-// set DOCKET_CHAOS_KNOWN_BUGS=1 to run it.
+// with back-off, and work once slots free up. It failed before
+// postgres.WaitReady: the worker exited with status 1 at once, as `docket
+// worker` did (postgres.Open pings once, and the ping failed with SQLSTATE
+// 53300); both now wait (postgres.OpenWaiting for docket worker and serve).
 func TestConnectionBudget_StartWhenFull(t *testing.T) {
-	if os.Getenv("DOCKET_CHAOS_KNOWN_BUGS") == "" {
-		t.Skip("known bug: a worker started while the connection budget is full exits at once (postgres.Open pings " +
-			"once and fails; chaosworker and docket worker exit 1), so a supervisor restarts it in a loop; " +
-			"DOCKET_CHAOS_KNOWN_BUGS=1 runs it")
-	}
 	cl := startCluster(t, testpg.Options{MaxConnections: 20})
 	e := setupBudget(t, cl)
 	ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
@@ -24,6 +25,11 @@ type storeFlags struct {
 	dataDir     string
 	logLevel    string
 	logFormat   string
+	// waitReady, set by the long-running commands (serve, worker), makes
+	// open wait out a PostgreSQL that refuses for now (every connection
+	// taken, starting up), telling it of each retry; the short commands
+	// fail at once.
+	waitReady func(err error, wait time.Duration)
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -75,6 +81,8 @@ func (f *storeFlags) open(ctx context.Context) (queue.Driver, error) {
 			return nil, err
 		}
 		d, err = sqlite.Open(ctx, path)
+	case isPostgres(u) && f.waitReady != nil:
+		d, err = postgres.OpenWaiting(ctx, u, f.waitReady)
 	case isPostgres(u):
 		d, err = postgres.Open(ctx, u)
 	case strings.HasPrefix(u, "sqlite://"):

@@ -112,6 +112,11 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 	if err := checkBlobs(ctx, blobs, blobURL); err != nil {
 		return nil, err
 	}
+	// serve and worker run for long: they wait out a database that refuses
+	// for now rather than exit into a supervisor's restart loop.
+	sf.waitReady = func(err error, wait time.Duration) {
+		logger.Warn("database not ready; retrying", "err", err, "in", wait)
+	}
 	d, err := sf.open(ctx)
 	if err != nil {
 		return nil, err

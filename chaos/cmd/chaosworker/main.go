@@ -198,7 +198,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer pool.Close()
-	if err := pool.Ping(ctx); err != nil {
+	// Wait out a full connection budget or a server still starting, as
+	// docket worker does (postgres.OpenWaiting).
+	if err := postgres.WaitReady(ctx, pool, func(err error, wait time.Duration) {
+		logger.Warn("database not ready; retrying", "err", err, "in", wait)
+	}); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
 	driver := postgres.New(pool)
