@@ -157,3 +157,23 @@ func (p *HealthParams) HealthLimit() int {
 	}
 	return p.Limit
 }
+
+// HorizonHolder is a session whose open transaction holds back vacuum's
+// horizon (PostgreSQL; the view docket_horizon_holders): while it stays
+// open, no row version that died after it began can be removed, and dead
+// rows pile up in the jobs table.
+type HorizonHolder struct {
+	PID         int    // the server process: pg_terminate_backend(PID) ends it
+	User        string // its role
+	Application string // its application_name
+	ClientAddr  string // "" on a Unix socket
+	State       string // e.g. "idle in transaction"
+	// XIDAge is how many transaction ids ago its transaction id or
+	// snapshot, the older of the two, was taken.
+	XIDAge int64
+	// TransactionAge is how long ago its transaction began; StateAge how
+	// long it has been in State (idle in transaction: since its last
+	// statement).
+	TransactionAge, StateAge time.Duration
+	TransactionStart         time.Time
+}

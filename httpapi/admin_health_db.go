@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"fmt"
+
+	"github.com/docketq/docket"
 )
 
 // DatabaseHealthView is the store's health, part of GET /v1/admin/health:
@@ -19,6 +21,32 @@ type DatabaseHealthView struct {
 	// queue in use (pg_notification_queue_usage()); null on a store that
 	// has none (SQLite).
 	NotifyQueueUsage *float64 `json:"notify_queue_usage"`
+	// HorizonHolders are the sessions holding back vacuum, oldest
+	// transaction first, at most maxHorizonHolders (PostgreSQL: the view
+	// docket_horizon_holders; empty when none; null on SQLite). The first
+	// names the process to end when dead tuples pile up.
+	HorizonHolders []HorizonHolderView `json:"horizon_holders"`
+}
+
+// HorizonHolderView is one session holding back vacuum.
+type HorizonHolderView struct {
+	PID                   int     `json:"pid"`
+	User                  string  `json:"user"`
+	Application           string  `json:"application_name"`
+	ClientAddr            string  `json:"client_addr"`
+	State                 string  `json:"state"`
+	XIDAge                int64   `json:"xid_age"`
+	TransactionAgeSeconds float64 `json:"transaction_age_seconds"`
+	StateAgeSeconds       float64 `json:"state_age_seconds"`
+}
+
+// maxHorizonHolders bounds the sessions the health shows.
+const maxHorizonHolders = 5
+
+// horizonReader is a store that names the sessions holding back vacuum
+// (the PostgreSQL driver).
+type horizonReader interface {
+	HorizonHolders(ctx context.Context, limit int) ([]docket.HorizonHolder, error)
 }
 
 // notifyUser is a store that reports its notification queue's use (the
@@ -40,6 +68,18 @@ func (s *Server) databaseHealth(ctx context.Context) (*DatabaseHealthView, error
 			return nil, fmt.Errorf("database health: %w", err)
 		}
 		v.NotifyQueueUsage = &u
+	}
+	if hr, ok := s.cfg.Store.(horizonReader); ok {
+		hs, err := hr.HorizonHolders(ctx, maxHorizonHolders)
+		if err != nil {
+			return nil, fmt.Errorf("database health: %w", err)
+		}
+		v.HorizonHolders = make([]HorizonHolderView, len(hs))
+		for i, h := range hs {
+			v.HorizonHolders[i] = HorizonHolderView{PID: h.PID, User: h.User, Application: h.Application,
+				ClientAddr: h.ClientAddr, State: h.State, XIDAge: h.XIDAge,
+				TransactionAgeSeconds: h.TransactionAge.Seconds(), StateAgeSeconds: h.StateAge.Seconds()}
+		}
 	}
 	return v, nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/docketq/docket/httpapi"
 )
 
@@ -20,7 +22,7 @@ func TestAdmin_HealthDatabase(t *testing.T) {
 		if !ok {
 			t.Fatalf("no database object in %v", raw)
 		}
-		for _, f := range []string{"dead_tuples", "oldest_transaction_age_seconds", "notify_queue_usage"} {
+		for _, f := range []string{"dead_tuples", "oldest_transaction_age_seconds", "notify_queue_usage", "horizon_holders"} {
 			if _, ok := db[f]; !ok {
 				t.Errorf("database lacks %q: %v", f, db)
 			}
@@ -36,6 +38,39 @@ func TestAdmin_HealthDatabase(t *testing.T) {
 		}
 		if h.Database.DeadTuples < 0 || h.Database.OldestTransactionAgeSeconds < 0 {
 			t.Errorf("database %+v", *h.Database)
+		}
+		if !postgres {
+			if h.Database.HorizonHolders != nil {
+				t.Errorf("horizon_holders on SQLite = %+v, want null", h.Database.HorizonHolders)
+			}
+			return
+		}
+		// A session idle in a transaction that took an xid holds back
+		// vacuum: the health names its pid.
+		pooled, ok := e.driver.(interface{ Pool() *pgxpool.Pool })
+		if !ok {
+			t.Fatalf("%T has no pool", e.driver)
+		}
+		conn, err := pooled.Pool().Acquire(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		var pid int
+		if err := conn.QueryRow(e.ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(e.ctx, `BEGIN; SELECT txid_current()`); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _, _ = conn.Exec(e.ctx, `ROLLBACK`) }()
+		e.admin("GET", "/v1/admin/health?performance=false&finished=false", nil, http.StatusOK).decode(t, &h)
+		found := false
+		for _, hh := range h.Database.HorizonHolders {
+			found = found || (hh.PID == pid && hh.State == "idle in transaction" && hh.TransactionAgeSeconds >= 0)
+		}
+		if !found {
+			t.Errorf("horizon_holders %+v: want the idle transaction of pid %d", h.Database.HorizonHolders, pid)
 		}
 	})
 }

@@ -164,24 +164,9 @@ func durationPtr(s *float64) *time.Duration {
 	return &d
 }
 
-// HorizonHolder is a session whose open transaction holds back vacuum's
-// horizon in the store's database (the view docket_horizon_holders): while
-// it stays open, no row version that died after it began can be removed.
-type HorizonHolder struct {
-	PID         int    // the server process: pg_terminate_backend(PID) ends it
-	User        string // its role
-	Application string // its application_name
-	ClientAddr  string // "" on a Unix socket
-	State       string // e.g. "idle in transaction"
-	// XIDAge is how many transaction ids ago its transaction id or
-	// snapshot, the older of the two, was taken.
-	XIDAge int64
-	// TransactionAge is how long ago its transaction began; StateAge how
-	// long it has been in State (idle in transaction: since its last
-	// statement).
-	TransactionAge, StateAge time.Duration
-	TransactionStart         time.Time
-}
+// HorizonHolder is a session holding back vacuum's horizon; see
+// docket.HorizonHolder.
+type HorizonHolder = docket.HorizonHolder
 
 const horizonHoldersSQL = `SELECT pid, user_name, application_name, client_addr, state, xid_age,
     transaction_age_seconds, state_age_seconds, xact_start
