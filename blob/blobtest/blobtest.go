@@ -29,7 +29,8 @@ const (
 	// MaxHeapGrowth is how much more heap a Put of LargeSize may use than before it began
 	// (the S3 backend's defaults hold about 20 MiB: four 5 MiB parts; the local one 0.2 MiB).
 	MaxHeapGrowth = 24 << 20
-	// MaxHeapDrift is how much more that may be than for a Put of LargeSize/4.
+	// MaxHeapDrift is how much more that may be than for a Put of LargeSize/2, which is
+	// large enough to fill the S3 backend's pipeline (Concurrency+2 parts in flight) too.
 	MaxHeapDrift = 4 << 20
 	// failLate is where a reader fails in the "late" cases: beyond the first S3 part.
 	failLate = 12 << 20

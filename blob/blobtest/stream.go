@@ -12,21 +12,24 @@ import (
 	"github.com/docketq/docket/blob"
 )
 
-// testStreamLarge puts LargeSize/4 then LargeSize bytes from a generator, checks that the heap
-// grew by a bounded amount that did not grow with the size, and reads the object back.
+// testStreamLarge puts LargeSize/2 then LargeSize bytes from a generator, checks that the heap
+// grew by a bounded amount that did not grow with the size, and reads the object back. The
+// smaller Put must be large enough to reach a backend's steady state: with LargeSize/4 (16 MiB,
+// three parts and a bit) the S3 backend never had its four 5 MiB parts in flight at once, so
+// the 64 MiB Put's 20 MiB, which is its documented bound, read as growth (15 MiB for 16 MiB)
+// and failed two fresh-clone CI runs.
 func testStreamLarge(t *testing.T, b Backend) {
 	s, key := b.Store, "t/large/obj"
 	// The least of three Puts of each size: one Put's peak also counts garbage the collector
-	// had not reached yet (a loaded CI run once saw 20 MiB for 64 MiB after 15 for 16, and
-	// 14 and 15 on the next run); what a Put holds is what is left in every run.
-	small := minPut(t, s, key, LargeSize/4)
+	// had not reached yet; what a Put holds is what is left in every run.
+	small := minPut(t, s, key, LargeSize/2)
 	large := minPut(t, s, key, LargeSize)
 	t.Logf("peak heap growth during a Put: %.1f MiB for %d MiB, %.1f MiB for %d MiB",
-		float64(small)/(1<<20), LargeSize>>22, float64(large)/(1<<20), LargeSize>>20)
+		float64(small)/(1<<20), LargeSize>>21, float64(large)/(1<<20), LargeSize>>20)
 	if large > MaxHeapGrowth || large > small+MaxHeapDrift {
 		t.Errorf("heap grew by %d MiB during a %d MiB Put (%d MiB for %d MiB), want at most %d MiB "+
 			"and at most %d MiB more than for the smaller Put", large>>20, LargeSize>>20, small>>20,
-			LargeSize>>22, MaxHeapGrowth>>20, MaxHeapDrift>>20)
+			LargeSize>>21, MaxHeapGrowth>>20, MaxHeapDrift>>20)
 	}
 	rc, size, err := s.Open(t.Context(), key)
 	if err != nil {
