@@ -26,12 +26,10 @@ type Backend struct {
 const (
 	// LargeSize is the object streamed to check that memory does not grow with size.
 	LargeSize = 64 << 20
-	// MaxHeapGrowth is how much more heap a Put of LargeSize may use than before it began
-	// (the S3 backend's defaults hold about 20 MiB: four 5 MiB parts; the local one 0.2 MiB).
+	// MaxHeapGrowth is how much more heap a Put of LargeSize/2 or LargeSize may use than
+	// before it began (the S3 backend's defaults hold at most about 20 MiB: four 5 MiB parts;
+	// the local one 0.2 MiB): well under either size, so a Put that buffers fails.
 	MaxHeapGrowth = 24 << 20
-	// MaxHeapDrift is how much more that may be than for a Put of LargeSize/2, which is
-	// large enough to fill the S3 backend's pipeline (Concurrency+2 parts in flight) too.
-	MaxHeapDrift = 4 << 20
 	// failLate is where a reader fails in the "late" cases: beyond the first S3 part.
 	failLate = 12 << 20
 )

@@ -12,12 +12,14 @@ import (
 	"github.com/docketq/docket/blob"
 )
 
-// testStreamLarge puts LargeSize/2 then LargeSize bytes from a generator, checks that the heap
-// grew by a bounded amount that did not grow with the size, and reads the object back. The
-// smaller Put must be large enough to reach a backend's steady state: with LargeSize/4 (16 MiB,
-// three parts and a bit) the S3 backend never had its four 5 MiB parts in flight at once, so
-// the 64 MiB Put's 20 MiB, which is its documented bound, read as growth (15 MiB for 16 MiB)
-// and failed two fresh-clone CI runs.
+// testStreamLarge puts LargeSize/2 then LargeSize bytes from a generator, checks that neither
+// Put grew the heap by more than MaxHeapGrowth, a bound well under either size (a Put that
+// buffered the object would grow it by the object's size), and reads the object back.
+//
+// The two Puts are not compared with each other: how many of the S3 backend's parts are in
+// flight at once depends on how fast the server takes them against how fast the body is read,
+// so the same 64 MiB Put held 15 MiB on a quiet machine and 20 MiB (its documented bound,
+// four 5 MiB parts) in fresh-clone CI runs, where a smaller Put had held 15.
 func testStreamLarge(t *testing.T, b Backend) {
 	s, key := b.Store, "t/large/obj"
 	// The least of three Puts of each size: one Put's peak also counts garbage the collector
@@ -26,10 +28,10 @@ func testStreamLarge(t *testing.T, b Backend) {
 	large := minPut(t, s, key, LargeSize)
 	t.Logf("peak heap growth during a Put: %.1f MiB for %d MiB, %.1f MiB for %d MiB",
 		float64(small)/(1<<20), LargeSize>>21, float64(large)/(1<<20), LargeSize>>20)
-	if large > MaxHeapGrowth || large > small+MaxHeapDrift {
-		t.Errorf("heap grew by %d MiB during a %d MiB Put (%d MiB for %d MiB), want at most %d MiB "+
-			"and at most %d MiB more than for the smaller Put", large>>20, LargeSize>>20, small>>20,
-			LargeSize>>21, MaxHeapGrowth>>20, MaxHeapDrift>>20)
+	for _, p := range []struct{ grew, size int64 }{{small, LargeSize / 2}, {large, LargeSize}} {
+		if p.grew > MaxHeapGrowth {
+			t.Errorf("heap grew by %d MiB during a %d MiB Put, want at most %d MiB", p.grew>>20, p.size>>20, MaxHeapGrowth>>20)
+		}
 	}
 	rc, size, err := s.Open(t.Context(), key)
 	if err != nil {
