@@ -15,14 +15,8 @@ import (
 // report says which tenant flooded.
 func TestLoad_AgainstServe(t *testing.T) {
 	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, env(map[string]string{"DOCKET_DATA_DIR": dir}), &stdout, &stderr)
-	}()
-	readBanner(t, stdout.String, stderr.String)
+	_, _, _, stop := startServe(t, dir)
+	ctx := context.Background()
 
 	var out, errOut bytes.Buffer
 	err := run(ctx, []string{"load", "--data-dir", dir, "--tenants", "4", "--documents", "24", "--flood-percent", "50",
@@ -52,8 +46,5 @@ func TestLoad_AgainstServe(t *testing.T) {
 	if sum != 24 || rep.UploadsPerSecond <= 0 || rep.Accept.N != 24 || rep.Fairness <= 0 || rep.Fairness > 1 {
 		t.Errorf("completed %d, %.1f uploads/s, %d 202 latencies, fairness %.3f", sum, rep.UploadsPerSecond, rep.Accept.N, rep.Fairness)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("serve: %v", err)
-	}
+	stop()
 }

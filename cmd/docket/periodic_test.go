@@ -128,14 +128,8 @@ func TestRun_PeriodicUsage(t *testing.T) {
 // the tasks through that serve's admin API.
 func TestRun_PeriodicThroughServe(t *testing.T) {
 	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, env(map[string]string{"DOCKET_DATA_DIR": dir}), &stdout, &stderr)
-	}()
-	readBanner(t, stdout.String, stderr.String)
+	_, _, _, stop := startServe(t, dir)
+	ctx := context.Background()
 	e := env(map[string]string{"DOCKET_DATA_DIR": dir})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -159,8 +153,5 @@ func TestRun_PeriodicThroughServe(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("serve: %v", err)
-	}
+	stop()
 }
