@@ -99,18 +99,35 @@ func goldenPages(text string) []chunk.Page {
 	return pages
 }
 
+// corpusTenant is the tenant storeCorpus stores the documents in.
+const corpusTenant = "t_corpus"
+
+// corpusID is the id storeCorpus gives the i-th document.
+func corpusID(i int) string {
+	return "00000000-0000-4000-8000-" + strconv.FormatInt(int64(100000000000+i), 10)
+}
+
+// corpusByID returns the documents by the ids storeCorpus gives them.
+func corpusByID(docs []corpusDoc) map[string]corpusDoc {
+	byID := make(map[string]corpusDoc, len(docs))
+	for i, d := range docs {
+		byID[corpusID(i)] = d
+	}
+	return byID
+}
+
 // storeCorpus stores the documents in a new tenant of s, with vectors of
 // emb, and returns the tenant's id and the stored documents by id.
 func storeCorpus(tb testing.TB, s docket.Store, emb embedding.Embedder, docs []corpusDoc) (string, map[string]corpusDoc) {
 	tb.Helper()
 	ctx := context.Background()
-	tn, err := s.TenantCreate(ctx, &docket.TenantCreateParams{ID: "t_corpus", Name: "corpus", Plan: docket.PlanFree})
+	tn, err := s.TenantCreate(ctx, &docket.TenantCreateParams{ID: corpusTenant, Name: "corpus", Plan: docket.PlanFree})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	byID := map[string]corpusDoc{}
 	for i, d := range docs {
-		id := "00000000-0000-4000-8000-" + strconv.FormatInt(int64(100000000000+i), 10)
+		id := corpusID(i)
 		texts := make([]string, len(d.chunks))
 		for j, c := range d.chunks {
 			texts[j] = c.Text
