@@ -79,23 +79,34 @@ func leaseArrays(leases []queue.Lease) (ids []int64, attempts []int32, tokens []
 	return ids, attempts, tokens
 }
 
-// progressSQL stores progress while the lease is held and notifies.
+// progressSQL stores progress (and the partial result, when $7 is not
+// NULL) while the lease is held and notifies.
 const progressSQL = `
 WITH updated AS (
     UPDATE docket_jobs
-    SET stage = $4, progress = $5, progress_message = $6, updated_at = clock_timestamp()
+    SET stage = $4, progress = $5, progress_message = $6,
+        partial_result = coalesce($7::jsonb, partial_result), updated_at = clock_timestamp()
     WHERE id = $1 AND attempt = $2 AND lease_token = $3 AND $3 <> 0
     RETURNING queue
 )
 SELECT pg_notify('docket_change', queue) FROM updated`
 
-// JobProgress stores a running job's stage, percent and message.
+// JobProgress stores a running job's stage, percent and message, and its
+// partial result when params carry one.
 func (e *Executor) JobProgress(ctx context.Context, params *queue.JobProgressParams) error {
 	if params.Percent < 0 || params.Percent > 100 {
 		return fmt.Errorf("%w: progress %d outside 0..100", queue.ErrInvalid, params.Percent)
 	}
+	var partial *string
+	if params.PartialResult != nil {
+		if err := queue.ValidatePartialResult(params.PartialResult); err != nil {
+			return fmt.Errorf("progress of job %d: %w", params.Lease.JobID, err)
+		}
+		s := string(params.PartialResult)
+		partial = &s
+	}
 	l := params.Lease
-	tag, err := e.db.Exec(ctx, progressSQL, l.JobID, int32(l.Attempt), l.Token, params.Stage, int16(params.Percent), params.Message)
+	tag, err := e.db.Exec(ctx, progressSQL, l.JobID, int32(l.Attempt), l.Token, params.Stage, int16(params.Percent), params.Message, partial)
 	if err != nil {
 		return fmt.Errorf("progress of job %d: %w", l.JobID, interpretError(err))
 	}

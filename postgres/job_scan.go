@@ -16,7 +16,7 @@ var jobColumnNames = []string{
 	"id", "queue", "kind", "tenant_id", "args", "state", "priority", "attempt", "max_attempts",
 	"run_at", "unique_key", "retry_of", "fail_on_timeout", "stage", "progress", "progress_message",
 	"error_message", "result", "lease_token", "lease_expires_at", "worker_id", "created_at",
-	"started_at", "completed_at", "updated_at", "metadata",
+	"started_at", "completed_at", "updated_at", "metadata", "partial_result",
 }
 
 // jobColumns lists the columns scanJob reads, plainly.
@@ -40,6 +40,7 @@ func scanJob(row pgx.Row, lead ...any) (*queue.Job, error) {
 		uniqueKey                      *string
 		retryOf                        *int64
 		args, result, metadata         []byte
+		partial                        []byte
 		leaseExp, started, completed   *time.Time
 		priority, attempt, maxAttempts int32
 		progress                       int16
@@ -50,7 +51,7 @@ func scanJob(row pgx.Row, lead ...any) (*queue.Job, error) {
 		&j.ID, &j.Queue, &j.Kind, &j.TenantID, &args, &state, &priority, &attempt, &maxAttempts,
 		&j.RunAt, &uniqueKey, &retryOf, &j.FailOnTimeout, &j.Stage, &progress, &j.ProgressMessage,
 		&j.ErrorMessage, &result, &j.LeaseToken, &leaseExp, &j.WorkerID, &j.CreatedAt,
-		&started, &completed, &j.UpdatedAt, &metadata)
+		&started, &completed, &j.UpdatedAt, &metadata, &partial)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func scanJob(row pgx.Row, lead ...any) (*queue.Job, error) {
 		}
 	}
 	j.State = queue.State(state)
-	j.Args, j.Result = args, result
+	j.Args, j.Result, j.PartialResult = args, result, partial
 	j.Priority, j.Attempt, j.MaxAttempts, j.Progress = int(priority), int(attempt), int(maxAttempts), int(progress)
 	j.UniqueKey = deref(uniqueKey)
 	j.RetryOf = deref(retryOf)

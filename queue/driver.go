@@ -74,7 +74,8 @@ type Executor interface {
 	// JobClaim claims up to params.Max pending jobs of one queue and starts
 	// a new attempt of each: state running, Attempt+1, a fresh random
 	// non-zero LeaseToken, LeaseExpiresAt = store clock + LeaseDuration,
-	// WorkerID, StartedAt = now, Stage "", Progress 0, ProgressMessage "".
+	// WorkerID, StartedAt = now, Stage "", Progress 0, ProgressMessage ""
+	// (PartialResult is kept: the last one any attempt reported).
 	//
 	// Rules, all enforced by the store under concurrent claimers in many
 	// processes: per tenant and queue, never more than the tenant's limit
@@ -88,8 +89,11 @@ type Executor interface {
 	// clock + LeaseDuration) and returns them; the others are lost.
 	JobHeartbeat(ctx context.Context, params *JobHeartbeatParams) ([]Lease, error)
 
-	// JobProgress stores a running job's stage, percent and message, or
-	// returns ErrLeaseLost. It notifies TopicChange.
+	// JobProgress stores a running job's stage, percent and message, and
+	// its PartialResult when params carry one (nil keeps the stored one),
+	// or returns ErrLeaseLost. A partial result that fails
+	// ValidatePartialResult, or a percent outside 0..100, is ErrInvalid.
+	// It notifies TopicChange.
 	JobProgress(ctx context.Context, params *JobProgressParams) error
 
 	// JobFinish ends attempts, each only while its lease is held. For each
@@ -103,7 +107,8 @@ type Executor interface {
 	//     pending when RetryIn <= 0;
 	//   - released: pending and Attempt-1 (shutdown; no attempt spent).
 	// Each clears the lease, frees the tenant's slot, records an Attempt
-	// (with the outcome and Error) and notifies TopicChange.
+	// (with the outcome and Error) and notifies TopicChange; none changes
+	// the PartialResult.
 	JobFinish(ctx context.Context, params []*JobFinishParams) ([]error, error)
 
 	// JobCancel cancels a scheduled, pending or running job and returns it:
@@ -249,6 +254,9 @@ type JobProgressParams struct {
 	Stage   string
 	Percent int
 	Message string
+	// PartialResult, when not nil, replaces the job's partial result (a
+	// JSON document of at most MaxPartialResultBytes); nil keeps it.
+	PartialResult json.RawMessage
 }
 
 // JobFinishParams ends one attempt.

@@ -60,6 +60,12 @@ type Job struct {
 	ProgressMessage string
 	ErrorMessage    string
 	Result          json.RawMessage
+	// PartialResult is the last partial result a handler reported with
+	// its progress (Task.ProgressPartial): what it has found so far, for
+	// readers who want it before the job ends. It is kept when the job
+	// ends, however it ends, and a later attempt starts with it until it
+	// reports its own. Nil for none.
+	PartialResult json.RawMessage
 
 	// Lease of the current attempt, set while the job is running.
 	LeaseToken     int64

@@ -15,8 +15,8 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// faultDriver wraps a driver so a test can make the store refuse finishes
-// or heartbeats.
+// faultDriver wraps a driver so a test can make the store refuse finishes,
+// heartbeats or progress writes.
 type faultDriver struct {
 	queue.Driver
 	exec *faultExecutor
@@ -26,6 +26,7 @@ type faultExecutor struct {
 	queue.Executor
 	refuseFinish    atomic.Bool
 	refuseHeartbeat atomic.Bool
+	refuseProgress  atomic.Bool
 }
 
 var errRefused = errors.New("store refused (test)")
@@ -41,6 +42,13 @@ func (e *faultExecutor) JobFinish(ctx context.Context, ps []*queue.JobFinishPara
 		return nil, errRefused
 	}
 	return e.Executor.JobFinish(ctx, ps)
+}
+
+func (e *faultExecutor) JobProgress(ctx context.Context, p *queue.JobProgressParams) error {
+	if e.refuseProgress.Load() {
+		return errRefused
+	}
+	return e.Executor.JobProgress(ctx, p)
 }
 
 func (e *faultExecutor) JobHeartbeat(ctx context.Context, p *queue.JobHeartbeatParams) ([]queue.Lease, error) {

@@ -11,7 +11,7 @@ import (
 
 // start runs a claimed job on its own goroutine.
 func (w *Worker) start(job *Job) {
-	t := &Task{Job: job, w: w, lease: job.Lease()}
+	t := &Task{Job: job, w: w, lease: job.Lease(), partial: job.PartialResult}
 	ctx, cancel := context.WithCancelCause(w.workCtx)
 	w.active.add(t, cancel)
 	w.publish(EventStarted, t.snapshot())
@@ -139,11 +139,11 @@ func (w *Worker) finish(t *Task, err, cause error) {
 	default:
 		p.Outcome, p.Error, p.RetryIn = OutcomeRetry, errorText(err, cause), w.backoff(t.Job)(t.Job.Attempt)
 	}
-	if pending := t.stopProgress(); pending != nil && p.Outcome != OutcomeCompleted {
+	if final := t.finalProgress(p.Outcome == OutcomeCompleted); final != nil {
 		// The handler's context is cancelled by now (its timeout, the
 		// shutdown, or the end of the attempt): write with the worker's.
 		ctx, cancel := context.WithTimeout(w.storeCtx, finalWriteTimeout)
-		if perr := t.writeProgress(ctx, pending); perr != nil && !isLeaseLost(perr) {
+		if perr := t.writeProgress(ctx, final); perr != nil && !isLeaseLost(perr) {
 			w.logger.Warn("final progress write failed", "job_id", t.lease.JobID, "error", perr)
 		}
 		cancel()

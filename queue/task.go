@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,9 @@ type Task struct {
 	pending       *JobProgressParams // coalesced progress not yet written
 	pendingSeq    uint64
 	timer         *time.Timer
+	partial       json.RawMessage // the last partial result reported, else as claimed
+	partialSeq    uint64          // the report that set partial; 0: as claimed
+	partialStored uint64          // the newest partialSeq a write stored
 
 	// wmu orders progress writes: a write older than one already stored
 	// (a coalesced flush overtaken by a stage change) is dropped.
@@ -53,6 +57,31 @@ func (t *Task) Lease() Lease { return t.lease }
 // are coalesced to a few per second; a new stage is written at once. It
 // returns ErrLeaseLost once the lease is known lost.
 func (t *Task) Progress(ctx context.Context, stage string, percent int, message string) error {
+	return t.report(ctx, stage, percent, message, nil)
+}
+
+// ProgressPartial is Progress with a partial result: what the handler has
+// found so far (a JSON document of at most MaxPartialResultBytes, else an
+// error wrapping ErrInvalid and nothing is written), stored as the job's
+// PartialResult and carried in its events, so that readers see it before
+// the job ends. Each one replaces the last: report everything found so
+// far, when it changes, not with every tick. A report with a partial
+// result is written at once, like a new stage. The partial result is never
+// lost to coalescing or to a failed write: the next write carries it, and
+// the attempt's end (CompleteTx included) writes it if none has. It is
+// kept when the job ends. Nil partial is Progress.
+func (t *Task) ProgressPartial(ctx context.Context, stage string, percent int, message string, partial json.RawMessage) error {
+	if partial == nil {
+		return t.report(ctx, stage, percent, message, nil)
+	}
+	if err := ValidatePartialResult(partial); err != nil {
+		return err
+	}
+	return t.report(ctx, stage, percent, message, bytes.Clone(partial))
+}
+
+// report records one progress report and writes it, or coalesces it.
+func (t *Task) report(ctx context.Context, stage string, percent int, message string, partial json.RawMessage) error {
 	percent = min(max(percent, 0), 100)
 	p := &JobProgressParams{Lease: t.lease, Stage: stage, Percent: percent, Message: message}
 	t.mu.Lock()
@@ -64,7 +93,10 @@ func (t *Task) Progress(ctx context.Context, stage string, percent int, message 
 	t.stage, t.percent, t.message = stage, percent, message
 	t.seq++
 	seq := t.seq
-	if !stageChanged && time.Since(t.lastWrite) < progressInterval {
+	if partial != nil {
+		t.partial, t.partialSeq = partial, seq
+	}
+	if partial == nil && !stageChanged && time.Since(t.lastWrite) < progressInterval {
 		t.pending, t.pendingSeq = p, seq
 		if t.timer == nil {
 			t.timer = time.AfterFunc(progressInterval-time.Since(t.lastWrite), t.flushProgress)
@@ -108,11 +140,15 @@ func (t *Task) writeProgressSeq(ctx context.Context, p *JobProgressParams, seq u
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	if seq <= t.written {
-		return nil
+		return nil // a later report is stored, with any partial result of this one
 	}
+	p, partialSeq := t.withPartial(p)
 	err := t.w.exec.JobProgress(ctx, p)
 	if err == nil {
 		t.written = seq
+		t.mu.Lock()
+		t.partialStored = max(t.partialStored, partialSeq)
+		t.mu.Unlock()
 	}
 	switch {
 	case err == nil:
@@ -124,6 +160,38 @@ func (t *Task) writeProgressSeq(ctx context.Context, p *JobProgressParams, seq u
 	default:
 		return fmt.Errorf("progress: %w", err)
 	}
+}
+
+// withPartial returns p carrying the last partial result reported when no
+// write has stored it yet, and the number of the report that set it (0
+// when p carries none).
+func (t *Task) withPartial(p *JobProgressParams) (*JobProgressParams, uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.partialSeq <= t.partialStored {
+		return p, 0
+	}
+	with := *p
+	with.PartialResult = t.partial
+	return &with, t.partialSeq
+}
+
+// finalProgress stops the coalesced write and returns what the attempt's
+// end must still write, if anything: the pending report, unless the job
+// completes (completion sets its own progress), or else the current
+// progress when the last partial result is not stored yet (the write
+// carries it).
+func (t *Task) finalProgress(completing bool) *JobProgressParams {
+	pending := t.stopProgress()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case pending != nil && !completing:
+		return pending
+	case t.partialSeq > t.partialStored:
+		return &JobProgressParams{Lease: t.lease, Stage: t.stage, Percent: t.percent, Message: t.message}
+	}
+	return nil
 }
 
 // stopProgress cancels a pending coalesced write and returns it, so the
@@ -162,7 +230,14 @@ func (t *Task) CompleteTx(ctx context.Context, tx any) error {
 	if err != nil {
 		return err
 	}
-	t.stopProgress() // completion sets progress 100; a later flush would only fail
+	// Completion sets progress 100; a later flush would only fail. A
+	// partial result not stored yet is written in the transaction.
+	if final := t.finalProgress(true); final != nil {
+		final, _ = t.withPartial(final)
+		if err := exec.JobProgress(ctx, final); err != nil {
+			return t.fenced(ctx, tx, fmt.Errorf("complete in transaction: %w", err))
+		}
+	}
 	errs, err := exec.JobFinish(ctx, []*JobFinishParams{{
 		Lease: t.lease, Outcome: OutcomeCompleted, WorkerID: t.w.id,
 		TxIdleLimit: t.w.cfg.LeaseDuration,
@@ -171,16 +246,25 @@ func (t *Task) CompleteTx(ctx context.Context, tx any) error {
 		return fmt.Errorf("complete in transaction: %w", err)
 	}
 	if errs[0] != nil {
-		t.markLost()
-		if rerr := rollbackNative(ctx, tx); rerr != nil {
-			return errors.Join(errs[0], fmt.Errorf("rolling back the fenced transaction: %w", rerr))
-		}
-		return errs[0]
+		return t.fenced(ctx, tx, errs[0])
 	}
 	t.mu.Lock()
 	t.completedInTx = true
 	t.mu.Unlock()
 	return nil
+}
+
+// fenced handles a write of CompleteTx that failed: a lost lease rolls the
+// caller's transaction back (its writes must not apply) and is returned.
+func (t *Task) fenced(ctx context.Context, tx any, err error) error {
+	if !isLeaseLost(err) {
+		return err
+	}
+	t.markLost()
+	if rerr := rollbackNative(ctx, tx); rerr != nil {
+		return errors.Join(err, fmt.Errorf("rolling back the fenced transaction: %w", rerr))
+	}
+	return err
 }
 
 // rollbackNative rolls back a driver's native transaction: pgx.Tx's
@@ -207,5 +291,6 @@ func (t *Task) snapshot() *Job {
 	defer t.mu.Unlock()
 	j := *t.Job
 	j.Stage, j.Progress, j.ProgressMessage = t.stage, t.percent, t.message
+	j.PartialResult = t.partial
 	return &j
 }

@@ -42,17 +42,26 @@ func (e *executor) JobHeartbeat(ctx context.Context, p *queue.JobHeartbeatParams
 }
 
 const sqlProgress = `
-UPDATE docket_jobs SET stage = ?4, progress = ?5, progress_message = ?6, updated_at = ?7
+UPDATE docket_jobs SET stage = ?4, progress = ?5, progress_message = ?6,
+	partial_result = coalesce(?8, partial_result), updated_at = ?7
 WHERE ` + leaseHeld
 
-// JobProgress stores a running job's progress while its lease is held.
+// JobProgress stores a running job's progress, and its partial result when
+// p carries one, while its lease is held.
 func (e *executor) JobProgress(ctx context.Context, p *queue.JobProgressParams) error {
 	if p.Percent < 0 || p.Percent > 100 {
 		return fmt.Errorf("progress: %w: percent %d outside 0..100", queue.ErrInvalid, p.Percent)
 	}
+	var partial any // NULL keeps the stored one
+	if p.PartialResult != nil {
+		if err := queue.ValidatePartialResult(p.PartialResult); err != nil {
+			return fmt.Errorf("progress: %w", err)
+		}
+		partial = string(p.PartialResult)
+	}
 	l := p.Lease
 	err := e.write(ctx, func(t *txn) error {
-		res, err := t.exec(ctx, sqlProgress, l.JobID, l.Attempt, l.Token, p.Stage, p.Percent, p.Message, t.now)
+		res, err := t.exec(ctx, sqlProgress, l.JobID, l.Attempt, l.Token, p.Stage, p.Percent, p.Message, t.now, partial)
 		if err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 const jobColumns = `id, queue, kind, tenant_id, args, state, priority, attempt, max_attempts,
 	run_at, unique_key, retry_of, fail_on_timeout, stage, progress, progress_message,
 	error_message, result, lease_token, lease_expires_at, worker_id,
-	created_at, started_at, completed_at, updated_at, metadata`
+	created_at, started_at, completed_at, updated_at, metadata, partial_result`
 
 type scanner interface {
 	Scan(dest ...any) error
@@ -22,7 +22,7 @@ type scanner interface {
 func scanJob(s scanner) (*queue.Job, error) {
 	var (
 		j                                     queue.Job
-		args, result                          []byte
+		args, result, partial                 []byte
 		state                                 string
 		uniqueKey, metadata                   sql.NullString
 		retryOf, leaseExp, started, completed sql.NullInt64
@@ -31,7 +31,7 @@ func scanJob(s scanner) (*queue.Job, error) {
 	err := s.Scan(&j.ID, &j.Queue, &j.Kind, &j.TenantID, &args, &state, &j.Priority, &j.Attempt, &j.MaxAttempts,
 		&runAt, &uniqueKey, &retryOf, &j.FailOnTimeout, &j.Stage, &j.Progress, &j.ProgressMessage,
 		&j.ErrorMessage, &result, &j.LeaseToken, &leaseExp, &j.WorkerID,
-		&created, &started, &completed, &updated, &metadata)
+		&created, &started, &completed, &updated, &metadata, &partial)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +43,9 @@ func scanJob(s scanner) (*queue.Job, error) {
 	j.Args = json.RawMessage(args)
 	if result != nil {
 		j.Result = json.RawMessage(result)
+	}
+	if partial != nil {
+		j.PartialResult = json.RawMessage(partial)
 	}
 	j.State = queue.State(state)
 	j.UniqueKey = uniqueKey.String

@@ -161,12 +161,20 @@ func (x *memExec) JobHeartbeat(_ context.Context, p *queue.JobHeartbeatParams) (
 }
 
 func (x *memExec) JobProgress(_ context.Context, p *queue.JobProgressParams) error {
+	if p.PartialResult != nil {
+		if err := queue.ValidatePartialResult(p.PartialResult); err != nil {
+			return err
+		}
+	}
 	return x.write(func(st *memState, notify func(string, string)) error {
 		j := st.held(p.Lease)
 		if j == nil {
 			return queue.ErrLeaseLost
 		}
 		j.Stage, j.Progress, j.ProgressMessage, j.UpdatedAt = p.Stage, p.Percent, p.Message, time.Now()
+		if p.PartialResult != nil {
+			j.PartialResult = slices.Clone(p.PartialResult)
+		}
 		notify(queue.TopicChange, j.Queue)
 		return nil
 	})

@@ -85,6 +85,7 @@ func RunConfig(t *testing.T, cfg Config) {
 		{"JobClaimConcurrent", s.testJobClaimConcurrent},
 		{"JobHeartbeat", s.testJobHeartbeat},
 		{"JobProgress", s.testJobProgress},
+		{"JobProgressPartial", s.testJobProgressPartial},
 		{"JobFinish", s.testJobFinish},
 		{"Fencing", s.testFencing},
 		{"JobRescue", s.testJobRescue},
