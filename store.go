@@ -28,6 +28,12 @@ type Store interface {
 	// TenantUpdate changes a tenant and returns it, or ErrNotFound; a taken
 	// name is ErrDuplicate, an invalid plan or concurrency ErrInvalid.
 	TenantUpdate(ctx context.Context, params *TenantUpdateParams) (*Tenant, error)
+	// TenantDelete deletes a tenant with its keys, documents and their
+	// blobs, chunks, jobs, idempotency records, rate-limit slots and the
+	// engine's rows of it, in batches (tenant_delete.go says how, and what
+	// a deletion cut short leaves). On the id of a deletion cut short it
+	// resumes it. An unknown tenant is ErrNotFound.
+	TenantDelete(ctx context.Context, params *TenantDeleteParams) (*TenantDeleteResult, error)
 
 	// APIKeyInsert stores a key (its id and hash). A taken id is
 	// ErrDuplicate; an unknown tenant ErrNotFound.
@@ -87,7 +93,8 @@ type Tx interface {
 
 	// RateLimitTake takes a slot of the tenant's rolling window if one is
 	// free (Allowed) and reports the window either way. Concurrent takes
-	// never exceed the limit. Times come from the store's clock.
+	// never exceed the limit. Times come from the store's clock. A tenant
+	// whose deletion has begun is ErrNotFound (no upload commits after it).
 	RateLimitTake(ctx context.Context, params *RateLimitParams) (*RateLimit, error)
 	// RateLimitPeek reports the window without taking a slot.
 	RateLimitPeek(ctx context.Context, params *RateLimitParams) (*RateLimit, error)

@@ -52,6 +52,9 @@ func (t *tenantTx) RateLimitTake(ctx context.Context, params *docket.RateLimitPa
 	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, int32(rateLockClass), t.tenant); err != nil {
 		return nil, fmt.Errorf("take rate-limit slot: %w", docsError(err))
 	}
+	if err := t.notDeleted(ctx); err != nil {
+		return nil, fmt.Errorf("take rate-limit slot: %w", err)
+	}
 	rl, err := t.rateWindow(ctx, params, rateTakeSQL, t.tenant, params.Limit, params.Window.Microseconds())
 	if err != nil {
 		return nil, fmt.Errorf("take rate-limit slot: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,7 +23,7 @@ const tenantUpdateSQL = `UPDATE docket_tenants SET
     name = coalesce($2, name), plan = coalesce($3, plan),
     concurrency = coalesce($4, concurrency), rate_limit = coalesce($5, rate_limit),
     updated_at = clock_timestamp()
-WHERE id = $1 RETURNING ` + tenantColumns
+WHERE id = $1 AND ` + tenantLive + ` RETURNING ` + tenantColumns
 
 // TenantCreate stores a new tenant. An empty plan is the free plan.
 func (d *Driver) TenantCreate(ctx context.Context, params *docket.TenantCreateParams) (*docket.Tenant, error) {
@@ -36,7 +35,7 @@ func (d *Driver) TenantCreate(ctx context.Context, params *docket.TenantCreatePa
 	if t.Concurrency == 0 {
 		t.Concurrency = docket.DefaultConcurrency
 	}
-	if err := validTenant(t); err != nil {
+	if err := docket.ValidateTenant(t); err != nil {
 		return nil, fmt.Errorf("create tenant: %w", err)
 	}
 	t, err := scanTenant(d.pool.QueryRow(ctx, tenantInsertSQL, t.ID, t.Name, string(t.Plan), t.Concurrency, t.RateLimit))
@@ -48,7 +47,7 @@ func (d *Driver) TenantCreate(ctx context.Context, params *docket.TenantCreatePa
 
 // TenantGet returns a tenant, or ErrNotFound.
 func (d *Driver) TenantGet(ctx context.Context, id string) (*docket.Tenant, error) {
-	t, err := scanTenant(d.pool.QueryRow(ctx, `SELECT `+tenantColumns+` FROM docket_tenants WHERE id = $1`, id))
+	t, err := scanTenant(d.pool.QueryRow(ctx, `SELECT `+tenantColumns+` FROM docket_tenants WHERE id = $1 AND `+tenantLive, id))
 	if err != nil {
 		return nil, fmt.Errorf("get tenant %q: %w", id, docsError(err))
 	}
@@ -59,7 +58,7 @@ func (d *Driver) TenantGet(ctx context.Context, id string) (*docket.Tenant, erro
 // and id; from the oldest: the zero time and ”), at most $3 (NULL: all):
 // one range scan of docket_tenants_list (migration 011).
 const tenantListSQL = `SELECT ` + tenantColumns + ` FROM docket_tenants
-WHERE (created_at, id) > ($1::timestamptz, $2::text)
+WHERE (created_at, id) > ($1::timestamptz, $2::text) AND ` + tenantLive + `
 ORDER BY created_at, id LIMIT $3`
 
 // tenantCursorSQL reads where a cursor stands in the listing.
@@ -100,7 +99,7 @@ func (d *Driver) TenantList(ctx context.Context, params *docket.TenantListParams
 
 // TenantUpdate changes a tenant and returns it, or ErrNotFound.
 func (d *Driver) TenantUpdate(ctx context.Context, params *docket.TenantUpdateParams) (*docket.Tenant, error) {
-	if err := validTenantUpdate(params); err != nil {
+	if err := params.Validate(); err != nil {
 		return nil, fmt.Errorf("update tenant %q: %w", params.ID, err)
 	}
 	var plan *string
@@ -114,55 +113,6 @@ func (d *Driver) TenantUpdate(ctx context.Context, params *docket.TenantUpdatePa
 		return nil, fmt.Errorf("update tenant %q: %w", params.ID, docsError(err))
 	}
 	return t, nil
-}
-
-// validTenant checks a whole tenant before it is written.
-func validTenant(t *docket.Tenant) error {
-	switch {
-	case !validTenantID(t.ID):
-		return fmt.Errorf("%w: tenant id %q: want 1-200 letters, digits, '-' or '_'", docket.ErrInvalid, t.ID)
-	case !validTenantName(t.Name):
-		return fmt.Errorf("%w: tenant name: want 1-200 characters", docket.ErrInvalid)
-	case !t.Plan.Valid():
-		return fmt.Errorf("%w: plan %q: want free, starter, pro or enterprise", docket.ErrInvalid, t.Plan)
-	case t.Concurrency < 1:
-		return fmt.Errorf("%w: concurrency %d: want at least 1", docket.ErrInvalid, t.Concurrency)
-	case t.RateLimit < 0:
-		return fmt.Errorf("%w: rate limit %d: want 0 (the plan's) or more", docket.ErrInvalid, t.RateLimit)
-	}
-	return nil
-}
-
-// validTenantUpdate checks the fields an update sets.
-func validTenantUpdate(p *docket.TenantUpdateParams) error {
-	switch {
-	case p.Name != nil && !validTenantName(*p.Name):
-		return fmt.Errorf("%w: tenant name: want 1-200 characters", docket.ErrInvalid)
-	case p.Plan != nil && !p.Plan.Valid():
-		return fmt.Errorf("%w: plan %q: want free, starter, pro or enterprise", docket.ErrInvalid, *p.Plan)
-	case p.Concurrency != nil && *p.Concurrency < 1:
-		return fmt.Errorf("%w: concurrency %d: want at least 1", docket.ErrInvalid, *p.Concurrency)
-	case p.RateLimit != nil && *p.RateLimit < 0:
-		return fmt.Errorf("%w: rate limit %d: want 0 (the plan's) or more", docket.ErrInvalid, *p.RateLimit)
-	}
-	return nil
-}
-
-func validTenantName(name string) bool {
-	return name != "" && utf8.ValidString(name) && utf8.RuneCountInString(name) <= 200
-}
-
-func validTenantID(id string) bool {
-	if id == "" || len(id) > 200 {
-		return false
-	}
-	for _, c := range id {
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 func scanTenant(row pgx.Row) (*docket.Tenant, error) {

@@ -26,6 +26,9 @@ func (t *tenantTx) RateLimitTake(ctx context.Context, p *docket.RateLimitParams)
 	if err := validRate(p); err != nil {
 		return nil, fmt.Errorf("take rate-limit slot: %w", err)
 	}
+	if err := t.notDeleted(ctx); err != nil {
+		return nil, fmt.Errorf("take rate-limit slot: %w", err)
+	}
 	now := t.d.clock()
 	start := now - p.Window.Microseconds()
 	if _, err := t.tx.ExecContext(ctx, sqlRateExpire, t.tenant, start); err != nil {

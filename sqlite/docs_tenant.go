@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"unicode/utf8"
 
 	"github.com/docketq/docket"
 )
@@ -13,12 +12,12 @@ import (
 const (
 	tenantColumns   = `id, name, plan, concurrency, rate_limit, created_at, updated_at`
 	sqlTenantInsert = `INSERT INTO docket_tenants (` + tenantColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?)`
-	sqlTenantGet    = `SELECT ` + tenantColumns + ` FROM docket_tenants WHERE id = ?`
+	sqlTenantGet    = `SELECT ` + tenantColumns + ` FROM docket_tenants WHERE id = ? AND ` + tenantLive
 	// sqlTenantList lists the tenants after a cursor (its created_at and
 	// id; from the oldest: the least integer and ''), at most LIMIT (-1:
 	// all): one range scan of docket_tenants_list (migration 0008).
 	sqlTenantList = `SELECT ` + tenantColumns + ` FROM docket_tenants
-WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`
+WHERE (created_at, id) > (?, ?) AND ` + tenantLive + ` ORDER BY created_at, id LIMIT ?`
 	sqlTenantCursor = `SELECT created_at FROM docket_tenants WHERE id = ?`
 	sqlTenantUpdate = `UPDATE docket_tenants SET name = ?, plan = ?, concurrency = ?, rate_limit = ?, updated_at = ?
 WHERE id = ?`
@@ -37,7 +36,7 @@ func (d *Driver) TenantCreate(ctx context.Context, p *docket.TenantCreateParams)
 	if t.Concurrency == 0 {
 		t.Concurrency = docket.DefaultConcurrency
 	}
-	if err := validTenant(t); err != nil {
+	if err := docket.ValidateTenant(t); err != nil {
 		return nil, fmt.Errorf("create tenant: %w", err)
 	}
 	_, err := d.writer.ExecContext(ctx, sqlTenantInsert, t.ID, t.Name, string(t.Plan),
@@ -46,36 +45,6 @@ func (d *Driver) TenantCreate(ctx context.Context, p *docket.TenantCreateParams)
 		return nil, fmt.Errorf("create tenant %q: %w", t.ID, docsErr(err))
 	}
 	return t, nil
-}
-
-// validTenant checks what the schema cannot say as clearly.
-func validTenant(t *docket.Tenant) error {
-	switch {
-	case !validTenantID(t.ID):
-		return fmt.Errorf("%w: tenant id %q: want 1-200 letters, digits, '-' or '_'", docket.ErrInvalid, t.ID)
-	case t.Name == "" || utf8.RuneCountInString(t.Name) > 200:
-		return fmt.Errorf("%w: tenant name: want 1-200 characters", docket.ErrInvalid)
-	case !t.Plan.Valid():
-		return fmt.Errorf("%w: plan %q: want free, starter, pro or enterprise", docket.ErrInvalid, t.Plan)
-	case t.Concurrency < 1:
-		return fmt.Errorf("%w: concurrency %d: want at least 1", docket.ErrInvalid, t.Concurrency)
-	case t.RateLimit < 0:
-		return fmt.Errorf("%w: rate limit %d: want 0 (the plan's) or more", docket.ErrInvalid, t.RateLimit)
-	}
-	return nil
-}
-
-func validTenantID(id string) bool {
-	if id == "" || len(id) > 200 {
-		return false
-	}
-	for _, c := range id {
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // TenantGet returns a tenant, or ErrNotFound.
@@ -127,8 +96,11 @@ func (d *Driver) TenantList(ctx context.Context, params *docket.TenantListParams
 }
 
 // TenantUpdate changes a tenant in one write transaction: read, apply,
-// check, write.
+// write.
 func (d *Driver) TenantUpdate(ctx context.Context, p *docket.TenantUpdateParams) (*docket.Tenant, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("update tenant %q: %w", p.ID, err)
+	}
 	var t *docket.Tenant
 	err := d.docsWrite(ctx, func(tx *sql.Tx, now int64) error {
 		var err error
@@ -137,9 +109,6 @@ func (d *Driver) TenantUpdate(ctx context.Context, p *docket.TenantUpdateParams)
 		}
 		applyTenantUpdate(t, p)
 		t.UpdatedAt = fromMicros(now)
-		if err := validTenant(t); err != nil {
-			return err
-		}
 		_, err = tx.ExecContext(ctx, sqlTenantUpdate, t.Name, string(t.Plan), t.Concurrency, t.RateLimit, now, t.ID)
 		return err
 	})

@@ -65,6 +65,7 @@ type docCheck struct {
 func docGroups() []docGroup {
 	return []docGroup{
 		{"Tenant", tenantChecks()},
+		{"TenantDelete", tenantDeleteChecks()},
 		{"APIKey", apiKeyChecks()},
 		{"InTenant", txChecks()},
 		{"DocumentInsert", documentInsertChecks()},
