@@ -1,10 +1,6 @@
 package docket
 
-import (
-	"errors"
-
-	"github.com/docketq/docket/queue"
-)
+import "github.com/docketq/docket/queue"
 
 // Sentinel errors. They are the queue's own, so one errors.Is check (and
 // one HTTP mapping) covers jobs and documents alike. Drivers translate their
@@ -18,6 +14,7 @@ var (
 	// ErrInvalid: the caller passed an invalid argument.
 	ErrInvalid = queue.ErrInvalid
 	// ErrDuplicate: an object with the same unique name exists (an
-	// idempotency key already recorded, a tenant name taken).
-	ErrDuplicate = errors.New("already exists")
+	// idempotency key already recorded, a tenant name taken): every unique
+	// violation, in the engine's tables too.
+	ErrDuplicate = queue.ErrDuplicate
 )

@@ -28,20 +28,14 @@ func Provision(ctx context.Context, store Store, client *queue.Client, p TenantC
 		p.ID = uuid.NewString()
 	}
 	p.Name = strings.TrimSpace(p.Name)
-	if p.Name == "" || len(p.Name) > 200 {
-		return nil, apikey.Key{}, fmt.Errorf("%w: tenant name: want 1 to 200 characters", ErrInvalid)
-	}
 	if p.Plan == "" {
 		p.Plan = PlanFree
-	}
-	if !p.Plan.Valid() {
-		return nil, apikey.Key{}, fmt.Errorf("%w: plan %q: want free, starter, pro or enterprise", ErrInvalid, p.Plan)
 	}
 	if p.Concurrency == 0 {
 		p.Concurrency = DefaultConcurrency
 	}
-	if p.Concurrency < 1 || p.Concurrency > 1000 || p.RateLimit < 0 {
-		return nil, apikey.Key{}, fmt.Errorf("%w: concurrency %d (want 1-1000), rate limit %d (want >= 0)", ErrInvalid, p.Concurrency, p.RateLimit)
+	if err := ValidateTenant(&Tenant{ID: p.ID, Name: p.Name, Plan: p.Plan, Concurrency: p.Concurrency, RateLimit: p.RateLimit}); err != nil {
+		return nil, apikey.Key{}, err
 	}
 	t, err := store.TenantCreate(ctx, &p)
 	switch {

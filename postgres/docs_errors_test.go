@@ -41,8 +41,8 @@ func TestDocsError(t *testing.T) {
 		}
 	}
 	var dbErr *queue.DatabaseError
-	if got := interpretError(&pgconn.PgError{Code: "23505", Message: "duplicate key"}); !errors.Is(got, queue.ErrConflict) || !errors.As(got, &dbErr) {
-		t.Errorf("interpretError(unique violation) = %v, want ErrConflict and a queue.DatabaseError", got)
+	if got := interpretError(&pgconn.PgError{Code: "23505", Message: "duplicate key"}); !errors.Is(got, queue.ErrDuplicate) || errors.Is(got, queue.ErrConflict) || !errors.As(got, &dbErr) {
+		t.Errorf("interpretError(unique violation) = %v, want ErrDuplicate (only) and a queue.DatabaseError", got)
 	}
 	if docsError(nil) != nil {
 		t.Error("docsError(nil) != nil")

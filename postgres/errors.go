@@ -34,7 +34,7 @@ func interpretError(err error) error {
 			"22004": // null_value_not_allowed
 			return fmt.Errorf("%w: %w", queue.ErrInvalid, err)
 		case "23505": // unique_violation
-			return fmt.Errorf("%w: %w", queue.ErrConflict, err)
+			return fmt.Errorf("%w: %w", queue.ErrDuplicate, err)
 		}
 	}
 	return err

@@ -18,11 +18,16 @@ var (
 
 	// ErrInvalid means the caller passed an invalid argument.
 	ErrInvalid = errors.New("invalid argument")
+
+	// ErrDuplicate means an object with the same unique key exists: every
+	// unique violation of a store is this error, never ErrConflict, which
+	// is about an object's state.
+	ErrDuplicate = errors.New("already exists")
 )
 
 // DatabaseError carries an error of the database itself (a constraint's
 // name, SQL text, an SQLSTATE) that a driver translated into a sentinel:
-// drivers return fmt.Errorf("%w: %w", ErrConflict, &DatabaseError{Err: err}).
+// drivers return fmt.Errorf("%w: %w", ErrDuplicate, &DatabaseError{Err: err}).
 // Error returns the database's text, for logs; a layer that answers users
 // (the HTTP API) shows the sentinel's meaning instead whenever the chain
 // holds a DatabaseError, so no database text reaches them.

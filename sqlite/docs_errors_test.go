@@ -30,7 +30,8 @@ func TestDocs_Errors(t *testing.T) {
 		{"bad plan", tenantErr(d, &docket.TenantCreateParams{ID: "t3", Name: "x", Plan: "gold"}), docket.ErrInvalid},
 		{"bad tenant id", tenantErr(d, &docket.TenantCreateParams{ID: "a/b", Name: "x"}), docket.ErrInvalid},
 		{"update unknown tenant", func() error {
-			_, err := d.TenantUpdate(ctx, &docket.TenantUpdateParams{ID: "t9", Name: new(string)})
+			name := "nine" // valid: the update is checked before the tenant is read, as on PostgreSQL
+			_, err := d.TenantUpdate(ctx, &docket.TenantUpdateParams{ID: "t9", Name: &name})
 			return err
 		}(), docket.ErrNotFound},
 		{"rename to a taken name", func() error {

@@ -105,19 +105,16 @@ func (d *Driver) docsWrite(ctx context.Context, fn func(tx *sql.Tx, now int64) e
 	return docsErr(tx.Commit())
 }
 
-// docsErr translates SQLite's errors for the document store: a unique key
-// is ErrDuplicate (the queue's translate says ErrConflict), a foreign key
-// to a missing tenant or document ErrNotFound; the rest as translate does.
+// docsErr translates SQLite's errors for the document store: a foreign
+// key to a missing tenant or document is ErrNotFound; the rest (a unique
+// key: ErrDuplicate) as translate does.
 func docsErr(err error) error {
 	if err == nil || isTranslated(err) {
 		return err
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
-		switch se.Code() {
-		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return fmt.Errorf("%w: %w", docket.ErrDuplicate, &queue.DatabaseError{Err: err})
-		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		if se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY {
 			return fmt.Errorf("%w: %w", docket.ErrNotFound, &queue.DatabaseError{Err: err})
 		}
 	}

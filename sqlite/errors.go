@@ -43,7 +43,7 @@ func translate(err error) error {
 	}
 	switch se.Code() {
 	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-		return fmt.Errorf("%w: %w", queue.ErrConflict, err)
+		return fmt.Errorf("%w: %w", queue.ErrDuplicate, err)
 	case sqlite3.SQLITE_CONSTRAINT_CHECK, sqlite3.SQLITE_CONSTRAINT_NOTNULL,
 		sqlite3.SQLITE_CONSTRAINT_DATATYPE, sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_MISMATCH:
 		return fmt.Errorf("%w: %w", queue.ErrInvalid, err)

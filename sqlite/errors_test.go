@@ -34,7 +34,7 @@ func TestTranslate(t *testing.T) {
 		err  error
 		want error
 	}{
-		{"Unique", exec(`INSERT INTO docket_queues (queue, default_tenant_limit) VALUES ('q', 1)`), queue.ErrConflict},
+		{"Unique", exec(`INSERT INTO docket_queues (queue, default_tenant_limit) VALUES ('q', 1)`), queue.ErrDuplicate},
 		{"Check", exec(`INSERT INTO docket_queues (queue, default_tenant_limit) VALUES ('r', 0)`), queue.ErrInvalid},
 		{"NotNull", exec(`INSERT INTO docket_leaders (name) VALUES ('x')`), queue.ErrInvalid},
 		{"Strict", exec(`INSERT INTO docket_queues (queue, default_tenant_limit) VALUES ('s', 'many')`), queue.ErrInvalid},

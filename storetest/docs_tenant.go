@@ -13,6 +13,7 @@ func tenantChecks() []docCheck {
 		{"CreateDefaults", checkTenantDefaults},
 		{"CreateDuplicate", checkTenantDuplicate},
 		{"CreateInvalid", checkTenantInvalid},
+		{"Rules", checkTenantRules},
 		{"GetUnknown", func(f *docFixture) {
 			_, err := f.s.TenantGet(f.ctx, "t_nobody")
 			dWantErr(f.t, "TenantGet(unknown)", err, docket.ErrNotFound)
