@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/docketq/docket"
 )
@@ -10,13 +11,16 @@ import (
 // chunkInsertSQL inserts a document's chunks given as parallel arrays. Not
 // COPY: COPY FROM refuses tables with row-level security.
 // The tsvector is the words of the normalised text (words, indexText)
-// stemmed by the chunk's configuration, then as written.
+// stemmed by the chunk's configuration, then as written, then the lexemes
+// of its hyphenated compounds (compounds, space-separated: compoundsOf;
+// docket_compounds in migrations/014_search_compounds.sql says why).
 const chunkInsertSQL = `INSERT INTO docket_chunks
     (tenant_id, document_id, idx, text, page_start, page_end, vector, model, dimensions, config, tsv)
 SELECT $1, $2, c.idx, c.text, c.page_start, c.page_end, c.vector, c.model, c.dimensions, c.config::regconfig,
     to_tsvector(c.config::regconfig, c.words) || to_tsvector('simple', c.words)
-FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::bytea[], $8::text[], $9::int[], $10::text[], $11::text[])
-    AS c(idx, text, page_start, page_end, vector, model, dimensions, config, words)`
+        || docket_compounds(c.config::regconfig, coalesce(string_to_array(nullif(c.compounds, ''), ' '), '{}'))
+FROM unnest($3::int[], $4::text[], $5::int[], $6::int[], $7::bytea[], $8::text[], $9::int[], $10::text[], $11::text[], $12::text[])
+    AS c(idx, text, page_start, page_end, vector, model, dimensions, config, words, compounds)`
 
 // chunkDeleteSQL deletes a document's chunks by the primary key's
 // document_id.
@@ -53,17 +57,20 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 	n := len(chunks)
 	idxs, starts, ends, dims := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	texts, models, configs, words := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	compounds := make([]string, n)
 	vectors := make([][]byte, n)
 	for i, c := range chunks {
 		idxs[i], starts[i], ends[i], dims[i] = int32(c.Index), int32(c.PageStart), int32(c.PageEnd), int32(c.Dimensions)
 		texts[i], models[i], vectors[i] = c.Text, c.Model, encodeVector(c.Vector)
 		configs[i], words[i] = textSearchConfig(c.Language), indexText(c.Text)
+		compounds[i] = strings.Join(compoundsOf(words[i]), " ")
 		c.TenantID, c.DocumentID = t.tenant, documentID
 	}
 	if _, err := t.tx.Exec(ctx, searchConfigSQL, t.tenant, configs); err != nil {
 		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
 	}
-	_, err = t.tx.Exec(ctx, chunkInsertSQL, t.tenant, documentID, idxs, texts, starts, ends, vectors, models, dims, configs, words)
+	_, err = t.tx.Exec(ctx, chunkInsertSQL, t.tenant, documentID, idxs, texts, starts, ends, vectors, models, dims, configs, words,
+		compounds)
 	if err != nil {
 		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
 	}

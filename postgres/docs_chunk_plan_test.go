@@ -34,8 +34,10 @@ FROM generate_series(0, 999999) g`)
 	}{
 		{"delete", postgres.ChunkDeleteSQL, "(text, text)", "('t', 'd7')", regexp.MustCompile(`Index Cond: \(\(?(tenant_id = \S+\) AND \()?document_id = `)},
 		{"list", postgres.ChunkListSQL, "(text, text, int, int)", "('t', 'd7', 0, 10)", regexp.MustCompile(`Index Cond: \(\((tenant_id = \S+\) AND \()?document_id = `)},
-		{"search_query", postgres.SearchQuerySQL, "(text, text[], boolean)", "('t', '{word7}', false)",
+		{"search_query", postgres.SearchQuerySQL, "(text, text[], boolean, text[])", `('t', '{word7}', false, '{""}')`,
 			regexp.MustCompile(`Index Only Scan using docket_search_configs_pkey|Seq Scan on docket_search_configs`)},
+		{"search_compound", searchBody(f), "(tsquery, text, int, text, int, int)", `('''0-word7''', '', 200, 'm', 2, 2000)`,
+			regexp.MustCompile(`Bitmap Index Scan on docket_chunks_tsv`)},
 		{"search", searchBody(f), "(tsquery, text, int, text, int, int)", "('word7', '', 200, 'm', 2, 2000)",
 			regexp.MustCompile(`Bitmap Index Scan on docket_chunks_tsv`)},
 		{"search_document", searchBody(f), "(tsquery, text, int, text, int, int)", "('word7', 'd7', 200, 'm', 2, 2000)",
@@ -47,7 +49,7 @@ FROM generate_series(0, 999999) g`)
 				continue // docket_chunk_search runs it with EXECUTE: a custom plan
 			}
 			t.Run(c.name+"/"+mode, func(t *testing.T) {
-				owner := c.name == "search" || c.name == "search_document" // docket_chunk_search's statement
+				owner := c.name == "search" || c.name == "search_document" || c.name == "search_compound" // docket_chunk_search's statement
 				plan := explainAsTenant(t, f, !owner, mode, c.name, c.params, c.sql, c.call)
 				t.Logf("%s:\n%s", mode, plan)
 				if !c.want.MatchString(plan) {

@@ -15,14 +15,18 @@ import (
 // normalised by indexText) becomes a phrase query under every
 // configuration the tenant's chunks were indexed with and 'simple', ORed,
 // so that a chunk matches by the stems of its own language or by the words
-// as written; the phrases are then ANDed, or ORed ($3). NULL when no
-// phrase has a word.
+// as written; a phrase that is one hyphenated compound (its entry of $4
+// not empty) is instead that compound's lexeme under each configuration
+// (docket_compound), which every chunk holding it has (chunkInsertSQL).
+// The phrases are then ANDed, or ORed ($3). NULL when no phrase has a
+// word.
 const searchQuerySQL = `WITH configs AS (
     SELECT config FROM docket_search_configs WHERE tenant_id = $1
     UNION SELECT 'simple'::regconfig
 ), alternatives AS (
-    SELECT string_agg(DISTINCT nullif(phraseto_tsquery(c.config, p.phrase)::text, ''), ' | ') AS alt
-    FROM unnest($2::text[]) AS p(phrase) CROSS JOIN configs c
+    SELECT string_agg(DISTINCT nullif(CASE WHEN p.compound <> '' THEN quote_literal(docket_compound(c.config, p.compound))
+        ELSE phraseto_tsquery(c.config, p.phrase)::text END, ''), ' | ') AS alt
+    FROM unnest($2::text[], $4::text[]) AS p(phrase, compound) CROSS JOIN configs c
     GROUP BY p.phrase
 )
 SELECT string_agg('(' || alt || ')', CASE WHEN $3 THEN ' | ' ELSE ' & ' END)
@@ -44,8 +48,28 @@ func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams)
 	if len(phrases) == 0 || p.Limit < 1 {
 		return nil, nil
 	}
+	compounds := make([]string, len(phrases))
+	exact := false
+	for i, ph := range phrases {
+		if c := compound(ph); c != "" {
+			compounds[i], exact = c, true
+		}
+	}
+	hits, err := t.chunkSearch(ctx, p, phrases, compounds)
+	if err != nil || len(hits) > 0 || !exact {
+		return hits, err
+	}
+	// No chunk holds a compound as one word: look for its words as a
+	// phrase (written apart, or stored before their compounds were
+	// indexed).
+	return t.chunkSearch(ctx, p, phrases, make([]string, len(phrases)))
+}
+
+// chunkSearch runs one search of ChunkSearch: phrases as phrase queries,
+// those with a compound (same index, not empty) as that compound's lexeme.
+func (t *tenantTx) chunkSearch(ctx context.Context, p *docket.ChunkSearchParams, phrases, compounds []string) ([]*docket.SearchHit, error) {
 	var query *string
-	if err := t.tx.QueryRow(ctx, searchQuerySQL, t.tenant, phrases, p.Any).Scan(&query); err != nil {
+	if err := t.tx.QueryRow(ctx, searchQuerySQL, t.tenant, phrases, p.Any, compounds).Scan(&query); err != nil {
 		return nil, fmt.Errorf("search chunks: %w", docsError(err))
 	}
 	if query == nil {
@@ -92,6 +116,33 @@ func searchable(phrases []string) []string {
 		}
 	}
 	return out
+}
+
+// maxCompound caps a compound's length in bytes: longer ones are not
+// indexed whole (a tsvector's lexeme and a GIN key have limits).
+const maxCompound = 255
+
+// compoundsOf returns the distinct hyphenated compounds of text normalised
+// by indexText ("0-dimensionale"), at most maxCompound bytes each.
+func compoundsOf(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.Fields(text) {
+		if strings.Contains(w, "-") && len(w) <= maxCompound && !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// compound returns the phrase (normalised by indexText) when it is one
+// hyphenated compound that compoundsOf indexes, else "".
+func compound(phrase string) string {
+	if c := compoundsOf(phrase); len(c) == 1 && c[0] == strings.TrimSpace(phrase) {
+		return c[0]
+	}
+	return ""
 }
 
 // indexText is text as the full-text index reads it: NFKC (ligatures,
