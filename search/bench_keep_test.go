@@ -20,8 +20,8 @@ import (
 // envKeep names the directory in which BenchmarkSearch keeps its loaded
 // stores, so that a later run measures them again without loading them
 // (a 10^6 PostgreSQL load takes tens of minutes): SQLite files
-// search-<n>.db there, and PostgreSQL databases docket_search_<n> on the
-// server of DOCKET_TEST_DATABASE_URL (required: the throwaway cluster
+// search-<n>.db there, and PostgreSQL databases docket_search_<dir>_<n>
+// (dir: the directory's name) on the server of DOCKET_TEST_DATABASE_URL (required: the throwaway cluster
 // dies with the test process). A kept store is migrated before use, so a
 // new migration runs on the loaded data as it would on a deployment's.
 const envKeep = "DOCKET_SEARCH_KEEP"
@@ -59,7 +59,7 @@ func openKept(b *testing.B, store string, n int) (s docket.Store, loaded, ok boo
 		if base == "" {
 			b.Fatalf("%s on PostgreSQL needs %s (an external server)", envKeep, testpg.EnvDatabaseURL)
 		}
-		db := fmt.Sprintf("docket_search_%d", n)
+		db := fmt.Sprintf("docket_search_%s_%d", keptName(dir), n)
 		createDatabase(b, base, db)
 		d, err := postgres.Open(ctx, withDatabase(base, db))
 		if err != nil {
@@ -128,4 +128,15 @@ func withDatabase(base, db string) string {
 		return u.String()
 	}
 	return base + " dbname=" + db // a later keyword wins
+}
+
+// keptName is the name of the directory dir in a database name: lower-case
+// letters and digits, others as underscores.
+func keptName(dir string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, strings.ToLower(filepath.Base(dir)))
 }
