@@ -49,6 +49,10 @@ func (d *Driver) inTenant(ctx context.Context, tenantID string, opts pgx.TxOptio
 		return fmt.Errorf("begin tenant transaction: %w", docsError(err))
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// The engine's statements in this transaction (EnqueueTx, CompleteTx)
+	// leave their notifications to its commit (see notify_post.go).
+	notes := d.txNotes.open(tx)
+	defer d.txNotes.close(tx)
 	if _, err := tx.Exec(ctx, scopeSQL, tenantID); err != nil {
 		return fmt.Errorf("scope transaction to tenant: %w", docsError(err))
 	}
@@ -58,6 +62,7 @@ func (d *Driver) inTenant(ctx context.Context, tenantID string, opts pgx.TxOptio
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit tenant transaction: %w", docsError(err))
 	}
+	d.post.add(notes.take()...)
 	return nil
 }
 

@@ -37,10 +37,15 @@
 //
 // # Notifications
 //
-// Statements that make jobs pending call pg_notify('docket_insert', queue);
-// claims, progress, finishes and cancels call pg_notify('docket_change',
-// queue). PostgreSQL delivers them at commit, once per payload per
-// transaction. [Driver.Notifier] listens on a dedicated connection and
+// Statements that make jobs pending notify 'docket_insert' with the queue's
+// name; claims, progress, finishes and cancels notify 'docket_change'.
+// Inside a caller's transaction they call pg_notify, which PostgreSQL
+// delivers at commit, once per payload per transaction. The hot statements
+// run in a transaction of the driver's own (enqueues, claims, finishes,
+// progress, InTenant's transactions) send theirs after they commit instead,
+// coalesced and without waiting for a WAL flush: a notifying commit holds a
+// cluster-wide lock through its flush, which would serialise them (see
+// notify_post.go). [Driver.Notifier] listens on a dedicated connection and
 // reconnects by itself.
 package postgres
 
@@ -62,11 +67,14 @@ type Driver struct {
 	owned    bool // Close closes the pool
 	repair   *repairClock
 	notifier *Notifier
+	post     *postNotifier // notifications of committed transactions (notify_post.go)
+	txNotes  notesOf       // InTenant's transactions → their notifications
 }
 
 // New returns a driver on pool. Close does not close the pool.
 func New(pool *pgxpool.Pool) *Driver {
-	return &Driver{pool: pool, repair: &repairClock{}, notifier: &Notifier{config: pool.Config().ConnConfig}}
+	return &Driver{pool: pool, repair: &repairClock{}, notifier: &Notifier{config: pool.Config().ConnConfig},
+		post: newPostNotifier(pool)}
 }
 
 // Open connects a pool to connString and returns a driver that owns it.
@@ -89,7 +97,9 @@ func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
 
 // Executor returns an executor on the pool: each method runs in its own
 // transaction.
-func (d *Driver) Executor() queue.Executor { return &Executor{db: d.pool, repair: d.repair} }
+func (d *Driver) Executor() queue.Executor {
+	return &Executor{db: d.pool, repair: d.repair, post: d.post}
+}
 
 // UnwrapTx returns an executor bound to a pgx.Tx.
 func (d *Driver) UnwrapTx(tx any) (queue.Executor, error) {
@@ -97,7 +107,7 @@ func (d *Driver) UnwrapTx(tx any) (queue.Executor, error) {
 	if !ok || ptx == nil {
 		return nil, fmt.Errorf("%w: postgres driver needs a pgx.Tx, got %T", queue.ErrInvalid, tx)
 	}
-	return &Executor{db: ptx, tx: ptx, repair: d.repair}, nil
+	return &Executor{db: ptx, tx: ptx, repair: d.repair, post: d.post, notes: d.txNotes.lookup(ptx)}, nil
 }
 
 // Notifier returns the LISTEN/NOTIFY notifier.
@@ -109,8 +119,10 @@ func (d *Driver) Capabilities() queue.Capabilities {
 	return queue.Capabilities{MultiProcess: true, Notify: true, SQLEnqueue: true}
 }
 
-// Close closes the pool if Open created it.
+// Close waits for the notifications in flight, and closes the pool if Open
+// created it.
 func (d *Driver) Close() error {
+	d.post.wait()
 	if d.owned {
 		d.pool.Close()
 	}

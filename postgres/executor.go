@@ -30,11 +30,14 @@ type Executor struct {
 	db     dbtx
 	tx     pgx.Tx // set when bound to a transaction
 	repair *repairClock
+	post   *postNotifier // sends notifications after commit (notify_post.go)
+	notes  *txNotes      // set when tx is one the driver opened: its notifications, for after its commit
 }
 
 // ExecutorTx is an Executor inside a transaction.
 type ExecutorTx struct {
 	Executor
+	own bool // the transaction, not a savepoint: Commit posts its notes
 }
 
 // Begin starts a transaction, or a savepoint inside one.
@@ -43,7 +46,11 @@ func (e *Executor) Begin(ctx context.Context) (queue.ExecutorTx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", interpretError(err))
 	}
-	return &ExecutorTx{Executor{db: tx, tx: tx, repair: e.repair}}, nil
+	x := &ExecutorTx{Executor: Executor{db: tx, tx: tx, repair: e.repair, post: e.post, notes: e.notes}}
+	if e.tx == nil {
+		x.notes, x.own = &txNotes{}, true
+	}
+	return x, nil
 }
 
 // Tx returns the transaction.
@@ -53,6 +60,9 @@ func (e *ExecutorTx) Tx() pgx.Tx { return e.tx }
 func (e *ExecutorTx) Commit(ctx context.Context) error {
 	if err := e.tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", interpretError(err))
+	}
+	if e.own {
+		e.post.add(e.notes.take()...)
 	}
 	return nil
 }
@@ -71,9 +81,14 @@ func (e *Executor) inTx(ctx context.Context, fn func(x *Executor) error) error {
 	if e.tx != nil {
 		return fn(e)
 	}
-	return pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		return fn(&Executor{db: tx, tx: tx, repair: e.repair})
+	notes := &txNotes{}
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		return fn(&Executor{db: tx, tx: tx, repair: e.repair, post: e.post, notes: notes})
 	})
+	if err == nil {
+		e.post.add(notes.take()...)
+	}
+	return err
 }
 
 // deadlockRetries is how many times a statement is run again after

@@ -34,6 +34,8 @@ import (
 //     asked for is marked idle (has_work false), if no insert for it is in
 //     progress; see rewakeSQL. The rows are found by primary key (= ANY of
 //     the locked tenants), never by a scan of the table.
+//
+// It does not notify: JobClaim does, after the commit (notify_post.go).
 var claimSQL = `
 WITH tenants AS (
     SELECT tq.tenant_id, tq.served_at, tq.max_running - tq.running AS free
@@ -95,11 +97,8 @@ WITH tenants AS (
         cleared_by = CASE WHEN f.idle THEN txid_current() ELSE t.cleared_by END
     FROM idle f LEFT JOIN counts c ON c.tenant_id = f.tenant_id
     WHERE t.queue = $1 AND t.tenant_id = ANY (ARRAY(SELECT tenant_id FROM tenants)) AND t.tenant_id = f.tenant_id
-), notified AS (
-    SELECT pg_notify('docket_change', q.queue) FROM (SELECT DISTINCT queue FROM claimed) q
 )
 SELECT ` + jobColumns + ` FROM claimed
-WHERE (SELECT count(*) FROM notified) >= 0
 ORDER BY id`
 
 // rewakeSQL runs right after claimSQL, in its transaction and with a new
@@ -154,6 +153,11 @@ func (e *Executor) JobClaim(ctx context.Context, params *queue.JobClaimParams) (
 	b.Queue(rewakeSQL, params.Queue)
 	if err := e.db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("claim jobs: %w", interpretError(err))
+	}
+	if len(jobs) > 0 {
+		if err := e.notify(ctx, note{queue.TopicChange, params.Queue}); err != nil {
+			return nil, fmt.Errorf("claim jobs: %w", interpretError(err))
+		}
 	}
 	return jobs, nil
 }

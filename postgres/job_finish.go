@@ -27,6 +27,10 @@ import (
 //     for the next claim in finishRecordSQL); a tenant with a job back to
 //     pending is claimable again.
 //   - attempts: one record per ended attempt.
+//   - notified: in a caller's transaction ($10 true), the statement calls
+//     pg_notify itself, delivered at that transaction's commit; elsewhere
+//     JobFinish sends the notifications after the commit from the queues
+//     and states the statement returns (notify_post.go).
 //   - idle_limit: JobFinish runs finishSQL in a caller's transaction
 //     (CompleteTx), and $9 is that transaction's idle limit in ms (see
 //     queue.JobFinishParams.TxIdleLimit): when positive it becomes the
@@ -37,24 +41,28 @@ import (
 var finishSQL = finishStatement(freeSlotsSQL("done"), `idle_limit AS (
     SELECT set_config('idle_in_transaction_session_timeout', $9::bigint::text, true)
     WHERE $9::bigint > 0
-)`)
+), notified AS (
+    SELECT pg_notify('docket_change', q.queue) FROM (SELECT DISTINCT queue FROM done) q WHERE $10::boolean
+    UNION ALL
+    SELECT pg_notify('docket_insert', q.queue) FROM (SELECT DISTINCT queue FROM done WHERE state = 'pending') q
+    WHERE $10::boolean
+)`, " AND (SELECT count(*) FROM idle_limit) >= 0 AND (SELECT count(*) FROM notified) >= 0")
 
 // finishRecordSQL is finishSQL with the freed slots recorded in
-// docket_tenant_freed instead of subtracted from the tenant rows, and no
-// idle limit; JobFinish uses it outside a caller's transaction (see
-// recordFreedSlotsSQL).
-var finishRecordSQL = finishStatement(recordFreedSlotsSQL("done"), "")
+// docket_tenant_freed instead of subtracted from the tenant rows, no idle
+// limit and no pg_notify; JobFinish uses it outside a caller's transaction
+// (see recordFreedSlotsSQL).
+var finishRecordSQL = finishStatement(recordFreedSlotsSQL("done"), "", "")
 
-// finishStatement is the statement with the tenant slots written by slots
-// and, when setting is not empty, one more CTE of that name (idle_limit),
-// run by the final SELECT.
-func finishStatement(slots, setting string) string {
-	first, last := "", ""
-	if setting != "" {
-		first, last = setting+",\n", " AND (SELECT count(*) FROM idle_limit) >= 0"
+// finishStatement is the statement with the tenant slots written by slots,
+// the CTEs in extra (after the others) and the condition that runs them in
+// cond.
+func finishStatement(slots, extra, cond string) string {
+	if extra != "" {
+		extra = ", " + extra
 	}
 	return `
-WITH ` + first + `input AS (
+WITH input AS (
     SELECT DISTINCT ON (id, attempt, token) *
     FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[], $5::text[],
                 $6::text[], $7::bigint[], $8::text[])
@@ -88,12 +96,8 @@ WITH ` + first + `input AS (
     SELECT id, lease_attempt, coalesce(nullif(by_worker, ''), worker_id), started_at, clock_timestamp(),
            outcome, coalesce(error, '')
     FROM done
-), notified AS (
-    SELECT pg_notify('docket_change', q.queue) FROM (SELECT DISTINCT queue FROM done) q
-    UNION ALL
-    SELECT pg_notify('docket_insert', q.queue) FROM (SELECT DISTINCT queue FROM done WHERE state = 'pending') q
-)
-SELECT ord FROM done WHERE (SELECT count(*) FROM notified) >= 0` + last
+)` + extra + `
+SELECT ord, queue, state = 'pending' FROM done WHERE true` + cond
 }
 
 // JobFinish ends a batch of attempts in one statement; see finishSQL.
@@ -130,27 +134,41 @@ func (e *Executor) JobFinish(ctx context.Context, params []*queue.JobFinishParam
 		for _, p := range params {
 			idle = max(idle, p.TxIdleLimit)
 		}
-		query, args = finishSQL, append(args, idle.Milliseconds())
+		query, args = finishSQL, append(args, idle.Milliseconds(), e.notifiesInline())
 	}
 	held := make([]bool, n)
+	var changed, pending []string // the queues of the jobs ended, and of those back to pending
 	err := e.retryDeadlock(ctx, func() error {
 		clear(held)
+		changed, pending = changed[:0], pending[:0]
 		rows, err := e.db.Query(ctx, query, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var ord int64
-			if err := rows.Scan(&ord); err != nil {
+			var (
+				ord   int64
+				q     string
+				again bool
+			)
+			if err := rows.Scan(&ord, &q, &again); err != nil {
 				return err
 			}
 			held[ord-1] = true
+			changed = append(changed, q)
+			if again {
+				pending = append(pending, q)
+			}
 		}
 		return rows.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("finish jobs: %w", interpretError(err))
+	}
+	if !e.notifiesInline() {
+		// Not in a caller's transaction: the statement did not notify.
+		_ = e.notify(ctx, append(queueNotes(queue.TopicChange, changed...), queueNotes(queue.TopicInsert, pending...)...)...)
 	}
 	errs := make([]error, n)
 	for i, ok := range held {

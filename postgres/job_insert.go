@@ -9,11 +9,15 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// insertJobsSQL calls docket_insert_jobs (migrations/002_enqueue.sql), the
-// one implementation of enqueueing, shared with docket_enqueue.
+// insertJobsSQL calls docket_insert_jobs (migrations/015_notify_after_commit.sql),
+// the one implementation of enqueueing, shared with docket_enqueue. $12
+// says whether the function calls pg_notify itself: only in a caller's
+// transaction; elsewhere JobInsertMany notifies after the commit
+// (notify_post.go).
 var insertJobsSQL = `SELECT r.ord, r.duplicate, ` + jobCols("(r.job).") + `
 FROM docket_insert_jobs($1::text[], $2::text[], $3::text[], $4::text[]::jsonb[], $5::int[], $6::int[],
-                        $7::timestamptz[], $8::text[], $9::bigint[], $10::boolean[], $11::text[]::jsonb[]) r
+                        $7::timestamptz[], $8::text[], $9::bigint[], $10::boolean[], $11::text[]::jsonb[],
+                        $12::boolean) r
 WHERE (r.job).id IS NOT NULL`
 
 // existingByKeySQL reads, with a new snapshot, the jobs holding unique keys
@@ -46,6 +50,9 @@ func (e *Executor) JobInsertMany(ctx context.Context, params []*queue.JobInsertP
 	for range 3 {
 		missing := missingKeys(params, results)
 		if len(missing) == 0 {
+			if err := e.notifyInserted(ctx, results); err != nil {
+				return nil, fmt.Errorf("insert jobs: %w", interpretError(err))
+			}
 			return results, nil
 		}
 		if err := e.fillExisting(ctx, params, results, missing); err != nil {
@@ -53,6 +60,21 @@ func (e *Executor) JobInsertMany(ctx context.Context, params []*queue.JobInsertP
 		}
 	}
 	return nil, fmt.Errorf("insert jobs: unique key of job #%d neither inserted nor found", missingKeys(params, results)[0])
+}
+
+// notifyInserted sends, unless the statement did, a docket_insert
+// notification for each queue with a job pending now.
+func (e *Executor) notifyInserted(ctx context.Context, results []queue.InsertResult) error {
+	if e.notifiesInline() {
+		return nil
+	}
+	var queues []string
+	for _, r := range results {
+		if r.Job != nil && r.Job.State == queue.StatePending {
+			queues = append(queues, r.Job.Queue)
+		}
+	}
+	return e.notify(ctx, queueNotes(queue.TopicInsert, queues...)...)
 }
 
 func (e *Executor) insertJobs(ctx context.Context, params []*queue.JobInsertParams, results []queue.InsertResult) error {
@@ -89,7 +111,7 @@ func (e *Executor) insertJobs(ctx context.Context, params []*queue.JobInsertPara
 		}
 	}
 	rows, err := e.db.Query(ctx, insertJobsSQL, queues, kinds, tenants, args, prios, maxAttempts,
-		runAts, keys, retryOf, failOnTimeout, metadata)
+		runAts, keys, retryOf, failOnTimeout, metadata, e.notifiesInline())
 	if err != nil {
 		return err
 	}
