@@ -2,7 +2,10 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/docketq/docket/queue"
 )
@@ -80,16 +83,13 @@ func leaseArrays(leases []queue.Lease) (ids []int64, attempts []int32, tokens []
 }
 
 // progressSQL stores progress (and the partial result, when $7 is not
-// NULL) while the lease is held and notifies.
+// NULL) while the lease is held. JobProgress notifies (notify_post.go).
 const progressSQL = `
-WITH updated AS (
-    UPDATE docket_jobs
-    SET stage = $4, progress = $5, progress_message = $6,
-        partial_result = coalesce($7::jsonb, partial_result), updated_at = clock_timestamp()
-    WHERE id = $1 AND attempt = $2 AND lease_token = $3 AND $3 <> 0
-    RETURNING queue
-)
-SELECT pg_notify('docket_change', queue) FROM updated`
+UPDATE docket_jobs
+SET stage = $4, progress = $5, progress_message = $6,
+    partial_result = coalesce($7::jsonb, partial_result), updated_at = clock_timestamp()
+WHERE id = $1 AND attempt = $2 AND lease_token = $3 AND $3 <> 0
+RETURNING queue`
 
 // JobProgress stores a running job's stage, percent and message, and its
 // partial result when params carry one.
@@ -106,12 +106,16 @@ func (e *Executor) JobProgress(ctx context.Context, params *queue.JobProgressPar
 		partial = &s
 	}
 	l := params.Lease
-	tag, err := e.db.Exec(ctx, progressSQL, l.JobID, int32(l.Attempt), l.Token, params.Stage, int16(params.Percent), params.Message, partial)
+	var q string
+	err := e.db.QueryRow(ctx, progressSQL, l.JobID, int32(l.Attempt), l.Token, params.Stage, int16(params.Percent), params.Message, partial).Scan(&q)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("progress of job %d attempt %d: %w", l.JobID, l.Attempt, queue.ErrLeaseLost)
+	}
+	if err == nil {
+		err = e.notify(ctx, note{queue.TopicChange, q})
+	}
 	if err != nil {
 		return fmt.Errorf("progress of job %d: %w", l.JobID, interpretError(err))
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("progress of job %d attempt %d: %w", l.JobID, l.Attempt, queue.ErrLeaseLost)
 	}
 	return nil
 }
