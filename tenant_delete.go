@@ -47,6 +47,11 @@ type TenantDeleteParams struct {
 	// BlobKey, empty keys left out) before their rows are deleted. It must
 	// treat a missing blob as deleted. Nil: the caller keeps no blobs.
 	DeleteBlobs func(ctx context.Context, keys []string) error
+	// Begun, when not nil, is called once the tombstone has committed
+	// (before the purge): from then on the tenant's keys are gone, so the
+	// caller ends what it holds of the tenant (cached keys, open streams)
+	// without waiting for the purge.
+	Begun func()
 }
 
 // TenantDeleteResult reports what one TenantDelete call deleted.

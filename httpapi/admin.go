@@ -18,6 +18,7 @@ func (s *Server) adminRoutes() []route {
 		{"GET", "/v1/admin/tenants", admin, s.adminTenantList},
 		{"GET", "/v1/admin/tenants/{id}", admin, s.adminTenantGet},
 		{"PATCH", "/v1/admin/tenants/{id}", admin, s.adminTenantUpdate},
+		{"DELETE", "/v1/admin/tenants/{id}", admin, s.adminTenantDelete}, // admin_tenant_delete.go
 		{"POST", "/v1/admin/tenants/{id}/keys", admin, s.adminKeyCreate},
 		{"DELETE", "/v1/admin/tenants/{id}/keys/{key_id}", admin, s.adminKeyRevoke},
 		{"GET", "/v1/admin/queue", admin, s.adminQueueHealth},

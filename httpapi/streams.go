@@ -77,6 +77,17 @@ func (ss *streams) endKey(keyID string) {
 	}
 }
 
+// endTenant ends the open streams of a tenant (deleted).
+func (ss *streams) endTenant(tenantID string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for st := range ss.open {
+		if st.tenantID == tenantID {
+			st.end(errKeyRevoked)
+		}
+	}
+}
+
 // keyUsable reports whether a stream's key still authenticates: not
 // revoked or expired, its tenant still there. A store that does not answer
 // is not a revocation: the stream goes on until the next check.

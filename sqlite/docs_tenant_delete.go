@@ -79,6 +79,9 @@ func (d *Driver) TenantDelete(ctx context.Context, params *docket.TenantDeletePa
 	if res.Resumed, err = d.tenantTombstone(ctx, params.ID); err != nil {
 		return nil, fmt.Errorf("delete tenant %q: %w", params.ID, err)
 	}
+	if params.Begun != nil {
+		params.Begun()
+	}
 	for range tenantDeleteRounds {
 		if err := d.tenantPurge(ctx, params, batch, res); err != nil {
 			return res, fmt.Errorf("delete tenant %q (run it again to finish): %w", params.ID, err)

@@ -93,9 +93,22 @@ func checkTenantDeleteEverything(f *docFixture) {
 	a, aKeys := f.tenantWithEverything("a")
 	b, _ := f.tenantWithEverything("b")
 	blobs := &blobRecorder{}
-	res, err := f.s.TenantDelete(f.ctx, &docket.TenantDeleteParams{ID: a.ID, BatchSize: 2, DeleteBlobs: blobs.delete})
+	begun := 0
+	res, err := f.s.TenantDelete(f.ctx, &docket.TenantDeleteParams{ID: a.ID, BatchSize: 2, DeleteBlobs: blobs.delete,
+		Begun: func() {
+			// The tombstone has committed; the purge has not begun.
+			begun++
+			_, err := f.s.APIKeyGet(f.ctx, "k_a")
+			dWantErr(f.t, "APIKeyGet when Begun is called", err, docket.ErrNotFound)
+			if blobs.sorted() != nil {
+				f.t.Error("Begun called after the purge began")
+			}
+		}})
 	if err != nil {
 		f.t.Fatalf("TenantDelete: %v", err)
+	}
+	if begun != 1 {
+		f.t.Fatalf("Begun called %d times, want once", begun)
 	}
 	if res.Resumed || res.Documents != 4 || res.Jobs != 1 || res.Records != 2 {
 		f.t.Fatalf("TenantDelete result %+v, want 4 documents, 1 job, 2 records, not resumed", res)
