@@ -3,8 +3,9 @@
 //
 // A [Feed] watches one queue. [Feed.Subscribe] returns a tenant's active jobs
 // (scheduled, pending, running, each with its queue position) and then every
-// change of the tenant's jobs: status, stage, percent, message, attempt,
-// error and queue position. Three sources keep a tenant's view current:
+// change of the tenant's jobs: status, stage, percent, message, partial
+// result (queue.Job.PartialResult: what the handler has found so far, such
+// as a document's early results), attempt, error and queue position. Three sources keep a tenant's view current:
 //
 //   - the client's in-process event bus (queue.Client.Bus): a change made by
 //     this process goes out at once, without a store read for inserts,

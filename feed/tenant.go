@@ -44,6 +44,7 @@ type entry struct {
 type visible struct {
 	state                  queue.State
 	stage, message, errMsg string
+	partial                string // the partial result's JSON, "" for none
 	progress, attempt, pos int
 	started, completed     int64
 	paused                 bool // waiting on a paused tenant or queue
@@ -57,7 +58,7 @@ func (e *entry) visible(paused bool) visible {
 	j := e.job
 	return visible{
 		state: j.State, stage: j.Stage, message: j.ProgressMessage, errMsg: j.ErrorMessage,
-		progress: j.Progress, attempt: j.Attempt, pos: e.pos,
+		partial: string(j.PartialResult), progress: j.Progress, attempt: j.Attempt, pos: e.pos,
 		started: unixMicro(j.StartedAt), completed: unixMicro(j.CompletedAt),
 		paused: e.waitsPaused(paused),
 	}
@@ -120,6 +121,9 @@ func (t *tenant) applyEvent(j *queue.Job, progress bool, stamp uint64, now time.
 	}
 	merged := *cur
 	merged.Stage, merged.Progress, merged.ProgressMessage = j.Stage, j.Progress, j.ProgressMessage
+	if j.PartialResult != nil {
+		merged.PartialResult = j.PartialResult // the report's partial result, or the one it kept
+	}
 	if now.After(merged.UpdatedAt) {
 		merged.UpdatedAt = now // for display; e.version keeps the store's
 	}

@@ -32,6 +32,10 @@ type JobView struct {
 	// Result is what a completed job's handler returned (a dispatched
 	// job's endpoint); null when none.
 	Result json.RawMessage `json:"result"`
+	// PartialResult is what the job's handler has found so far
+	// (queue.Job.PartialResult; a document's early results, pipeline.Early),
+	// kept once the job ends; null when none.
+	PartialResult json.RawMessage `json:"partial_result"`
 }
 
 // NewJobView renders a job as the API shows it, without its queue
@@ -56,6 +60,7 @@ func jobView(j *queue.Job, position int) JobView {
 		StartedAt:       timePtr(j.StartedAt),
 		CompletedAt:     timePtr(j.CompletedAt),
 		UpdatedAt:       j.UpdatedAt,
+		PartialResult:   j.PartialResult,
 	}
 	if (j.State == queue.StatePending || j.State == queue.StateScheduled) && position >= 0 {
 		v.QueuePosition = &position

@@ -34,6 +34,7 @@ type job struct {
 	chunks  []chunk.Chunk
 	vectors [][]float32
 	fields  *docket.Fields
+	early   Early // the partial result reported so far
 }
 
 // run goes through the stages and stores the result.
@@ -60,7 +61,7 @@ func (j *job) run(ctx context.Context) error {
 
 // download reads the document in the job's tenant and opens its blob.
 func (j *job) download(ctx context.Context) (blob.ReadAtCloser, int64, error) {
-	if err := j.progress.enter(ctx, StageDownloading, "reading document"); err != nil {
+	if err := j.progress.enter(ctx, StageDownloading, "reading document", nil); err != nil {
 		return nil, 0, fmt.Errorf("progress: %w", err)
 	}
 	err := j.p.cfg.Store.ReadTenant(ctx, j.tenant, func(tx docket.Tx) error {
@@ -95,7 +96,7 @@ func (j *job) download(ctx context.Context) (blob.ReadAtCloser, int64, error) {
 
 // parse extracts the text, page by page.
 func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
-	if err := j.progress.enter(ctx, StageParsing, "parsing "+string(j.typ)); err != nil {
+	if err := j.progress.enter(ctx, StageParsing, "parsing "+string(j.typ), nil); err != nil {
 		return fmt.Errorf("progress: %w", err)
 	}
 	opts := j.p.cfg.Extract
@@ -113,13 +114,24 @@ func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
 	}
 	j.pages, j.title, j.active = doc.Pages, doc.Title, doc.ActiveContent
 	j.warns = append([]string{}, doc.Warnings...) // never nil once processed
+	j.early = earlyOverview(j.analyzePages(), j.title)
 	return nil
 }
 
-// split cuts the pages into chunks that remember their pages.
+// analyzePages returns the extracted pages as the analyzer takes them.
+func (j *job) analyzePages() []analyze.Page {
+	pages := make([]analyze.Page, len(j.pages))
+	for i, p := range j.pages {
+		pages[i] = analyze.Page{Number: p.Number, Text: p.Text}
+	}
+	return pages
+}
+
+// split cuts the pages into chunks that remember their pages. Its start
+// reports the early results of parsing.
 func (j *job) split(ctx context.Context) error {
 	msg := fmt.Sprintf("splitting %d pages", len(j.pages))
-	if err := j.progress.enter(ctx, StageChunking, msg); err != nil {
+	if err := j.progress.enter(ctx, StageChunking, msg, j.early.encode()); err != nil {
 		return fmt.Errorf("progress: %w", err)
 	}
 	pages := make([]chunk.Page, len(j.pages))
@@ -138,10 +150,12 @@ func (j *job) split(ctx context.Context) error {
 	return nil
 }
 
-// embed computes the chunks' vectors, a batch at a time.
+// embed computes the chunks' vectors, a batch at a time. Its start
+// reports the chunk count with the early results.
 func (j *job) embed(ctx context.Context) error {
 	n := len(j.chunks)
-	if err := j.progress.enter(ctx, StageEmbedding, fmt.Sprintf("embedding %d chunks", n)); err != nil {
+	j.early.ChunkCount = n
+	if err := j.progress.enter(ctx, StageEmbedding, fmt.Sprintf("embedding %d chunks", n), j.early.encode()); err != nil {
 		return fmt.Errorf("progress: %w", err)
 	}
 	e, batch := j.p.cfg.Embedder, j.p.cfg.EmbedBatch
@@ -172,18 +186,16 @@ func (j *job) embed(ctx context.Context) error {
 	return nil
 }
 
-// analyze extracts the document's fields. It reports only its start: a
-// report inside the last stage could still be pending when the final
-// transaction (which, on SQLite, holds the only writer) begins.
+// analyze extracts the document's fields and reports the first key
+// phrases, dates and amounts with the early results, before the results
+// are saved. Both reports are written at once (a stage change, a partial
+// result): none is left pending when the final transaction (which, on
+// SQLite, holds the only writer) begins.
 func (j *job) analyze(ctx context.Context) error {
-	if err := j.progress.enter(ctx, StageAnalyzing, "analyzing text"); err != nil {
+	if err := j.progress.enter(ctx, StageAnalyzing, "analyzing text", nil); err != nil {
 		return fmt.Errorf("progress: %w", err)
 	}
-	pages := make([]analyze.Page, len(j.pages))
-	for i, p := range j.pages {
-		pages[i] = analyze.Page{Number: p.Number, Text: p.Text}
-	}
-	j.fields = fieldsOf(analyze.Analyze(pages, analyze.Options{Title: j.title}))
+	j.fields = fieldsOf(analyze.Analyze(j.analyzePages(), analyze.Options{Title: j.title}))
 	j.fields.ChunkCount = len(j.chunks)
 	j.fields.EmbeddingModel = j.p.cfg.Embedder.Model()
 	j.fields.EmbeddingDimensions = j.p.cfg.Embedder.Dimensions()
@@ -191,5 +203,9 @@ func (j *job) analyze(ctx context.Context) error {
 		j.fields.EmbeddingDimensions = len(j.vectors[0])
 	}
 	j.fields.ActiveContent = j.active
+	j.early = j.early.withFields(j.fields)
+	if err := j.progress.found(ctx, 2, 3, "saving results", j.early.encode()); err != nil {
+		return fmt.Errorf("progress: %w", err)
+	}
 	return nil
 }

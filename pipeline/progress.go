@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -41,8 +42,9 @@ func (s Stage) Percent(done, total int) int {
 // queue never holds a coalesced write that could land after the next stage's.
 const progressGap = 300 * time.Millisecond
 
-// progressFunc is the seam of queue.Task.Progress.
-type progressFunc func(ctx context.Context, stage string, percent int, message string) error
+// progressFunc is the seam of queue.Task.ProgressPartial (a nil partial
+// result is a plain progress report).
+type progressFunc func(ctx context.Context, stage string, percent int, message string, partial json.RawMessage) error
 
 // reporter reports a job's progress: stage by stage, percent never going
 // backwards, within-stage updates thinned to one per progressGap. Safe for
@@ -66,24 +68,35 @@ type heldReport struct {
 }
 
 func newReporter(t *queue.Task) *reporter {
-	return &reporter{report: t.Progress, now: time.Now}
+	return &reporter{report: t.ProgressPartial, now: time.Now}
 }
 
-// enter starts stage s at its From percent and writes it at once. The
-// last report of the stage before, if it was thinned out, is written first
-// when it can be without being coalesced (see progressGap).
-func (r *reporter) enter(ctx context.Context, s Stage, message string) error {
+// enter starts stage s at its From percent and writes it at once, with
+// partial, the job's partial result, unless nil. The last report of the
+// stage before, if it was thinned out, is written first when it can be
+// without being coalesced (see progressGap).
+func (r *reporter) enter(ctx context.Context, s Stage, message string, partial json.RawMessage) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if h := r.held; h != nil && r.err == nil && r.now().Sub(r.last) >= progressGap {
 		r.percent = h.percent
-		if err := r.write(ctx, h.message); err != nil {
+		if err := r.write(ctx, h.message, nil); err != nil {
 			return err
 		}
 	}
 	r.held = nil
 	r.stage, r.percent = s, max(r.percent, s.From)
-	return r.write(ctx, message)
+	return r.write(ctx, message, partial)
+}
+
+// found reports done of total within the current stage with partial, the
+// job's partial result, at once: the queue writes a report with a partial
+// result without coalescing it, so nothing is left pending after it.
+func (r *reporter) found(ctx context.Context, done, total int, message string, partial json.RawMessage) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held, r.percent = nil, max(r.percent, r.stage.Percent(done, total))
+	return r.write(ctx, message, partial)
 }
 
 // update reports done of total within the current stage. It drops the
@@ -102,12 +115,13 @@ func (r *reporter) update(ctx context.Context, done, total int, message string) 
 		return
 	}
 	r.held, r.percent = nil, pct
-	_ = r.write(ctx, message) // kept in r.err
+	_ = r.write(ctx, message, nil) // kept in r.err
 }
 
-// write sends the current stage and percent; r.mu is held.
-func (r *reporter) write(ctx context.Context, message string) error {
-	err := r.report(ctx, r.stage.Name, r.percent, message)
+// write sends the current stage and percent, and partial unless nil; r.mu
+// is held.
+func (r *reporter) write(ctx context.Context, message string, partial json.RawMessage) error {
+	err := r.report(ctx, r.stage.Name, r.percent, message, partial)
 	r.last = r.now() // after the call: the queue's own clock started inside it
 	if err != nil && r.err == nil {
 		r.err = err

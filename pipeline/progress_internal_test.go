@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -20,8 +21,11 @@ type recorder struct {
 func (rec *recorder) reporter() *reporter {
 	return &reporter{
 		now: func() time.Time { return rec.now },
-		report: func(_ context.Context, stage string, percent int, message string) error {
+		report: func(_ context.Context, stage string, percent int, message string, partial json.RawMessage) error {
 			rec.reports = append(rec.reports, fmt.Sprintf("%s %d %s", stage, percent, message))
+			if partial != nil {
+				rec.reports[len(rec.reports)-1] += " " + string(partial)
+			}
 			return rec.fail
 		},
 	}
@@ -34,16 +38,16 @@ func TestReporter(t *testing.T) {
 	r := rec.reporter()
 	step := func(d time.Duration) { rec.now = rec.now.Add(d) }
 
-	_ = r.enter(ctx, StageParsing, "start")
+	_ = r.enter(ctx, StageParsing, "start", nil)
 	r.update(ctx, 1, 10, "1") // too soon: held
 	step(progressGap)
 	r.update(ctx, 2, 10, "2")    // written
 	r.update(ctx, 3, 10, "3")    // held
 	r.update(ctx, 1, 10, "back") // backwards: dropped
 	step(progressGap)
-	_ = r.enter(ctx, StageChunking, "next") // writes "3" first
+	_ = r.enter(ctx, StageChunking, "next", nil) // writes "3" first
 	r.update(ctx, 10, 10, "end")            // held, then lost: too soon for enter
-	_ = r.enter(ctx, StageEmbedding, "embed")
+	_ = r.enter(ctx, StageEmbedding, "embed", nil)
 	step(progressGap)
 	r.update(ctx, 20, 10, "over") // capped at the stage's end
 
@@ -54,7 +58,7 @@ func TestReporter(t *testing.T) {
 	}
 
 	rec.fail = errors.New("store down")
-	_ = r.enter(ctx, StageAnalyzing, "analyze")
+	_ = r.enter(ctx, StageAnalyzing, "analyze", nil)
 	if !errors.Is(r.failed(), rec.fail) {
 		t.Fatalf("failed() = %v", r.failed())
 	}

@@ -58,18 +58,10 @@ func Analyze(pages []Page, opts Options) Fields {
 	if opts.MaxItems <= 0 {
 		opts.MaxItems = 100
 	}
-	f := Fields{
-		Title:     clean(opts.Title),
-		PageCount: len(pages),
-		Dates:     []string{},
-		Amounts:   []Amount{},
-	}
-	if f.Title == "" {
-		f.Title = findTitle(pages)
-	}
+	f := Overview(pages, opts)
+	f.Dates, f.Amounts = []string{}, []Amount{}
 	dates, amounts := newSet[string](opts.MaxItems), newSet[Amount](opts.MaxItems)
 	for _, p := range pages {
-		f.WordCount += countWords(p.Text)
 		for _, d := range findDates(p.Text) {
 			dates.add(d)
 		}
@@ -79,8 +71,21 @@ func Analyze(pages []Page, opts Options) Fields {
 	}
 	f.Dates = append(f.Dates, dates.items...)
 	f.Amounts = append(f.Amounts, amounts.items...)
-	f.Language = detectLanguage(pages)
 	f.KeyPhrases = keyPhrases(pages, f.Language, opts.MaxKeyPhrases)
+	return f
+}
+
+// Overview returns the fields that are quick to find, the same as
+// Analyze's: title, language, page and word counts. The others are nil. It
+// gives a document's first results as soon as its text is extracted.
+func Overview(pages []Page, opts Options) Fields {
+	f := Fields{Title: clean(opts.Title), PageCount: len(pages), Language: detectLanguage(pages)}
+	if f.Title == "" {
+		f.Title = findTitle(pages)
+	}
+	for _, p := range pages {
+		f.WordCount += countWords(p.Text)
+	}
 	return f
 }
 

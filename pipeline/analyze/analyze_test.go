@@ -175,3 +175,22 @@ func TestAnalyze_longLine(t *testing.T) {
 		t.Fatalf("dates %v amounts %v", f.Dates, f.Amounts)
 	}
 }
+
+// Overview finds the quick fields exactly as Analyze does, and nothing else.
+func TestOverview_SameAsAnalyze(t *testing.T) {
+	t.Parallel()
+	pages := []Page{
+		{Number: 1, Text: "# Harbour survey\n\nThe harbour survey counted seventeen lighthouses in March 2026."},
+		{Number: 2, Text: "Storm damage to the northern pier was repaired in May for EUR 12,500."},
+	}
+	for _, opts := range []Options{{}, {Title: "From the metadata"}} {
+		full, quick := Analyze(pages, opts), Overview(pages, opts)
+		if quick.Title != full.Title || quick.Language != full.Language || quick.PageCount != full.PageCount ||
+			quick.WordCount != full.WordCount || quick.Title == "" || quick.Language != "en" || quick.WordCount < 20 {
+			t.Errorf("Overview %+v, Analyze %+v: want the same title, language and counts", quick, full)
+		}
+		if quick.Dates != nil || quick.Amounts != nil || quick.KeyPhrases != nil {
+			t.Errorf("Overview %+v: want no dates, amounts or key phrases", quick)
+		}
+	}
+}
