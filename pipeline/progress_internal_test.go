@@ -46,7 +46,7 @@ func TestReporter(t *testing.T) {
 	r.update(ctx, 1, 10, "back") // backwards: dropped
 	step(progressGap)
 	_ = r.enter(ctx, StageChunking, "next", nil) // writes "3" first
-	r.update(ctx, 10, 10, "end")            // held, then lost: too soon for enter
+	r.update(ctx, 10, 10, "end")                 // held, then lost: too soon for enter
 	_ = r.enter(ctx, StageEmbedding, "embed", nil)
 	step(progressGap)
 	r.update(ctx, 20, 10, "over") // capped at the stage's end
