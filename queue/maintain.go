@@ -7,9 +7,10 @@ import (
 
 // MaintenanceConfig configures the sweeps that one elected worker runs for
 // all: rescuing expired leases, promoting scheduled jobs and deleting old
-// finished jobs. The leader runs them as periodic tasks, with the periodic
-// jobs (WorkerConfig.Periodic): each has a record in the store, named
-// docket.rescue, docket.schedule and docket.clean (docket periodic list).
+// finished jobs. The leader runs each as a service, beside the periodic
+// jobs' enqueuer (WorkerConfig.Periodic): each sweep has a record in the
+// store, named docket.rescue, docket.schedule and docket.clean (docket
+// periodic list).
 type MaintenanceConfig struct {
 	// Disabled turns maintenance off in this worker.
 	Disabled bool
@@ -48,44 +49,24 @@ func (c *MaintenanceConfig) setDefaults(lease time.Duration) {
 
 const leaderName = "maintenance"
 
-// maintain seeks leadership and, while leading, runs the periodic tasks:
-// the sweeps (maintenanceTasks) and the periodic jobs. It resigns when ctx
-// ends.
+// maintain seeks leadership and, while leading, runs the maintenance
+// services (maintenanceServices). It resigns when ctx ends.
 func (w *Worker) maintain(ctx context.Context) {
 	cfg := w.cfg.Maintenance
 	leader := &LeaderParams{Name: leaderName, LeaderID: w.id, TTL: cfg.LeaderTTL}
 	elect := time.NewTicker(cfg.ElectInterval)
 	defer elect.Stop()
-	runner := newPeriodicRunner(w, append(w.maintenanceTasks(), w.periodic...))
-	due := time.NewTimer(0)
-	defer due.Stop()
-
-	leading := w.elect(ctx, leader, false)
-	for {
-		select {
-		case <-ctx.Done():
-			if leading {
-				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-				_ = w.exec.LeaderResign(rctx, leader) // best effort; the TTL ends it anyway
-				cancel()
-			}
-			return
-		case <-elect.C:
-			was := leading
-			if leading = w.elect(ctx, leader, leading); leading && !was {
-				runner.reset() // another leader may have run ticks meanwhile
-			}
-		case <-due.C:
-			if leading {
-				runner.run(ctx)
-			}
-		}
-		if leading {
-			due.Reset(runner.delay(time.Now()))
-		} else {
-			due.Reset(cfg.ElectInterval)
-		}
+	l := &leadership{
+		attempt: func(ctx context.Context, leading bool) bool { return w.elect(ctx, leader, leading) },
+		resign: func(ctx context.Context) {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			defer cancel()
+			_ = w.exec.LeaderResign(rctx, leader) // best effort; the TTL ends it anyway
+		},
+		tick:     elect.C,
+		services: w.maintenanceServices,
 	}
+	l.run(ctx)
 }
 
 // Names of the maintenance sweeps as periodic tasks (docket periodic list).
@@ -94,39 +75,6 @@ const (
 	taskSchedule = reservedPrefix + "schedule"
 	taskClean    = reservedPrefix + "clean"
 )
-
-// maintenanceTasks are the sweeps, run by the leader on the configured
-// intervals through the periodic runner. Each tick is recorded before the
-// sweep runs (at most once per tick: the sweeps are idempotent, so a lost
-// tick is made up by the next).
-func (w *Worker) maintenanceTasks() []*periodicTask {
-	cfg := w.cfg.Maintenance
-	sweep := func(name string, fn func(ctx context.Context) (int, error)) func(context.Context, Executor, time.Time) (func(), error) {
-		return func(ctx context.Context, _ Executor, _ time.Time) (func(), error) {
-			w.sweep(ctx, name, func() (int, error) { return fn(ctx) })
-			return func() {}, nil
-		}
-	}
-	tasks := []*periodicTask{
-		{name: taskRescue, sched: every(cfg.RescueInterval), run: func(ctx context.Context, _ Executor, _ time.Time) (func(), error) {
-			w.rescue(ctx)
-			return func() {}, nil
-		}},
-		{name: taskSchedule, sched: every(cfg.ScheduleInterval), run: sweep("schedule", func(ctx context.Context) (int, error) {
-			return w.exec.JobSchedule(ctx, &JobScheduleParams{Limit: maintenanceBatch})
-		})},
-		{name: taskClean, sched: every(cfg.CleanInterval), run: sweep("clean", func(ctx context.Context) (int, error) {
-			return w.exec.JobDeleteFinished(ctx, &JobDeleteFinishedParams{
-				CompletedAge: cfg.CompletedRetention, FailedAge: cfg.FailedRetention,
-				CancelledAge: cfg.CancelledRetention, Limit: maintenanceBatch * 10,
-			})
-		})},
-	}
-	for _, t := range tasks {
-		t.spec = t.sched.(every).String()
-	}
-	return tasks
-}
 
 func (w *Worker) elect(ctx context.Context, p *LeaderParams, was bool) bool {
 	ok, err := w.exec.LeaderAttempt(ctx, p)
@@ -142,6 +90,7 @@ func (w *Worker) elect(ctx context.Context, p *LeaderParams, was bool) bool {
 	return ok
 }
 
+// rescue is the rescuer's sweep.
 func (w *Worker) rescue(ctx context.Context) {
 	jobs, err := w.exec.JobRescue(ctx, &JobRescueParams{Limit: maintenanceBatch})
 	if err != nil {

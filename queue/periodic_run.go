@@ -10,17 +10,17 @@ import (
 // again (a store error, or a job its Params made invalid).
 const periodicRetry = 5 * time.Second
 
-// periodicRunner runs the periodic tasks while its worker leads: it keeps
+// periodicRunner runs periodic tasks while its worker leads: it keeps
 // each task's next tick as last read from the store and, when one is due,
-// records it there with a compare-and-set and runs it. Only the
-// maintenance goroutine uses it.
+// records it there with a compare-and-set and runs it. Each maintenance
+// service has its own, for one term of leadership (runTasks).
 type periodicRunner struct {
 	w     *Worker
 	tasks []*periodicTask
 	next  []time.Time // per task: the tick due next, as the store has it
 	wait  []time.Time // per task: no try before this (after a failure)
-	// synced: next holds the store's records; false after gaining
-	// leadership or losing a compare-and-set.
+	// synced: next holds the store's records; false at first and after
+	// losing a compare-and-set.
 	synced  bool
 	retryAt time.Time // when to sync again after a failed sync
 }
@@ -29,8 +29,23 @@ func newPeriodicRunner(w *Worker, tasks []*periodicTask) *periodicRunner {
 	return &periodicRunner{w: w, tasks: tasks, next: make([]time.Time, len(tasks)), wait: make([]time.Time, len(tasks))}
 }
 
-// reset makes the next run read the store first: on gaining leadership.
-func (r *periodicRunner) reset() { r.synced = false }
+// runTasks runs tasks until ctx ends: a maintenance service's loop. A
+// fresh runner reads the store first, so ticks another leader ran
+// meanwhile are not run again.
+func (w *Worker) runTasks(ctx context.Context, tasks []*periodicTask) {
+	r := newPeriodicRunner(w, tasks)
+	due := time.NewTimer(0)
+	defer due.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-due.C:
+		}
+		r.run(ctx)
+		due.Reset(r.delay(time.Now()))
+	}
+}
 
 // delay is how long to sleep before the next due tick.
 func (r *periodicRunner) delay(now time.Time) time.Duration {
