@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
 )
 
 // show prints a job with its attempt history: as a table, or with --json
@@ -31,18 +29,13 @@ func (c *jobsCmd) show(ctx context.Context, id int64, stdout, stderr io.Writer) 
 // detail reads the job from --server, else the database, else, when an
 // embedded serve holds it, from that serve's admin API.
 func (c *jobsCmd) detail(ctx context.Context, id int64, stderr io.Writer) (*httpapi.JobDetailView, error) {
-	if c.server != "" {
-		return c.remoteDetail(ctx, c.server, id)
-	}
-	d, err := c.sf.open(ctx)
-	if base := readServeURL(c.sf.dataDir); errors.Is(err, sqlite.ErrLocked) && c.sf.embedded() && base != "" {
-		fmt.Fprintf(stderr, "docket: serve is running on %s; going through its admin API at %s\n", c.sf.dataDir, base)
-		return c.remoteDetail(ctx, base, id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
+	return databaseOrServer(ctx, &c.sf, c.server, stderr,
+		func(d queue.Driver) (*httpapi.JobDetailView, error) { return localDetail(ctx, d, id) },
+		func(base string) (*httpapi.JobDetailView, error) { return c.remoteDetail(ctx, base, id) })
+}
+
+// localDetail reads the job from the database.
+func localDetail(ctx context.Context, d queue.Driver, id int64) (*httpapi.JobDetailView, error) {
 	client := queue.NewClient(d, queue.ClientConfig{})
 	j, err := client.Get(ctx, id)
 	if err != nil {

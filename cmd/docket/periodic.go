@@ -82,27 +82,19 @@ func readPeriodic(ctx context.Context, sf *storeFlags, server, keyFile string, g
 		}
 		return &v, nil
 	}
-	if server != "" {
-		return remote(server)
+	local := func(d queue.Driver) (*httpapi.PeriodicListView, error) {
+		recs, err := queue.NewClient(d, queue.ClientConfig{}).Periodic(ctx)
+		if err != nil {
+			return nil, err
+		}
+		v := httpapi.NewPeriodicListView(recs)
+		return &v, nil
 	}
-	d, err := sf.open(ctx)
-	if base := readServeURL(sf.dataDir); errors.Is(err, sqlite.ErrLocked) && sf.embedded() && base != "" {
-		fmt.Fprintf(stderr, "docket: serve is running on %s; going through its admin API at %s\n", sf.dataDir, base)
-		return remote(base)
-	}
+	v, err := databaseOrServer(ctx, sf, server, stderr, local, remote)
 	if errors.Is(err, sqlite.ErrLocked) && sf.embedded() {
 		return nil, fmt.Errorf("a worker is running on %s and holds its database: stop it, or give --server", sf.dataDir)
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	recs, err := queue.NewClient(d, queue.ClientConfig{}).Periodic(ctx)
-	if err != nil {
-		return nil, err
-	}
-	v := httpapi.NewPeriodicListView(recs)
-	return &v, nil
+	return v, err
 }
 
 // printPeriodic prints the tasks as a table, times in UTC with how far

@@ -15,7 +15,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/httpapi"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue"
 )
 
 const queueUsage = `usage: docket queue <health|pause|resume> [flags]
@@ -80,18 +80,13 @@ func runQueue(ctx context.Context, args []string, getenv func(string) string, st
 // health reads the views from --server, else the database, else, when an
 // embedded serve holds it, from that serve's admin API.
 func (c *queueCmd) health(ctx context.Context) (*httpapi.HealthView, error) {
-	if c.server != "" {
-		return c.remote(ctx, c.server)
-	}
-	d, err := c.sf.open(ctx)
-	if base := readServeURL(c.sf.dataDir); errors.Is(err, sqlite.ErrLocked) && c.sf.embedded() && base != "" {
-		fmt.Fprintf(c.stderr, "docket: serve is running on %s; going through its admin API at %s\n", c.sf.dataDir, base)
-		return c.remote(ctx, base)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
+	return databaseOrServer(ctx, &c.sf, c.server, c.stderr,
+		func(d queue.Driver) (*httpapi.HealthView, error) { return c.local(ctx, d) },
+		func(base string) (*httpapi.HealthView, error) { return c.remote(ctx, base) })
+}
+
+// local reads the views from the database.
+func (c *queueCmd) local(ctx context.Context, d queue.Driver) (*httpapi.HealthView, error) {
 	store, ok := d.(docket.Monitor)
 	if !ok {
 		return nil, errors.New("the store has no monitoring views")

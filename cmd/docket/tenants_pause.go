@@ -12,7 +12,6 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
 )
 
 // pauseUsage is the usage of `docket queue pause|resume` and `docket
@@ -109,18 +108,14 @@ func runPause(ctx context.Context, what string, args []string, getenv func(strin
 // run pauses or resumes through --server, else the database, else, when
 // an embedded serve holds it, through that serve's admin API.
 func (c *pauseCmd) run(ctx context.Context) error {
-	if c.server != "" {
-		return c.remote(ctx, c.server)
-	}
-	d, err := c.sf.open(ctx)
-	if base := readServeURL(c.sf.dataDir); errors.Is(err, sqlite.ErrLocked) && c.sf.embedded() && base != "" {
-		fmt.Fprintf(c.stderr, "docket: serve is running on %s; going through its admin API at %s\n", c.sf.dataDir, base)
-		return c.remote(ctx, base)
-	}
-	if err != nil {
-		return err
-	}
-	defer d.Close()
+	_, err := databaseOrServer(ctx, &c.sf, c.server, c.stderr,
+		func(d queue.Driver) (struct{}, error) { return struct{}{}, c.local(ctx, d) },
+		func(base string) (struct{}, error) { return struct{}{}, c.remote(ctx, base) })
+	return err
+}
+
+// local pauses or resumes on the database.
+func (c *pauseCmd) local(ctx context.Context, d queue.Driver) error {
 	client := queue.NewClient(d, queue.ClientConfig{})
 	if c.what == "queue" {
 		if c.paused {
