@@ -2,16 +2,11 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/blob"
 )
-
-// blobDeleteParallel is how many blobs a tenant's deletion deletes at once.
-const blobDeleteParallel = 8
 
 // TenantDeleteView answers a tenant's deletion: what this request deleted.
 type TenantDeleteView struct {
@@ -49,17 +44,8 @@ func (s *Server) adminTenantDelete(w http.ResponseWriter, r *http.Request) error
 		Documents: res.Documents, Jobs: res.Jobs, Records: res.Records})
 }
 
-// deleteBlobs deletes blobs, a few at once.
+// deleteBlobs deletes the blobs of a batch of a deleted tenant's
+// documents.
 func (s *Server) deleteBlobs(ctx context.Context, keys []string) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(blobDeleteParallel)
-	for _, k := range keys {
-		g.Go(func() error {
-			if err := s.cfg.Blobs.Delete(ctx, k); err != nil {
-				return fmt.Errorf("delete blob %s: %w", k, err)
-			}
-			return nil
-		})
-	}
-	return g.Wait()
+	return blob.DeleteMany(ctx, s.cfg.Blobs, keys)
 }

@@ -154,6 +154,7 @@ func TestCLI_JSONEverywhere(t *testing.T) {
 		{"jobs", "discard", "3"}, {"queue", "health"}, {"periodic", "list"},
 		{"tenants", "pause", f.tenantID}, {"tenants", "resume", f.tenantID}, {"queue", "pause", "q"}, {"queue", "resume", "q"},
 		{"queue", "pause", "q"}, {"queue", "resume", "q"}, {"tenants", "pause", f.tenantID}, {"tenants", "resume", f.tenantID},
+		{"tenants", "delete", f.tenantID}, // last of the tenant's
 		{"bench", "--scenario", "drain", "--jobs", "20", "--tenants", "2", "--workers", "4"},
 	}
 	tree := commandTree(t, f.dir)

@@ -14,7 +14,7 @@ import (
 	"github.com/docketq/docket/sqlite"
 )
 
-const tenantsUsage = `usage: docket tenants <create|list|show|update|key|revoke-key|pause|resume> [flags]
+const tenantsUsage = `usage: docket tenants <create|list|show|update|key|revoke-key|pause|resume|delete> [flags]
 
   create      --name NAME [--plan free|starter|pro|enterprise] [--concurrency N] [--rate-limit N] [--json]
               creates a tenant and prints its first API key (shown once)
@@ -28,6 +28,7 @@ const tenantsUsage = `usage: docket tenants <create|list|show|update|key|revoke-
               revokes a key (KEY_ID: the 16 characters after dk_ in the key)
   pause       ID [--json]  no new job of the tenant starts, in any queue or worker, until resumed
   resume      ID [--json]  its jobs start again at once, first job first (docs/operations.md)
+  delete      ID [--json]  deletes the tenant, its keys, documents, blobs and jobs, for good
 
 They open the database, except while an embedded serve runs on the data
 dir (SQLite serves one process): then they go through its admin API, with
@@ -90,6 +91,9 @@ func runTenants(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	if args[0] == "pause" || args[0] == "resume" {
 		return runPause(ctx, "tenant", args, getenv, stdout, stderr) // tenants_pause.go
+	}
+	if args[0] == "delete" {
+		return runTenantDelete(ctx, args, getenv, stdout, stderr) // tenants_delete.go
 	}
 	sub := args[0]
 	if _, ok := tenantsSynopsis[sub]; !ok {
