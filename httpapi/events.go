@@ -71,6 +71,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	sse := &sseWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.StreamWriteTimeout}
 	defer sse.finish()
+	// Firefox resolves fetch() only at the body's first bytes: with nothing
+	// to replay and no active jobs, a comment says the stream is open
+	// (else the page would wait for the first keep-alive).
+	if len(replay) == 0 && len(sub.Snapshot) == 0 {
+		sse.buf.WriteString(": open\n\n")
+	}
 	if sse.changes(replay) != nil || sse.changes(sub.Snapshot) != nil || sse.flush() != nil {
 		return nil // the client went away or does not read
 	}
