@@ -7,7 +7,9 @@
 #   setup  PostgreSQL 15 server binaries (initdb on PATH, else /usr/lib/postgresql/15/bin,
 #          else `apt-get install postgresql-15`); a C compiler for -race; as root, a
 #          `postgres` OS user (internal/testpg runs initdb through `runuser -u postgres`);
-#          Chromium for the dashboard's browser test (else `apt-get install chromium`)
+#          Chromium for the dashboard's browser test (else `apt-get install chromium`);
+#          libfaketime for the chaos clock-skew test (else `apt-get install libfaketime`)
+#          Firefox for the dashboard's Firefox tests (else `apt-get install firefox-esr`)
 #   tools  golangci-lint, pinned, built from source into ./bin (only if missing or stale);
 #          versitygw likewise (the S3 server the blob tests start), also before the test step
 #   vet    go mod tidy -diff (fails when go.mod or go.sum is untidy), then go vet
@@ -29,9 +31,13 @@
 #   DOCKET_TEST_TIMEOUT  go test -timeout (default 20m)
 #   DOCKET_TEST_SKIP     steps to skip, same as --skip (space- or comma-separated)
 #   DOCKET_SKIP_S3=1     skip the tests against versitygw (and building it before the tests)
-#   DOCKET_REQUIRE_BROWSER  1 (the default here) makes the dashboard's browser test fail, not
-#                        skip, when Chromium is missing; 0 lets it skip
+#   DOCKET_REQUIRE_BROWSER  1 (the default here) makes the dashboard's browser tests fail, not
+#                        skip, when Chromium or Firefox is missing; 0 lets them skip
 #   DOCKET_CHROMIUM      the Chromium binary the browser test starts (default: chromium on PATH)
+#   DOCKET_FIREFOX       the Firefox binary the Firefox tests start (default: firefox-esr, else
+#                        firefox, on PATH)
+#   DOCKET_REQUIRE_FAKETIME  1 (the default here) makes the chaos clock-skew test fail, not
+#                        skip, when libfaketime is missing; 0 lets it skip
 #
 # It never runs `go mod tidy`, never commits, and changes the system only to install what is
 # missing (with apt-get as root, or through passwordless sudo).
@@ -260,6 +266,45 @@ setup_chromium() { # the dashboard's end-to-end test drives a real headless Chro
 	log "chromium: $bin ($("$bin" --version 2>/dev/null | head -n 1))"
 }
 
+faketime_lib() { # prints the libfaketime the clock-skew test preloads into PostgreSQL, or fails
+	local f
+	for f in /usr/lib/*/faketime/libfaketime.so.1; do
+		[ -e "$f" ] && echo "$f" && return 0
+	done
+	return 1
+}
+
+setup_faketime() { # chaos/skew_test.go runs the PostgreSQL server under libfaketime
+	local lib
+	if ! lib=$(faketime_lib); then
+		log "libfaketime not found; installing libfaketime (for the chaos clock-skew test)"
+		apt_install libfaketime
+		lib=$(faketime_lib) || die "libfaketime installed but not found under /usr/lib/*/faketime"
+	fi
+	log "libfaketime: $lib"
+}
+
+firefox_bin() { # prints the Firefox the Firefox tests will start, or fails
+	local f
+	for f in ${DOCKET_FIREFOX:-} firefox-esr firefox; do
+		if command -v "$f" >/dev/null 2>&1; then
+			command -v "$f"
+			return 0
+		fi
+	done
+	return 1
+}
+
+setup_firefox() { # the dashboard's Firefox tests drive a real headless Firefox over WebDriver BiDi
+	local bin
+	if ! bin=$(firefox_bin); then
+		log "Firefox not found; installing firefox-esr (for the dashboard's Firefox tests)"
+		apt_install firefox-esr
+		bin=$(firefox_bin) || die "firefox-esr installed but not found on PATH"
+	fi
+	log "firefox: $bin ($("$bin" --version 2>/dev/null | head -n 1))"
+}
+
 setup_python3() { # HTTP dispatch's example endpoint (examples/dispatch) runs in a Go test
 	command -v python3 >/dev/null 2>&1 || { log "python3 not found; installing python3"; apt_install python3; }
 	log "python3: $(python3 --version 2>&1)"
@@ -271,6 +316,8 @@ setup() {
 	setup_postgres
 	setup_cc
 	setup_chromium
+	setup_faketime
+	setup_firefox
 	setup_python3
 }
 
@@ -337,8 +384,10 @@ go_vet() { go mod tidy -diff && go vet "${PKGS[@]}"; }
 golangci_lint_run() { "$GOLANGCI_LINT" run --allow-serial-runners --config "$ROOT/.golangci.yml" "$@"; }
 
 go_test() {
-	# The browser test fails rather than skips when Chromium is missing (setup installs it).
+	# The browser tests fail rather than skip when Chromium or Firefox is missing (setup installs them).
 	export DOCKET_REQUIRE_BROWSER=${DOCKET_REQUIRE_BROWSER:-1}
+	# Likewise the chaos clock-skew test and libfaketime.
+	export DOCKET_REQUIRE_FAKETIME=${DOCKET_REQUIRE_FAKETIME:-1}
 	local flags
 	read -r -a flags <<<"${GOTESTFLAGS:-}"
 	CGO_ENABLED=1 go test -race -count=1 -p "${DOCKET_TEST_P:-2}" \
@@ -376,7 +425,7 @@ check_module() { # check_module DIR: vet, build and (unless skipped) lint one ne
 cd "$ROOT"
 log "Docket tests in $ROOT (steps:$(for s in $ALL_STEPS; do wanted "$s" && printf ' %s' "$s"; done))"
 
-wanted setup && step "setup: PostgreSQL $PG_MAJOR, C compiler, postgres user, Chromium" setup
+wanted setup && step "setup: PostgreSQL $PG_MAJOR, C compiler, postgres user, Chromium, libfaketime, Firefox" setup
 if wanted tools || wanted lint; then
 	step "tools: golangci-lint $GOLANGCI_LINT_VERSION" tools
 fi

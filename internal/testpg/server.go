@@ -136,6 +136,9 @@ func (s *server) command(ctx context.Context, name string, args ...string) *exec
 		cmd = exec.CommandContext(ctx, path, args...)
 	}
 	cmd.Dir = s.dir
+	if len(s.opts.Env) > 0 {
+		cmd.Env = append(os.Environ(), s.opts.Env...)
+	}
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }

@@ -65,6 +65,12 @@ type Options struct {
 	// connections before returning.
 	Template func(connString string) error
 
+	// Env are extra environment variables (KEY=value) of the server's
+	// commands (initdb, pg_ctl and so the server), e.g. LD_PRELOAD and
+	// FAKETIME to run the server under libfaketime (the chaos package's
+	// clock-skew tests).
+	Env []string
+
 	// Timeout bounds each server command (initdb, start, stop). Default 60s.
 	Timeout time.Duration
 
