@@ -25,6 +25,17 @@ func TestKillStorm_Full(t *testing.T) {
 	})
 }
 
+// TestKillStorm_Medium is test 13 at the size the smoke tier ran until
+// it was cut to 3 minutes: 10,000 jobs, a kill every 2 s for 16 s.
+func TestKillStorm_Medium(t *testing.T) {
+	runStorm(t, stormConfig{
+		jobs: 10_000, tenants: 50, procs: 4, slots: 8,
+		storm: 16 * time.Second, every: 2 * time.Second,
+		lease: 2 * time.Second, rescue: 250 * time.Millisecond,
+		drain: 30 * time.Second, batch: 20,
+	})
+}
+
 // TestPoisonPill_Full is test 12 at full size: the pill among 2,000 normal
 // jobs.
 func TestPoisonPill_Full(t *testing.T) {

@@ -21,6 +21,21 @@ var (
 	workerBin string
 )
 
+// parallel: the smoke tier keeps to about 3 minutes by running, two at a
+// time (go test's -parallel, GOMAXPROCS by default), the scenarios that
+// mostly wait — on a fault window, a lease, a leader's TTL — and share
+// nothing: those with a cluster of their own (partition, server restart
+// and crash, connection budget, clock skew, thundering herd) and those on
+// the shared cluster that read only their own database and their own
+// processes (SIGSTOP, leader failover, pause, periodic, poison pill,
+// LISTEN killed). They call t.Parallel(). The others run alone, before
+// them: the ones whose bound is a rate or a latency under load (kill
+// storm, tenant starvation, priority inversion), the horizon pin, which
+// holds back vacuum for the whole shared cluster, and graceful shutdown,
+// whose "queued jobs untouched" fails when a claim in flight at SIGTERM
+// commits on the server after the worker stopped waiting for it (an
+// engine race that load makes likely: docs/reliability.md). The
+// full-size variants (full_test.go, -tags chaos) all run alone.
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }

@@ -54,13 +54,21 @@ func (w *readyWatch) Write(b []byte) (int, error) {
 // dir. Its standard input is a pipe this process holds, so a worker exits
 // when the test process dies (-exit-on-stdin-eof).
 func startProc(dir string, slot, gen int, args []string) (*proc, error) {
+	return startProcIn(dir, slot, gen, nil, args)
+}
+
+// startProcIn is startProc with the worker started through prefix, a
+// command that execs it in place (ip netns exec NAME: the PID stays the
+// worker's).
+func startProcIn(dir string, slot, gen int, prefix, args []string) (*proc, error) {
 	logPath := filepath.Join(dir, fmt.Sprintf("worker-%02d-%03d.log", slot, gen))
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	p := &proc{slot: slot, gen: gen, logPath: logPath, ready: make(chan struct{}), done: make(chan struct{})}
-	cmd := exec.Command(workerBin, append([]string{"-exit-on-stdin-eof"}, args...)...)
+	argv := append(append(append([]string{}, prefix...), workerBin, "-exit-on-stdin-eof"), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout = &readyWatch{ready: p.ready}
 	cmd.Stderr = f
 	cmd.WaitDelay = 5 * time.Second
@@ -140,9 +148,10 @@ func (p *proc) tail(n int) string {
 // fleet is a set of worker slots, each running one process at a time; with
 // a supervisor, a process that dies is replaced at once.
 type fleet struct {
-	t    *testing.T
-	dir  string
-	args []string
+	t      *testing.T
+	dir    string
+	args   []string
+	prefix []string // see startProcIn
 
 	mu      sync.Mutex
 	all     []*proc
@@ -162,7 +171,14 @@ const maxGenerations = 200
 // stderr tails are logged.
 func startFleet(t *testing.T, n int, supervise bool, args []string) *fleet {
 	t.Helper()
-	f := &fleet{t: t, dir: t.TempDir(), args: args, cur: make([]*proc, n), killed: map[int]bool{}}
+	return startFleetIn(t, n, supervise, nil, args)
+}
+
+// startFleetIn is startFleet with every worker started through prefix
+// (see startProcIn).
+func startFleetIn(t *testing.T, n int, supervise bool, prefix, args []string) *fleet {
+	t.Helper()
+	f := &fleet{t: t, dir: t.TempDir(), args: args, prefix: prefix, cur: make([]*proc, n), killed: map[int]bool{}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log(f.diagnostics())
@@ -202,7 +218,7 @@ func (f *fleet) spawn(slot int) (*proc, error) {
 	if gen >= maxGenerations {
 		return nil, fmt.Errorf("slot %d: %d workers started; giving up", slot, gen)
 	}
-	p, err := startProc(f.dir, slot, gen, f.args)
+	p, err := startProcIn(f.dir, slot, gen, f.prefix, f.args)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,9 @@ type starvationConfig struct {
 	drain        time.Duration
 }
 
-// TestTenantStarvation_Smoke: tenant A floods the queue with 10 ms jobs; 1 s
+// TestTenantStarvation_Smoke: tenant A floods the queue with 3,000 10 ms
+// jobs (enough to outlast the others by the 2 s the capacity check reads;
+// 5,000 before the smoke tier was cut to 3 minutes, 50,000 in _Full); 1 s
 // later 25 tenants enqueue 10 jobs each. The queue's default tenant limit
 // is the whole capacity, so only the round-robin across tenants keeps the
 // late tenants from waiting behind A's backlog: their enqueue→start p95 must
@@ -36,7 +38,7 @@ type starvationConfig struct {
 // fall far below.)
 func TestTenantStarvation_Smoke(t *testing.T) {
 	runStarvation(t, starvationConfig{
-		flood: 5000, others: 25, perOther: 10, procs: 3, slots: 8,
+		flood: 3000, others: 25, perOther: 10, procs: 3, slots: 8,
 		p95: 2 * time.Second, aloneShare: 0.35, drain: 60 * time.Second,
 	})
 }
