@@ -30,7 +30,7 @@ test-short: ## go vet + go test -race -short, no lint, for PKGS
 	scripts/test.sh --skip lint,nested --short $(PKGS)
 
 .PHONY: test-browser
-test-browser: ## The dashboard's tests in a real headless Chromium (installs chromium if missing)
+test-browser: ## The dashboard's tests in real headless Chromium and Firefox (installs chromium, firefox-esr if missing)
 	GOTESTFLAGS='-run TestDashboard' scripts/test.sh --only setup,test ./web/... ./cmd/docket/
 
 .PHONY: test-nightly
