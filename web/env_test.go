@@ -51,6 +51,7 @@ type env struct {
 	store *sqlite.Driver
 	queue *queue.Client
 	embed *gatedEmbedder
+	saves *gatedSaves   // the pipeline's store: holds a job's last step
 	page  *webtest.Page // the tenant's dashboard
 	b     *webtest.Browser
 
@@ -90,7 +91,8 @@ func setup(t *testing.T, concurrency, rateLimit int) *env {
 		t.Fatal(err)
 	}
 	e.routes = api.Routes()
-	proc, err := pipeline.NewProcessor(pipeline.Config{Store: d, Blobs: blobs, Embedder: e.embed})
+	e.saves = &gatedSaves{Store: d}
+	proc, err := pipeline.NewProcessor(pipeline.Config{Store: e.saves, Blobs: blobs, Embedder: e.embed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +120,7 @@ func setup(t *testing.T, concurrency, rateLimit int) *env {
 	// A cleanup, not a defer: it runs after the page's failure screenshot.
 	t.Cleanup(func() {
 		e.embed.open()
+		e.saves.open()
 		cancel()
 		srv.Close()
 		wg.Wait()
@@ -361,4 +364,54 @@ func (g *gatedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 		}
 	}
 	return g.Embedder.Embed(ctx, texts)
+}
+
+// gatedSaves is the pipeline's store (the real one) with a gate before each
+// write transaction, which the pipeline opens once per job, to save its
+// results and complete it after the analysis: held, a job waits there with
+// all its early results reported. Like gatedEmbedder, it changes when work
+// happens, never what the work gives.
+type gatedSaves struct {
+	docket.Store
+	mu      sync.Mutex
+	gate    chan struct{} // nil: saves go through
+	waiting chan struct{} // receives when a save waits at the gate
+}
+
+// hold makes every save wait until open.
+func (g *gatedSaves) hold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gate == nil {
+		g.gate, g.waiting = make(chan struct{}), make(chan struct{}, 16)
+	}
+}
+
+// open lets every save through from now on.
+func (g *gatedSaves) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gate != nil {
+		close(g.gate)
+		g.gate = nil
+	}
+}
+
+// InTenant waits at the gate, if held, then runs fn in the real store.
+func (g *gatedSaves) InTenant(ctx context.Context, tenantID string, fn func(docket.Tx) error) error {
+	g.mu.Lock()
+	gate, waiting := g.gate, g.waiting
+	g.mu.Unlock()
+	if gate != nil {
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return g.Store.InTenant(ctx, tenantID, fn)
 }

@@ -6,7 +6,7 @@
 import { api, getJSON, problem } from "./api.js";
 import { el, setText, clock, about, plural } from "./dom.js";
 import { Throughput, estimate, Eta } from "./estimate.js";
-import { plainError, earlyResults, resultRows } from "./results.js";
+import { plainError, resultRows } from "./results.js";
 
 export const STAGES = ["queued", "downloading", "parsing", "chunking", "embedding", "analyzing", "completed"];
 const STATUS = { pending: "Queued", processing: "Processing…", completed: "Completed", failed: "Failed", cancelled: "Cancelled" };
@@ -58,7 +58,8 @@ export class DocList {
     e.job = job;
     this.tp.record(job);
     if (!ENDED.includes(job.stage) && job.stage !== "failed") e.lastStage = job.stage;
-    Object.assign(e.early, earlyResults(job.progress_message));
+    // Early results arrive with the job (its partial result) and stay.
+    if (job.partial_result && typeof job.partial_result === "object") e.early = job.partial_result;
     this.render(e);
     const changed = !old || old.id !== job.id || old.status !== job.status;
     if (known && changed && ENDED.includes(job.status)) this.fetchDocument(job.document_id);
@@ -171,7 +172,9 @@ export class DocList {
     ui.retry.hidden = !(st === "failed" || st === "cancelled");
     ui.chunks.hidden = !(st === "completed" && d && d.status === "completed");
     if (st !== "completed") { e.chunksLoaded = false; ui.chunks.open = false; }
-    renderResults(ui.results, resultRows(e.early, d && d.status === "completed" ? d.fields : null, d ? d.warnings : []));
+    const fields = d && d.status === "completed" ? d.fields : null;
+    renderResults(ui.results, resultRows(e.early, fields, d ? d.warnings : []));
+    ui.results.dataset.early = fields ? "false" : "true"; // found so far, not final yet
     this.timing(e, Date.now());
   }
 

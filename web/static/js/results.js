@@ -1,29 +1,19 @@
-// What a document's card says about it: early results read from the job's
-// progress messages while it runs, its fields once analysed, and its
-// error in plain words.
+// What a document's card says about it: its early results (the job's
+// partial result, streamed while it runs and kept after), its fields once
+// analysed, and its error in plain words.
 
-// earlyResults reads the counts the pipeline reports as it goes
-// ("parsed 3 of 12 pages", "splitting 12 pages", "embedding 40 chunks").
-export function earlyResults(message) {
-  const out = {};
-  if (!message) return out;
-  let m;
-  if ((m = /parsed \d+ of (\d+) pages/.exec(message)) || (m = /splitting (\d+) pages/.exec(message))) out.pages = Number(m[1]);
-  if ((m = /embedding (\d+) chunks/.exec(message)) || (m = /embedded \d+ of (\d+) chunks/.exec(message))) out.chunks = Number(m[1]);
-  return out;
-}
-
-// resultRows lists [label, value] pairs: the early counts, then every
-// field of a completed document that has a value.
+// resultRows lists [label, value] pairs of a document: its fields, or,
+// while they are not there yet, the early results that have arrived
+// (pipeline.Early: the same names, fewer of them). Only what has a value.
 export function resultRows(early, fields, warnings) {
   const rows = [];
   const add = (k, v) => { if (v != null && v !== "" && !(Array.isArray(v) && v.length === 0)) rows.push([k, String(v)]); };
-  const f = fields || {};
-  add("Pages", f.page_count || early.pages);
+  const f = Object.assign({}, early || {}, fields || {});
+  add("Pages", f.page_count);
   add("Words", f.word_count);
   add("Title", f.title);
   add("Language", f.language);
-  add("Chunks", f.chunk_count || early.chunks);
+  add("Chunks", f.chunk_count);
   add("Key phrases", (f.key_phrases || []).slice(0, 8).join(", "));
   add("Dates", (f.dates || []).slice(0, 6).join(", "));
   add("Amounts", (f.amounts || []).slice(0, 6).map((a) => `${a.value} ${a.currency}`).join(", "));
