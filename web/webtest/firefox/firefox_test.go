@@ -15,10 +15,10 @@ import (
 )
 
 // One Firefox (its start is the dear part) runs the package's tests, each
-// in its own tab.
-func TestFirefox(t *testing.T) {
+// in its own tab. (Named TestDashboard… so that make test-browser runs it.)
+func TestDashboard_Firefox(t *testing.T) {
 	b := firefox.Start(t)
-	t.Run("DashboardLoads", func(t *testing.T) { dashboardLoads(t, b) })
+	t.Run("Loads", func(t *testing.T) { dashboardLoads(t, b) })
 	t.Run("Page", func(t *testing.T) { pageActs(t, b) })
 }
 
