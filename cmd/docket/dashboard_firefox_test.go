@@ -82,7 +82,10 @@ func firefoxConnect(t *testing.T, p *firefox.Page, srv server) {
 	}
 	p.Type("#key", srv.key)
 	p.Click("#keyform button[type=submit]")
-	p.WaitFor(`the status "live"`, `document.querySelector("#conn").textContent === "live"`, 20*time.Second)
+	// Well before serve's first keep-alive (15 s): with nothing to send,
+	// the stream must still open at once (Firefox's fetch resolves only at
+	// the first bytes of the body).
+	p.WaitFor(`the status "live"`, `document.querySelector("#conn").textContent === "live"`, 10*time.Second)
 	p.WaitFor("the rate limit line", `/\d+ of \d+ uploads left/.test(document.querySelector("#ratelimit").textContent)`, 20*time.Second)
 	firefoxKeyKept(t, p, srv.key)
 }
