@@ -20,7 +20,7 @@ func checkOTLPEndpoint(endpoint string) error {
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--otlp-endpoint %q: want an http(s) URL such as http://127.0.0.1:4318", endpoint)
+		return fmt.Errorf("--otlp-endpoint %q: want an http(s) URL such as http://127.0.0.1:4318", redact(endpoint))
 	}
 	return nil
 }
