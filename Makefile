@@ -34,7 +34,7 @@ test-browser: ## The dashboard's tests in real headless Chromium and Firefox (in
 	GOTESTFLAGS='-run TestDashboard' scripts/test.sh --only setup,test ./web/... ./cmd/docket/
 
 .PHONY: test-nightly
-test-nightly: setup ## The nightly tier: full-size chaos tests (kill -9 storm of 100k jobs, ...), about 5 minutes
+test-nightly: setup ## The nightly tier: the full chaos tier, as make chaos (~25-30 minutes)
 	$(GO) test -race -count=1 -tags chaos -timeout 45m ./chaos/...
 
 .PHONY: fuzz
@@ -49,11 +49,11 @@ fuzz: ## Every fuzz target (RELIABILITY 36) for FUZZTIME each (default 1m), -par
 	done
 
 .PHONY: chaos-smoke
-chaos-smoke: ## The chaos smoke tier: real worker processes killed, stopped, partitioned; PostgreSQL restarted and crashed (~4 min)
+chaos-smoke: ## Chaos smoke tier (in make test too): one small variant of every fault, the waiting ones two at a time (target ~3 min; docs/reliability.md)
 	$(GO) test -race -count=1 -timeout 20m ./chaos/...
 
 .PHONY: chaos
-chaos: ## The full-size chaos scenarios (-tags chaos), nightly tier (RUN=regexp to pick)
+chaos: ## Full chaos tier (-tags chaos): smoke + _Full/_Medium sizes, measurements 26/29, netns partition (~25-30 min; RUN=regexp)
 	$(GO) test -race -count=1 -tags chaos -timeout 45m $(if $(RUN),-run '$(RUN)') ./chaos/...
 
 .PHONY: lint

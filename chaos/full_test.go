@@ -59,6 +59,27 @@ func TestPartition_Full(t *testing.T) {
 		lease: 2 * time.Second, fault: 30 * time.Second, produce: 60 * time.Second, drain: 3 * time.Minute})
 }
 
+// TestPartitionNetns_MidTransaction is test 17 at the network level: the
+// victim runs in a network namespace of its own and reaches PostgreSQL
+// over a veth pair (the server listens on the host's end, in
+// 198.18.0.0/15, besides loopback); the pair is cut — the namespace's end
+// taken down — for 3 leases while the victim holds a completing
+// transaction open, as in TestPartition_MidTransaction, then brought up.
+// No proxy: both ends' kernels see the partition as a real one (the
+// worker's TCP retransmits into nothing, the server's replies are dropped
+// at the pair). Same bounds as the proxy's variants. Skipped, saying why,
+// when not root or where network namespaces or veth pairs are refused.
+//
+// In the full tier, not the smoke tier: in 2 of 6 runs on a loaded 2-core
+// box one transaction of the victim that had written docket_jobs stayed
+// idle in transaction on the server through the whole partition although
+// CompleteTx gives it an idle limit of one lease (docs/reliability.md,
+// not diagnosed yet); the proxy's variant has not shown it.
+func TestPartitionNetns_MidTransaction(t *testing.T) {
+	runPartition(t, partitionConfig{netns: true, jobs: 1200, procs: 2, slots: 8, midTx: true, hold: 300 * time.Millisecond,
+		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
+}
+
 // TestPartitionReset_Full is test 17's reset variant at full size.
 func TestPartitionReset_Full(t *testing.T) {
 	runPartition(t, partitionConfig{mode: faultproxy.Reset, jobs: 20_000, procs: 3, slots: 8,

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/docketq/docket/internal/faultproxy"
 	"github.com/docketq/docket/internal/testpg"
@@ -103,22 +106,6 @@ func TestPartition_Smoke(t *testing.T) {
 func TestPartition_MidTransaction(t *testing.T) {
 	t.Parallel() // see parallel in main_test.go
 	runPartition(t, partitionConfig{mode: faultproxy.Drop, jobs: 1200, procs: 2, slots: 8, midTx: true, hold: 300 * time.Millisecond,
-		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
-}
-
-// TestPartitionNetns_MidTransaction is test 17 at the network level: the
-// victim runs in a network namespace of its own and reaches PostgreSQL
-// over a veth pair (the server listens on the host's end, in
-// 198.18.0.0/15, besides loopback); the pair is cut — the namespace's end
-// taken down — for 3 leases while the victim holds a completing
-// transaction open, as in TestPartition_MidTransaction, then brought up.
-// No proxy: both ends' kernels see the partition as a real one (the
-// worker's TCP retransmits into nothing, the server's replies are dropped
-// at the pair). Same bounds as the proxy's variants. Skipped, saying why,
-// when not root or where network namespaces or veth pairs are refused.
-func TestPartitionNetns_MidTransaction(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
-	runPartition(t, partitionConfig{netns: true, jobs: 1200, procs: 2, slots: 8, midTx: true, hold: 300 * time.Millisecond,
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }
 
@@ -268,14 +255,29 @@ func (e *env) checkLocksReleased(t *testing.T, faultAt time.Time, lease time.Dur
 	})
 	took := e.dbNow().Sub(faultAt)
 	if !ok {
-		t.Errorf("the server still held the victim's completing transactions (and their rows) %.2fs after the cut, until the heal: %s",
-			took.Seconds(), seen)
+		t.Errorf("the server still held the victim's completing transactions (and their rows) %.2fs after the cut, until the heal: %s\n%s",
+			took.Seconds(), seen, e.victimSessions())
 		return
 	}
 	t.Logf("the server ended the victim's open completing transactions %.2fs after the cut (bound lease + 1 s = %s)", took.Seconds(), bound)
 	if took > bound {
 		t.Errorf("the victim's completing transactions ended %.2fs after the cut, over lease + 1 s = %s", took.Seconds(), bound)
 	}
+}
+
+// victimSessions describes the victim's sessions in a transaction, for a
+// failure's message.
+func (e *env) victimSessions() string {
+	rows, err := e.pool.Query(context.Background(), `SELECT format('pid %s %s since %s (transaction since %s): %s', pid, state,
+		state_change, xact_start, left(query, 200)) FROM pg_stat_activity WHERE application_name = $1 AND xact_start IS NOT NULL`, victimApp)
+	if err != nil {
+		return err.Error()
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err.Error()
+	}
+	return strings.Join(lines, "\n")
 }
 
 // heldRecovery measures, by the database clock, how long after at the
