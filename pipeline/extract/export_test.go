@@ -21,6 +21,17 @@ func EngineReachesModule(e *PDFEngine) (bool, error) {
 // LongString is longString.
 var LongString = longString
 
+// LongTitle is longTitle.
+var LongTitle = longTitle
+
+// SetTitleCheck sets the title check's bound until the returned function restores it. Tests
+// that call it must not be parallel.
+func SetTitleCheck(n int) (restore func()) {
+	old := titleCheckBytes
+	titleCheckBytes = n
+	return func() { titleCheckBytes = old }
+}
+
 // EngineMovesMemory reports whether e moves an instance's memory out of the Go heap (Linux),
 // leaving the instance working: it still opens and reads a document afterwards.
 func EngineMovesMemory(e *PDFEngine, pdf []byte) (bool, error) {

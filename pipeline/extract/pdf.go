@@ -36,7 +36,7 @@ func extractPDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	}
 	engine := opts.PDF // set by admit
 	job := &pdfJob{data: data, opts: opts, ctx: ctx, doc: &Document{},
-		skipTitle: longString(data, MaxPDFStringBytes)}
+		skipTitle: titleUnread(data)}
 	job.gate.fn = opts.Progress
 	defer job.gate.close()
 	if err := engine.run(ctx, job.run); err != nil {
@@ -72,8 +72,8 @@ type pdfJob struct {
 	ctx    context.Context
 	doc    *Document
 	active bool // PDFium counted document JavaScript or attachments
-	// skipTitle is set when the file holds a string over MaxPDFStringBytes: the title is not read.
-	skipTitle bool
+	// skipTitle, when not empty, says why the title is not read (titleUnread).
+	skipTitle string
 	total     int // bytes of text so far
 	gate      progressGate
 }
@@ -135,8 +135,8 @@ func openErr(err error) (bool, error) {
 // meta reads the title, the security handler and PDFium's view of active content. Failures
 // here are not fatal: the page loop will meet a broken instance soon enough.
 func (j *pdfJob) meta(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT) {
-	if j.skipTitle {
-		j.doc.Warnings = append(j.doc.Warnings, fmt.Sprintf("title not read: a string over %d bytes", MaxPDFStringBytes))
+	if j.skipTitle != "" {
+		j.doc.Warnings = append(j.doc.Warnings, "title not read: "+j.skipTitle)
 	} else if t, err := readTitle(inst, doc); err == nil {
 		j.doc.Title = t
 	}

@@ -53,3 +53,55 @@ func TestExtract_HugeTitleNotRead(t *testing.T) {
 		t.Errorf("pages %+v", doc.Pages)
 	}
 }
+
+func TestLongTitle(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 200)
+	tests := []struct {
+		name string
+		data string
+		want bool
+	}{
+		{"short literal", "<< /Title (" + long[:50] + ") >>", false},
+		{"long literal", "<< /Title (" + long + ") >>", true},
+		{"long literal, no space", "<</Title(" + long + ")>>", true},
+		{"long hex", "<< /Title <" + strings.Repeat("41", 100) + "> >>", true},
+		{"long, under another key", "<< /Subject (" + long + ") /Title (a) >>", false},
+		{"indirect, long", "6 0 obj << /Title 9 0 R >> endobj\n9 0 obj\n(" + long + ")\nendobj", true},
+		{"indirect, short", "6 0 obj << /Title 9 0 R >> endobj\n9 0 obj\n(" + long[:50] + ")\nendobj", false},
+		{"long object, another reference", "6 0 obj << /Title 9 0 R /Subject 10 0 R >> endobj\n10 0 obj (" + long + ") endobj", false},
+		{"in a stream", "1 0 obj << /Length 220 >>\nstream\n/Title (" + long + ")\nendstream\nendobj", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := extract.LongTitle([]byte(tt.data), 100); got != tt.want {
+				t.Errorf("LongTitle = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// A PDF whose /Title string is over MaxPDFTitleStringBytes is parsed without its title (one
+// just under MaxPDFStringBytes took the engine past the parse deadline and cost 100-130 MiB);
+// one under it is read, cut to MaxTitleBytes.
+func TestExtract_TitleCheck(t *testing.T) {
+	t.Parallel()
+	doc, err := extractBytes(t, extract.TypePDF, xt.LongTitlePDF(extract.MaxPDFTitleStringBytes+1), extract.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Title != "" || len(doc.Warnings) != 1 || !strings.HasPrefix(doc.Warnings[0], "title not read: its string is over") {
+		t.Errorf("title %d bytes, warnings %q", len(doc.Title), doc.Warnings)
+	}
+	if len(doc.Pages) != 1 || doc.Pages[0].Text != "A long title" {
+		t.Errorf("pages %+v", doc.Pages)
+	}
+	doc, err = extractBytes(t, extract.TypePDF, xt.LongTitlePDF(extract.MaxPDFTitleStringBytes-2), extract.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Title != strings.Repeat("T", extract.MaxTitleBytes) || len(doc.Warnings) != 0 {
+		t.Errorf("title %d bytes, warnings %q; want the title read", len(doc.Title), doc.Warnings)
+	}
+}

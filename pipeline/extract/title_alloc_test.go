@@ -9,12 +9,14 @@ import (
 	xt "github.com/docketq/docket/pipeline/extract/extracttest"
 )
 
-// A long PDF /Title costs the Go heap only the prefix that is kept: the engine hands it over
+// A long PDF /Title, once let through the title check (MaxPDFTitleStringBytes), costs the Go
+// heap only the prefix that is kept: the engine hands it over
 // in its own memory, and only MaxTitleBytes' worth is decoded. Measured against the same file
 // with the string under /Subject, which nothing reads. Not parallel: it counts the process's
 // allocations.
 func TestExtract_PDFTitleReadAsPrefix(t *testing.T) {
-	const n = 4 << 20 // under MaxPDFStringBytes: read
+	const n = 4 << 20 // over MaxPDFTitleStringBytes: the check is lifted to read it
+	defer extract.SetTitleCheck(extract.MaxPDFStringBytes)()
 	allocated := func(data []byte) (uint64, *extract.Document) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

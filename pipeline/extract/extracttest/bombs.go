@@ -39,6 +39,8 @@ func pdfRows() []row {
 		{Name: "active content", Type: "pdf", build: func() []byte { return ActivePDF().Bytes() }, Want: []string{""}, Active: true},
 		// Read in well under a second, but a loaded test machine under -race may pass a short deadline.
 		{Name: "title 30 MB", Type: "pdf", build: func() []byte { return LongTitlePDF(30 << 20) }, Want: []string{"", "timeout"}},
+		// Just under the 8 MiB string check (extract.MaxPDFStringBytes): only the title check stops it.
+		{Name: "title 8 MB", Type: "pdf", build: func() []byte { return LongTitlePDF(8<<20 - 64) }, Want: []string{"", "timeout"}},
 	}
 }
 
