@@ -32,12 +32,13 @@ import (
 
 // callTimeout bounds one browser action; startTimeout, Firefox's start
 // until its session is ready. The session waits for the first window's
-// idle-time startup tasks, which on a busy machine takes tens of seconds
-// (35-55 s measured with 20 runnable processes on 2 vCPUs; a few seconds
-// on an idle one): a test process starts one Firefox and opens tabs in it.
+// idle-time startup tasks, which on a busy machine takes long: 35 s to
+// 3 min measured on 2 vCPUs with 20-30 runnable processes (a few seconds
+// on an idle machine). So a test process starts one Firefox and opens
+// tabs in it.
 const (
 	callTimeout  = 30 * time.Second
-	startTimeout = 3 * time.Minute
+	startTimeout = 4 * time.Minute
 )
 
 // origin is the Origin the BiDi connection sends, and Firefox allows.
@@ -87,56 +88,70 @@ func Start(t testing.TB) *Browser {
 		t.Skipf("skipping the Firefox test: %v (install Debian's firefox-esr, or run scripts/test.sh, which does)", err)
 	}
 	began := time.Now()
-	profile := t.TempDir()
-	if err := os.WriteFile(filepath.Join(profile, "user.js"), []byte(prefs), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Port 0: Firefox picks a free loopback port and prints it. Package
-	// bidi's WebSocket sends an Origin, which Firefox refuses unless
-	// allowed.
-	// Cancelling ctx kills Firefox: the last resort of close.
-	ctx, kill := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-remote", "--profile", profile,
-		"--remote-debugging-port=0", "--remote-allow-origins="+origin, "about:blank")
-	cmd.Env = append(os.Environ(), "MOZ_CRASHREPORTER_DISABLE=1", "MOZ_HEADLESS_WIDTH=1280", "MOZ_HEADLESS_HEIGHT=1024")
-	stderr, err := cmd.StderrPipe()
+	proc, err := launch(bin, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &tailBuffer{max: 64 << 10}
-	cmd.Stdout = out
-	if err := cmd.Start(); err != nil {
-		kill()
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	exited := make(chan struct{})
-	endpoint := make(chan string, 1)
-	go func() {
-		scanLines(stderr, out, endpoint)
-		_ = cmd.Wait()
-		close(exited)
-	}()
 	b := &Browser{logs: map[string][]bidi.LogEntry{}}
 	t.Cleanup(func() {
-		b.close(kill, exited)
+		b.close(proc)
 		if t.Failed() {
-			t.Logf("firefox output (tail):\n%s", out)
+			t.Logf("firefox output (tail):\n%s", proc.out)
 		}
 	})
 	deadline := time.Now().Add(startTimeout)
 	var ws string
 	select {
-	case ws = <-endpoint:
-	case <-exited:
-		t.Fatalf("%s exited before it listened:\n%s", bin, out)
+	case ws = <-proc.endpoint:
+	case <-proc.exited:
+		t.Fatalf("%s exited before it listened:\n%s", bin, proc.out)
 	case <-time.After(time.Until(deadline)):
-		t.Fatalf("%s did not say where BiDi listens within %s:\n%s", bin, startTimeout, out)
+		t.Fatalf("%s did not say where BiDi listens within %s:\n%s", bin, startTimeout, proc.out)
 	}
 	if err := b.connect(ws+"/session", deadline); err != nil {
-		t.Fatalf("%s: %v\n%s", bin, err, out)
+		t.Fatalf("%s: %v\n%s", bin, err, proc.out)
 	}
 	t.Logf("%s ready in %s", b.Version, time.Since(began).Round(100*time.Millisecond))
 	return b
+}
+
+// process is a Firefox that launch started.
+type process struct {
+	kill     context.CancelFunc // kills it: the last resort of close
+	exited   chan struct{}      // closed once it has exited
+	endpoint chan string        // where BiDi listens, once Firefox says
+	out      *tailBuffer        // the tail of what it printed
+}
+
+// launch starts Firefox headless on the profile directory, listening for
+// BiDi on a loopback port it picks (port 0) and prints.
+func launch(bin, profile string) (*process, error) {
+	if err := os.WriteFile(filepath.Join(profile, "user.js"), []byte(prefs), 0o644); err != nil {
+		return nil, err
+	}
+	ctx, kill := context.WithCancel(context.Background())
+	// Package bidi's WebSocket sends an Origin, which Firefox refuses
+	// unless allowed.
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-remote", "--profile", profile,
+		"--remote-debugging-port=0", "--remote-allow-origins="+origin, "about:blank")
+	cmd.Env = append(os.Environ(), "MOZ_CRASHREPORTER_DISABLE=1", "MOZ_HEADLESS_WIDTH=1280", "MOZ_HEADLESS_HEIGHT=1024")
+	p := &process{kill: kill, exited: make(chan struct{}), endpoint: make(chan string, 1), out: &tailBuffer{max: 64 << 10}}
+	cmd.Stdout = p.out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		kill()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		kill()
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	go func() {
+		scanLines(stderr, p.out, p.endpoint)
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
 }
 
 // prefs are the profile's preferences beyond those Firefox's remote agent
@@ -176,19 +191,19 @@ func (b *Browser) connect(endpoint string, deadline time.Time) error {
 
 // close asks Firefox to quit, and kills it if it has not within a few
 // seconds.
-func (b *Browser) close(kill context.CancelFunc, exited <-chan struct{}) {
+func (b *Browser) close(p *process) {
 	if b.conn != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = b.conn.BrowserClose(ctx) // the answer may not come before the socket closes
 		cancel()
 	}
 	select {
-	case <-exited:
+	case <-p.exited:
 	case <-time.After(10 * time.Second):
-		kill()
-		<-exited
+		p.kill()
+		<-p.exited
 	}
-	kill() // releases the context once Firefox has exited
+	p.kill() // releases the context once Firefox has exited
 	if b.conn != nil {
 		_ = b.conn.Close()
 	}
