@@ -23,7 +23,7 @@ func FuzzMultipartUpload(f *testing.F) {
 	_, params, _ := mime.ParseMediaType(ct)
 	f.Add(body, params["boundary"])
 	e := newTenantEnv(f, func(c *Config) { c.MaxUploadBytes = 64 << 10 })
-	a := e.newTenant(f, "acme", 1<<30)
+	a := e.newTenant(f, "acme", 1_000_000) // docket.MaxTenantRateLimit
 	h := e.srv.Handler()
 	keyRE := regexp.MustCompile(`^acme/[0-9a-f-]{36}$`)
 	f.Fuzz(func(t *testing.T, body []byte, boundary string) {

@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"os"
 	"time"
-
-	"github.com/docketq/docket/internal/formdata"
 )
 
 // Errors of reading an upload; bodyError maps them to problems.
@@ -133,7 +131,7 @@ func (s *Server) bodyError(err error) (herr error, ok bool) {
 		return nil, false
 	case errors.Is(err, errUploadTooLarge):
 		return errorf(http.StatusRequestEntityTooLarge, "the file is over the %d-byte limit", s.cfg.MaxUploadBytes), true
-	case errors.Is(err, formdata.ErrLimit), errors.Is(err, formdata.ErrHeaderTooLarge):
+	case errors.Is(err, errPartsLimit):
 		return errorf(http.StatusBadRequest, "multipart headers or fields before the file are over %d bytes", uploadOverhead), true
 	case errors.Is(err, errUploadSlow):
 		return &httpError{status: http.StatusRequestTimeout, title: "Request Timeout",

@@ -7,20 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
-	"sync"
 
 	"github.com/google/uuid"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
-	"github.com/docketq/docket/internal/formdata"
 	"github.com/docketq/docket/pipeline/extract"
 )
-
-// uploadBufs holds the multipart readers' buffers: an upload in progress
-// holds one, whatever the file's size.
-var uploadBufs = sync.Pool{New: func() any { return new([formdata.DefaultBufferSize]byte) }}
 
 // maxUploadParts caps the multipart parts read before the file part.
 const maxUploadParts = 16
@@ -42,9 +37,8 @@ type upload struct {
 func (u *upload) receive(w http.ResponseWriter, r *http.Request, boundary string) error {
 	body := newBodyReader(w, r, u.s.maxUploadBody())
 	defer body.done(w)
-	buf := uploadBufs.Get().(*[formdata.DefaultBufferSize]byte)
-	defer uploadBufs.Put(buf)
-	mr := formdata.NewReader(body, boundary, buf[:])
+	mr := newPartReader(body, boundary)
+	defer mr.release()
 	part, err := u.filePart(mr, body)
 	if err != nil {
 		return err
@@ -66,12 +60,12 @@ func (u *upload) receive(w http.ResponseWriter, r *http.Request, boundary string
 // others; what comes before its data may not pass uploadOverhead bytes.
 // A file sent in another field is named in the refusal, however large it
 // is (skipping it passes the limit).
-func (u *upload) filePart(mr *formdata.Reader, body *bodyReader) (*formdata.Part, error) {
+func (u *upload) filePart(mr *partReader, body *bodyReader) (*multipart.Part, error) {
 	mr.SetLimit(uploadOverhead)
 	misnamed := "" // the field of a file sent under another name
 	for range maxUploadParts + 1 {
 		p, err := mr.NextPart()
-		if misnamed != "" && body.err == nil && (errors.Is(err, io.EOF) || errors.Is(err, formdata.ErrLimit)) {
+		if misnamed != "" && body.err == nil && (errors.Is(err, io.EOF) || errors.Is(err, errPartsLimit)) {
 			return nil, errorf(http.StatusBadRequest,
 				"send the file in the multipart field \"file\"; this request sent one in the field %q", misnamed)
 		}
@@ -95,14 +89,14 @@ func (u *upload) filePart(mr *formdata.Reader, body *bodyReader) (*formdata.Part
 // rest reads what follows the file: small fields may, a second file may
 // not (400: one file per request), and neither may more than
 // uploadOverhead bytes or maxUploadParts parts.
-func (u *upload) rest(mr *formdata.Reader, body *bodyReader) error {
+func (u *upload) rest(mr *partReader, body *bodyReader) error {
 	mr.SetLimit(mr.Offset() + uploadOverhead)
 	for range maxUploadParts + 1 {
 		p, err := mr.NextPart()
 		switch {
 		case errors.Is(err, io.EOF):
 			return nil
-		case errors.Is(err, formdata.ErrLimit) && body.err == nil:
+		case errors.Is(err, errPartsLimit) && body.err == nil:
 			return errorf(http.StatusBadRequest, "multipart fields after the file are over %d bytes", uploadOverhead)
 		case err != nil:
 			return u.readError(body, err)
