@@ -12,7 +12,7 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/httpapi"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue"
 )
 
 const tenantDeleteUsage = `usage: docket tenants delete ID [flags]
@@ -112,20 +112,16 @@ func (c *tenantDeleteCmd) takeArgs(pos []string) error {
 }
 
 // run deletes through --server, else the database, else, when an
-// embedded serve holds it, through that serve's admin API.
+// embedded serve holds it, through that serve's admin API
+// (databaseOrServer).
 func (c *tenantDeleteCmd) run(ctx context.Context) (*httpapi.TenantDeleteView, error) {
-	if c.server != "" {
-		return c.remote(ctx, c.server)
-	}
-	d, err := c.sf.open(ctx)
-	if base := readServeURL(c.sf.dataDir); errors.Is(err, sqlite.ErrLocked) && c.sf.embedded() && base != "" {
-		fmt.Fprintf(c.stderr, "docket: serve is running on %s; going through its admin API at %s\n", c.sf.dataDir, base)
-		return c.remote(ctx, base)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
+	return databaseOrServer(ctx, &c.sf, c.server, c.stderr,
+		func(d queue.Driver) (*httpapi.TenantDeleteView, error) { return c.local(ctx, d) },
+		func(base string) (*httpapi.TenantDeleteView, error) { return c.remote(ctx, base) })
+}
+
+// local deletes on the database, the blobs from --blob-url.
+func (c *tenantDeleteCmd) local(ctx context.Context, d queue.Driver) (*httpapi.TenantDeleteView, error) {
 	store, ok := d.(docket.Store)
 	if !ok {
 		return nil, errors.New("the store keeps no tenants")
