@@ -106,12 +106,25 @@ func (g *claimGate) leave(full bool) {
 }
 
 // claim claims up to n jobs of queue, starts them and returns how many.
+//
+// The claim does not end with ctx (the claim loops' context, which the
+// shutdown cancels): a claim in flight may already have committed on the
+// server, and dropping its answer would leave its jobs running with no
+// handler until their leases expired and a rescue spent an attempt. It is
+// bounded by a lease instead; when the shutdown began meanwhile, the jobs
+// go straight back (released: no attempt spent).
 func (w *Worker) claim(ctx context.Context, queue string, n int) (int, error) {
-	jobs, err := w.exec.JobClaim(ctx, &JobClaimParams{
+	cctx, cancel := context.WithTimeout(w.storeCtx, w.cfg.LeaseDuration)
+	defer cancel()
+	jobs, err := w.exec.JobClaim(cctx, &JobClaimParams{
 		Queue: queue, WorkerID: w.id, Max: n, LeaseDuration: w.cfg.LeaseDuration,
 	})
 	if err != nil || len(jobs) == 0 {
 		return 0, err
+	}
+	if ctx.Err() != nil {
+		w.releaseClaimed(jobs)
+		return 0, nil
 	}
 	if w.cfg.Hooks.Claimed != nil {
 		w.cfg.Hooks.Claimed(jobs)
@@ -120,6 +133,23 @@ func (w *Worker) claim(ctx context.Context, queue string, n int) (int, error) {
 		w.start(job)
 	}
 	return len(jobs), nil
+}
+
+// releaseClaimed hands back jobs claimed as the shutdown began, before
+// any of them started; what it cannot hand back is rescued after a lease.
+func (w *Worker) releaseClaimed(jobs []*Job) {
+	params := make([]*JobFinishParams, len(jobs))
+	for i, j := range jobs {
+		params[i] = &JobFinishParams{Lease: j.Lease(), Outcome: OutcomeReleased, WorkerID: w.id}
+	}
+	ctx, cancel := context.WithTimeout(w.storeCtx, finalWriteTimeout)
+	defer cancel()
+	if _, err := w.exec.JobFinish(ctx, params); err != nil {
+		w.logger.Warn("could not hand back the jobs claimed as the shutdown began; they will be rescued",
+			"jobs", len(jobs), "error", err)
+		return
+	}
+	w.logger.Info("handed back the jobs claimed as the shutdown began", "jobs", len(jobs))
 }
 
 // wakeQueue nudges the claim loops of a queue without blocking.

@@ -607,3 +607,81 @@ func TestWorker_BriefHeartbeatOutageKeepsHandlers(t *testing.T) {
 		}
 	})
 }
+
+// claimHeldExecutor holds the first claim until the test lets it go, then
+// runs it on the server whatever its context, and answers as a database
+// client does when its context ended during the call: with the context's
+// error, though the claim committed.
+type claimHeldExecutor struct {
+	queue.Executor
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (e *claimHeldExecutor) JobClaim(ctx context.Context, p *queue.JobClaimParams) ([]*queue.Job, error) {
+	first := false
+	e.once.Do(func() { first = true })
+	if !first {
+		return e.Executor.JobClaim(ctx, p)
+	}
+	close(e.entered)
+	<-e.release
+	jobs, err := e.Executor.JobClaim(context.WithoutCancel(ctx), p)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return jobs, err
+}
+
+type claimHeldDriver struct {
+	queue.Driver
+	exec *claimHeldExecutor
+}
+
+func (d *claimHeldDriver) Executor() queue.Executor { return d.exec }
+
+// A claim in flight when the shutdown begins may commit on the server:
+// the worker waits for its answer and hands the jobs back at once, no
+// attempt spent. Before, the claim's context was the shutdown's, the
+// answer was dropped, and the jobs stayed running with no handler until
+// their leases expired and a rescue spent an attempt (found by chaos
+// test 10).
+func TestWorker_ClaimInFlightAtShutdown(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store) {
+		exec := &claimHeldExecutor{Executor: s.driver.Executor(), entered: make(chan struct{}), release: make(chan struct{})}
+		c := queue.NewClient(&claimHeldDriver{Driver: s.driver, exec: exec}, queue.ClientConfig{})
+		job := enqueue(t, c, &queue.EnqueueParams{Kind: "k", TenantID: "t"})
+		ran := make(chan int64, 1)
+		h := queue.HandlerFunc(func(_ context.Context, task *queue.Task) error {
+			ran <- task.Job.ID
+			return nil
+		})
+		cfg := fastConfig(map[string]queue.HandlerConfig{"k": {Handler: h}}, 1)
+		cfg.Maintenance.Disabled = true
+		w, err := queue.NewWorker(c, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		<-exec.entered
+		cancel() // the shutdown begins while the claim is in flight
+		close(exec.release)
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		select {
+		case id := <-ran:
+			t.Errorf("job %d ran after the shutdown began", id)
+		default:
+		}
+		got, err := c.Get(context.Background(), job.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State != queue.StatePending || got.Attempt != 0 {
+			t.Errorf("job after the shutdown: %s, attempt %d; want pending, attempt 0 (handed back, no attempt spent)", got.State, got.Attempt)
+		}
+	})
+}

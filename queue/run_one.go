@@ -75,8 +75,15 @@ func (w *Worker) RunOne(ctx context.Context, queue string) (*Job, error) {
 }
 
 // claimOne claims one job of queue and starts it; nil when there was none.
+// As for Run's claims, ctx does not cancel the claim: a job claimed as ctx
+// ended is handed back (see Worker.claim).
 func (w *Worker) claimOne(ctx context.Context, queue string) (*Job, error) {
-	jobs, err := w.exec.JobClaim(ctx, &JobClaimParams{
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(w.storeCtx, w.cfg.LeaseDuration)
+	defer cancel()
+	jobs, err := w.exec.JobClaim(cctx, &JobClaimParams{
 		Queue: queue, WorkerID: w.id, Max: 1, LeaseDuration: w.cfg.LeaseDuration,
 	})
 	if err != nil {
@@ -84,6 +91,10 @@ func (w *Worker) claimOne(ctx context.Context, queue string) (*Job, error) {
 	}
 	if len(jobs) == 0 {
 		return nil, nil
+	}
+	if ctx.Err() != nil {
+		w.releaseClaimed(jobs)
+		return nil, ctx.Err()
 	}
 	if w.cfg.Hooks.Claimed != nil {
 		w.cfg.Hooks.Claimed(jobs)
