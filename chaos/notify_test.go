@@ -27,8 +27,9 @@ import (
 // as they can for 3 s in each of three modes, while a session LISTENs on
 // both channels (as workers do): a bare INSERT into a table shaped like a
 // job (no NOTIFY), the same INSERT with pg_notify in its statement (NOTIFY
-// per insert), and Docket's own enqueue of one job (which notifies once
-// per transaction). The commits/s go to docs/reliability.md; no timing is
+// per insert), and Docket's own enqueue of one job (which posts its
+// notification after the commit, coalesced with others in flight:
+// postgres/notify_post.go). The commits/s go to docs/reliability.md; no timing is
 // asserted. Asserted, as the plan names it: no trigger on Docket's tables
 // calls NOTIFY (a per-row trigger would notify once per row).
 func TestNotifyCost_Smoke(t *testing.T) {
@@ -104,7 +105,7 @@ WHERE NOT g.tgisinternal AND r.relname LIKE 'docket\_%' AND p.prosrc ~* '(pg_not
 				SELECT pg_notify('notify_bench', queue) FROM i`, tenant)
 			return err
 		}},
-		{"Docket enqueue of one job (one NOTIFY per transaction)", func(ctx context.Context, tenant string) error {
+		{"Docket enqueue of one job (notifications after commit, coalesced)", func(ctx context.Context, tenant string) error {
 			_, err := client.Enqueue(ctx, &queue.EnqueueParams{Kind: "bench", TenantID: tenant})
 			return err
 		}},
