@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -65,6 +66,16 @@ WHERE name = ANY($1) ORDER BY array_position($1, name)`, names)
 func (e *Executor) PeriodicAdvance(ctx context.Context, p *queue.PeriodicAdvanceParams) (bool, error) {
 	if p.Name == "" || p.Tick.IsZero() || p.NextRun.IsZero() {
 		return false, fmt.Errorf("%w: periodic advance needs a name, a tick and a next run", queue.ErrInvalid)
+	}
+	if e.tx != nil && p.TxIdleLimit > 0 {
+		// The update below locks the record until the commit: a
+		// transaction left idle past the limit is ended by the server
+		// (SET LOCAL scope), so a stopped leader cannot hold it from the
+		// next one.
+		if _, err := e.db.Exec(ctx, `SELECT set_config('idle_in_transaction_session_timeout', $1, true)`,
+			strconv.FormatInt(max(p.TxIdleLimit.Milliseconds(), 1), 10)); err != nil {
+			return false, fmt.Errorf("advance periodic task %s: %w", p.Name, interpretError(err))
+		}
 	}
 	tag, err := e.db.Exec(ctx, periodicAdvanceSQL, p.Name, p.Schedule, p.Expect, p.Tick, p.NextRun, p.Missed)
 	if err != nil {

@@ -69,4 +69,12 @@ type PeriodicAdvanceParams struct {
 	NextRun time.Time
 	// Missed is how many ticks from Expect on were passed over.
 	Missed int
+	// TxIdleLimit, when positive and the advance runs in a transaction,
+	// bounds how long that transaction may then sit idle: a store shared by
+	// processes ends it past the limit (PostgreSQL: the transaction's
+	// idle_in_transaction_session_timeout), releasing the record, so that
+	// a leader stopped between the advance and its commit (SIGSTOP, a
+	// pause, a partition) cannot hold the record, and every later tick,
+	// from the next leader. The runner passes the leader TTL.
+	TxIdleLimit time.Duration
 }

@@ -137,7 +137,8 @@ func (r *periodicRunner) runTick(ctx context.Context, i int, t *periodicTask, no
 		r.wait[i] = now.Add(24 * time.Hour) // the schedule ended; a restart re-reads it
 		return fmt.Errorf("schedule %q has no tick after %s", t.spec, tick.Format(time.RFC3339))
 	}
-	adv := &PeriodicAdvanceParams{Name: t.name, Schedule: t.spec, Expect: expect, Tick: tick, NextRun: next, Missed: missed}
+	adv := &PeriodicAdvanceParams{Name: t.name, Schedule: t.spec, Expect: expect, Tick: tick, NextRun: next, Missed: missed,
+		TxIdleLimit: r.w.cfg.Maintenance.LeaderTTL}
 	if !t.exact {
 		ok, err := r.w.exec.PeriodicAdvance(ctx, adv)
 		switch {
