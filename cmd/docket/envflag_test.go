@@ -13,7 +13,7 @@ var commands = [][]string{
 	{"serve"}, {"worker"}, {"migrate"},
 	{"tenants", "create"}, {"tenants", "list"}, {"tenants", "show"}, {"tenants", "update"}, {"tenants", "key"}, {"tenants", "revoke-key"},
 	{"jobs", "list"}, {"jobs", "show"}, {"jobs", "get"}, {"jobs", "cancel"}, {"jobs", "retry"}, {"jobs", "discard"},
-	{"tenants", "pause"}, {"tenants", "resume"},
+	{"tenants", "pause"}, {"tenants", "resume"}, {"tenants", "delete"},
 	{"queue", "health"}, {"queue", "pause"}, {"queue", "resume"},
 	{"periodic", "list"},
 	{"bench"}, {"load"},
