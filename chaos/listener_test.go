@@ -22,7 +22,6 @@ const (
 // every enqueue→start latency stays within the poll interval + 300 ms,
 // and both workers listen again within 5 s of the last kill.
 func TestListenerKilled_Smoke(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
 	runListenerKilled(t, 10*time.Second, 2*time.Second)
 }
 
