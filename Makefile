@@ -49,7 +49,7 @@ fuzz: ## Every fuzz target (RELIABILITY 36) for FUZZTIME each (default 1m), -par
 	done
 
 .PHONY: chaos-smoke
-chaos-smoke: ## Chaos smoke tier (in make test too): one small variant of every fault, the waiting ones two at a time (target ~3 min; docs/reliability.md)
+chaos-smoke: ## Chaos smoke tier (in make test too): one small variant of every fault, one at a time (~4-6 min; docs/reliability.md)
 	$(GO) test -race -count=1 -timeout 20m ./chaos/...
 
 .PHONY: chaos

@@ -50,7 +50,6 @@ const budgetRefused = "SQLSTATE 53300"
 // duplicate explained by an attempt that failed on a refused connection or
 // was rescued (its lease ran out) on a worker that logged refusals.
 func TestConnectionBudget_Smoke(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
 	runBudget(t, budgetConfig{maxConns: 20, jobs: 2000, procs: 6, slots: 8, pool: 5, stopped: 2,
 		phase: 6 * time.Second, drain: 30 * time.Second})
 }
@@ -327,7 +326,6 @@ func slicesContains(ps []*proc, p *proc) bool {
 // worker` did (postgres.Open pings once, and the ping failed with SQLSTATE
 // 53300); both now wait (postgres.OpenWaiting for docket worker and serve).
 func TestConnectionBudget_StartWhenFull(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
 	cl := startCluster(t, testpg.Options{MaxConnections: 20})
 	e := setupBudget(t, cl)
 	ctx := context.Background()

@@ -28,7 +28,6 @@ WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 // session like each worker's receives at most one notification for them,
 // and each runs exactly once (total-queue).
 func TestThunderingHerd_Smoke(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
 	const procs, slots = 8, 16
 	c := startCluster(t, testpg.Options{Settings: map[string]string{
 		"shared_preload_libraries": "'pg_stat_statements'",

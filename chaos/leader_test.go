@@ -46,7 +46,6 @@ WHERE name = 'maintenance' AND expires_at > clock_timestamp()`).Scan(&l.id, &l.t
 // leader's jobs are rescued by the new one and nothing is lost. Bound on
 // duplicates: the dead leader's 8 slots.
 func TestLeaderFailover_Smoke(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
 	const (
 		slots = 8
 		ttl   = time.Second

@@ -21,22 +21,15 @@ var (
 	workerBin string
 )
 
-// parallel: the smoke tier keeps to about 3 minutes by running, two at a
-// time (go test's -parallel, GOMAXPROCS by default), the scenarios that
-// mostly wait — on a fault window, a lease, a leader's TTL — and share
-// nothing: those with a cluster of their own (partition, server restart
-// and crash, connection budget, clock skew, thundering herd) and those on
-// the shared cluster that read only their own database and their own
-// processes (SIGSTOP, leader failover, pause, periodic, poison pill).
-// They call t.Parallel(). The others run alone, before them: the ones
-// whose bound is a rate or a latency under load (kill storm, tenant
-// starvation, priority inversion, and LISTEN killed, whose bound is the
-// poll interval + 300 ms: run beside another scenario in a fresh-clone CI
-// run, one of its 82 jobs started after 2.07 s), the horizon pin, which
-// holds back vacuum for the whole shared cluster, and graceful shutdown
-// (its claim-in-flight race is fixed, docs/reliability.md; it stays alone
-// until it has passed beside others). The
-// full-size variants (full_test.go, -tags chaos) all run alone.
+// Scenarios run one at a time. Running the ones that mostly wait two at a
+// time (t.Parallel) cut the smoke tier from ~395 s to ~235 s, but in
+// fresh-clone CI runs it made timing bounds fail that hold alone: a job of
+// LISTEN killed started after 2.07 s (bound: poll + 300 ms), a SIGSTOPped
+// worker's eighth late write was not seen within 10 s (its handler's lease
+// loss was noticed first), and it exposed a real engine bug (a stopped
+// leader holding the periodic record, fixed: docs/reliability.md). Making
+// those bounds robust to a neighbour is left to a later change. The
+// full-size variants (full_test.go, -tags chaos) run alone too.
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }

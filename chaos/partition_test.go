@@ -86,7 +86,6 @@ func newPartition(t *testing.T, c partitionConfig) (*env, *partition) {
 // TestPartition_MidTransaction. Bound on duplicates: the jobs the partitioned
 // worker held or was claiming, at most its 8 slots.
 func TestPartition_Smoke(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
 	runPartition(t, partitionConfig{mode: faultproxy.Drop, jobs: 1200, procs: 2, slots: 8,
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }
@@ -104,7 +103,6 @@ func TestPartition_Smoke(t *testing.T) {
 // row stayed locked for the whole partition and the job re-ran only after
 // the heal.
 func TestPartition_MidTransaction(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
 	runPartition(t, partitionConfig{mode: faultproxy.Drop, jobs: 1200, procs: 2, slots: 8, midTx: true, hold: 300 * time.Millisecond,
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }
@@ -112,7 +110,6 @@ func TestPartition_MidTransaction(t *testing.T) {
 // TestPartitionReset_Smoke is test 17's variant: every connection of the
 // worker is reset (RST) and new ones are refused the same way for 3 leases.
 func TestPartitionReset_Smoke(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
 	runPartition(t, partitionConfig{mode: faultproxy.Reset, jobs: 1200, procs: 2, slots: 8,
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }

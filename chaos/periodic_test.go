@@ -99,7 +99,6 @@ func atTick() {
 // policy: the next leader enqueues the latest due tick once), and the
 // store's record counts them (runs = jobs, missed = the gaps).
 func TestPeriodic_ExactlyOnceAcrossLeaderKill(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
 	const ttl = time.Second
 	e := setup(t)
 	f := startFleet(t, 3, true, e.workerArgs("-concurrency", "1", "-leader-ttl", ttl.String(),

@@ -42,7 +42,6 @@ const (
 // effect. Bound on duplicates: the executions in flight on the broken
 // connections, at most the workers' pool connections (3 × 12).
 func TestPGRestart_Smoke(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
 	runServerFault(t, serverFault{name: "pg_ctl restart -m fast", inject: func(c *testpg.Cluster) error {
 		return c.Restart("fast")
 	}}, serverFaultConfig{jobs: 2500, procs: 3, slots: 8, produce: 7 * time.Second, faultAfter: 2 * time.Second})
@@ -55,7 +54,6 @@ func TestPGRestart_Smoke(t *testing.T) {
 // unknown (the commit failed with the crash) are present or absent, never
 // twice. Bound on duplicates as in test 15.
 func TestPGCrash_Smoke(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
 	runServerFault(t, serverFault{name: "pg_ctl stop -m immediate; pg_ctl start", durable: true,
 		inject: func(c *testpg.Cluster) error {
 			if err := c.StopServer("immediate"); err != nil {

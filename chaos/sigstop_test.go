@@ -68,7 +68,6 @@ func (s *fencedSink) snapshot() (max map[int64]int, accepted, refused []sinkWrit
 // refuses them (a higher attempt wrote), and it changes no job. Bound on
 // duplicates: the victim's 8 slots.
 func TestSigstop_Smoke(t *testing.T) {
-	t.Parallel() // see parallel in main_test.go
 	const (
 		slots = 8
 		lease = 2 * time.Second
