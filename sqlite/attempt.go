@@ -27,18 +27,18 @@ type attemptEnd struct {
 	result    []byte  // Result of a completed job
 }
 
-// sqlRecordAttempt writes the attempt record, only while the lease is held;
+// recordAttemptSQL writes the attempt record, only while the lease is held;
 // it is the lease check of every attempt end.
-const sqlRecordAttempt = `
+const recordAttemptSQL = `
 INSERT INTO docket_job_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome, error)
 SELECT id, attempt, COALESCE(NULLIF(?4, ''), worker_id), COALESCE(started_at, ?5), ?5, ?6, ?7
 FROM docket_jobs WHERE ` + leaseHeld
 
-// sqlEndAttempt moves the job on and clears its lease. It runs right after
-// sqlRecordAttempt matched, in the same transaction. sqlEndAttemptJob
-// returns the whole job; sqlEndAttemptSlot only what frees the slot.
+// endAttemptSQL moves the job on and clears its lease. It runs right after
+// recordAttemptSQL matched, in the same transaction. endAttemptJobSQL
+// returns the whole job; endAttemptSlotSQL only what frees the slot.
 const (
-	sqlEndAttempt = `
+	endAttemptSQL = `
 UPDATE docket_jobs SET
 	state = ?2, attempt = attempt - ?3, run_at = COALESCE(?4, run_at), completed_at = ?5,
 	error_message = COALESCE(?6, error_message), result = COALESCE(?7, result),
@@ -46,8 +46,8 @@ UPDATE docket_jobs SET
 	lease_token = 0, lease_expires_at = NULL, updated_at = ?8
 WHERE id = ?1
 RETURNING `
-	sqlEndAttemptJob  = sqlEndAttempt + jobColumns
-	sqlEndAttemptSlot = sqlEndAttempt + `id, queue, tenant_id, state`
+	endAttemptJobSQL  = endAttemptSQL + jobColumns
+	endAttemptSlotSQL = endAttemptSQL + `id, queue, tenant_id, state`
 )
 
 // endAttempt ends the attempt a.lease names and returns the job as it is
@@ -56,7 +56,7 @@ RETURNING `
 // the job to a slotDelta.
 func (t *txn) endAttempt(ctx context.Context, a *attemptEnd, full bool) (*queue.Job, error) {
 	l := a.lease
-	res, err := t.exec(ctx, sqlRecordAttempt, l.JobID, l.Attempt, l.Token, a.workerID, t.now, string(a.outcome), a.errText)
+	res, err := t.exec(ctx, recordAttemptSQL, l.JobID, l.Attempt, l.Token, a.workerID, t.now, string(a.outcome), a.errText)
 	if err != nil {
 		return nil, fmt.Errorf("record attempt of job %d: %w", l.JobID, err)
 	}
@@ -81,10 +81,10 @@ func (t *txn) endAttempt(ctx context.Context, a *attemptEnd, full bool) (*queue.
 	args := []any{l.JobID, string(a.state), uncount, runAt, completedAt, errMsg, jsonText(a.result), t.now}
 	var j *queue.Job
 	if full {
-		j, err = scanJob(t.queryRow(ctx, sqlEndAttemptJob, args...))
+		j, err = scanJob(t.queryRow(ctx, endAttemptJobSQL, args...))
 	} else {
 		j = &queue.Job{}
-		err = t.queryRow(ctx, sqlEndAttemptSlot, args...).Scan(&j.ID, &j.Queue, &j.TenantID, &j.State)
+		err = t.queryRow(ctx, endAttemptSlotSQL, args...).Scan(&j.ID, &j.Queue, &j.TenantID, &j.State)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("end attempt of job %d: %w", l.JobID, err)
@@ -112,7 +112,7 @@ func (s slotDelta) add(j *queue.Job) {
 	c.hasWork = c.hasWork || j.State == queue.StatePending
 }
 
-const sqlFreeSlots = `
+const freeSlotsSQL = `
 UPDATE docket_tenant_queues SET running = running - ?1, has_work = has_work | ?2
 WHERE queue = ?3 AND tenant_id = ?4`
 
@@ -120,7 +120,7 @@ WHERE queue = ?3 AND tenant_id = ?4`
 // attempt ends that freed them.
 func (t *txn) freeSlots(ctx context.Context, s slotDelta) error {
 	for k, c := range s {
-		if _, err := t.exec(ctx, sqlFreeSlots, c.freed, c.hasWork, k.queue, k.tenant); err != nil {
+		if _, err := t.exec(ctx, freeSlotsSQL, c.freed, c.hasWork, k.queue, k.tenant); err != nil {
 			return fmt.Errorf("free slots of tenant %s: %w", k.tenant, err)
 		}
 	}

@@ -11,10 +11,10 @@ import (
 
 const (
 	apiKeyColumns   = `id, tenant_id, hash, name, created_at, expires_at, revoked_at`
-	sqlAPIKeyInsert = `INSERT INTO docket_api_keys (` + apiKeyColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?)`
-	sqlAPIKeyGet    = `SELECT ` + apiKeyColumns + ` FROM docket_api_keys WHERE id = ?`
-	sqlAPIKeyList   = `SELECT ` + apiKeyColumns + ` FROM docket_api_keys WHERE tenant_id = ? ORDER BY created_at, id`
-	sqlAPIKeyRevoke = `UPDATE docket_api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE tenant_id = ? AND id = ?`
+	apiKeyInsertSQL = `INSERT INTO docket_api_keys (` + apiKeyColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	apiKeyGetSQL    = `SELECT ` + apiKeyColumns + ` FROM docket_api_keys WHERE id = ?`
+	apiKeyListSQL   = `SELECT ` + apiKeyColumns + ` FROM docket_api_keys WHERE tenant_id = ? ORDER BY created_at, id`
+	apiKeyRevokeSQL = `UPDATE docket_api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE tenant_id = ? AND id = ?`
 )
 
 // APIKeyInsert stores a key. A zero CreatedAt is set to now.
@@ -28,7 +28,7 @@ func (d *Driver) APIKeyInsert(ctx context.Context, k *docket.APIKey) error {
 	if k.CreatedAt.IsZero() {
 		k.CreatedAt = fromMicros(d.clock())
 	}
-	_, err := d.writer.ExecContext(ctx, sqlAPIKeyInsert, k.ID, k.TenantID, k.Hash, k.Name,
+	_, err := d.writer.ExecContext(ctx, apiKeyInsertSQL, k.ID, k.TenantID, k.Hash, k.Name,
 		toMicros(k.CreatedAt), nullMicros(k.ExpiresAt), nullMicros(k.RevokedAt))
 	if err != nil {
 		return fmt.Errorf("insert api key %q: %w", k.ID, docsErr(err))
@@ -38,7 +38,7 @@ func (d *Driver) APIKeyInsert(ctx context.Context, k *docket.APIKey) error {
 
 // APIKeyGet returns a key by its public id, or ErrNotFound.
 func (d *Driver) APIKeyGet(ctx context.Context, id string) (*docket.APIKey, error) {
-	k, err := scanAPIKey(d.reader.QueryRowContext(ctx, sqlAPIKeyGet, id))
+	k, err := scanAPIKey(d.reader.QueryRowContext(ctx, apiKeyGetSQL, id))
 	if err != nil {
 		return nil, fmt.Errorf("get api key %q: %w", id, docsErr(err))
 	}
@@ -47,7 +47,7 @@ func (d *Driver) APIKeyGet(ctx context.Context, id string) (*docket.APIKey, erro
 
 // APIKeyList returns a tenant's keys, oldest first.
 func (d *Driver) APIKeyList(ctx context.Context, tenantID string) ([]*docket.APIKey, error) {
-	rows, err := d.reader.QueryContext(ctx, sqlAPIKeyList, tenantID)
+	rows, err := d.reader.QueryContext(ctx, apiKeyListSQL, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", docsErr(err))
 	}
@@ -69,7 +69,7 @@ func (d *Driver) APIKeyList(ctx context.Context, tenantID string) ([]*docket.API
 // APIKeyRevoke marks a key of the tenant revoked now; a key revoked before
 // keeps its first revocation time.
 func (d *Driver) APIKeyRevoke(ctx context.Context, tenantID, id string) error {
-	res, err := d.writer.ExecContext(ctx, sqlAPIKeyRevoke, d.clock(), tenantID, id)
+	res, err := d.writer.ExecContext(ctx, apiKeyRevokeSQL, d.clock(), tenantID, id)
 	if err == nil {
 		err = affected(res, "api key", id)
 	}

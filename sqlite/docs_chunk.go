@@ -8,12 +8,12 @@ import (
 )
 
 const (
-	sqlChunkDelete = `DELETE FROM docket_chunks WHERE tenant_id = ? AND document_id = ?`
-	sqlChunkInsert = `INSERT INTO docket_chunks (document_id, idx, tenant_id, text, page_start, page_end,
+	chunkDeleteSQL = `DELETE FROM docket_chunks WHERE tenant_id = ? AND document_id = ?`
+	chunkInsertSQL = `INSERT INTO docket_chunks (document_id, idx, tenant_id, text, page_start, page_end,
 	model, dimensions, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlChunkList = `SELECT document_id, tenant_id, idx, text, page_start, page_end, model, dimensions
+	chunkListSQL = `SELECT document_id, tenant_id, idx, text, page_start, page_end, model, dimensions
 FROM docket_chunks WHERE tenant_id = ? AND document_id = ? AND idx >= ? ORDER BY idx LIMIT ?`
-	sqlDocExists = `SELECT count(*) FROM docket_documents WHERE tenant_id = ? AND id = ?`
+	docExistsSQL = `SELECT count(*) FROM docket_documents WHERE tenant_id = ? AND id = ?`
 )
 
 // ChunkReplace replaces a document's chunks. A chunk's Dimensions of 0 is
@@ -25,13 +25,13 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 	if err := t.docExists(ctx, documentID); err != nil {
 		return fmt.Errorf("replace chunks: %w", err)
 	}
-	if _, err := t.tx.ExecContext(ctx, sqlChunkDelete, t.tenant, documentID); err != nil {
+	if _, err := t.tx.ExecContext(ctx, chunkDeleteSQL, t.tenant, documentID); err != nil {
 		return fmt.Errorf("replace chunks of %q: %w", documentID, docsErr(err))
 	}
 	if len(chunks) == 0 {
 		return nil
 	}
-	stmt, err := t.tx.PrepareContext(ctx, sqlChunkInsert)
+	stmt, err := t.tx.PrepareContext(ctx, chunkInsertSQL)
 	if err != nil {
 		return fmt.Errorf("replace chunks of %q: %w", documentID, docsErr(err))
 	}
@@ -57,7 +57,7 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 // docExists returns ErrNotFound unless the tenant has the document.
 func (t *tenantTx) docExists(ctx context.Context, id string) error {
 	var n int
-	if err := t.tx.QueryRowContext(ctx, sqlDocExists, t.tenant, id).Scan(&n); err != nil {
+	if err := t.tx.QueryRowContext(ctx, docExistsSQL, t.tenant, id).Scan(&n); err != nil {
 		return docsErr(err)
 	}
 	if n == 0 {
@@ -77,7 +77,7 @@ func (t *tenantTx) ChunkList(ctx context.Context, p *docket.ChunkListParams) ([]
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := t.tx.QueryContext(ctx, sqlChunkList, t.tenant, documentID, p.From, limit)
+	rows, err := t.tx.QueryContext(ctx, chunkListSQL, t.tenant, documentID, p.From, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list chunks of %q: %w", documentID, docsErr(err))
 	}

@@ -39,11 +39,11 @@ func TestChunkPlans(t *testing.T) {
 			args      []any
 			want      string // an index the plan must use
 		}{
-			{"ChunkDelete", sqlChunkDelete, []any{"t", "d7"}, "docket_chunks_document"},
-			{"ChunkList", sqlChunkList, []any{"t", "d7", 0, 10}, "docket_chunks_document"},
-			{"DocExists", sqlDocExists, []any{"t", "d7"}, "sqlite_autoindex_docket_documents_1"},
-			{"ChunkSearch", sqlChunkSearch, []any{"m", 2, `"word7"`, "t", "", 200, 2000}, "COVERING INDEX docket_chunks_match"},
-			{"ChunkSearchDocument", sqlChunkSearch, []any{"m", 2, `"word7"`, "t", "d7", 200, 2000}, "VIRTUAL TABLE INDEX"},
+			{"ChunkDelete", chunkDeleteSQL, []any{"t", "d7"}, "docket_chunks_document"},
+			{"ChunkList", chunkListSQL, []any{"t", "d7", 0, 10}, "docket_chunks_document"},
+			{"DocExists", docExistsSQL, []any{"t", "d7"}, "sqlite_autoindex_docket_documents_1"},
+			{"ChunkSearch", chunkSearchSQL, []any{"m", 2, `"word7"`, "t", "", 200, 2000}, "COVERING INDEX docket_chunks_match"},
+			{"ChunkSearchDocument", chunkSearchSQL, []any{"m", 2, `"word7"`, "t", "d7", 200, 2000}, "VIRTUAL TABLE INDEX"},
 		} {
 			plan, err := queryPlan(ctx, d, tc.sql, tc.args)
 			if err != nil {

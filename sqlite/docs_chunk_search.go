@@ -9,13 +9,13 @@ import (
 	"github.com/docketq/docket"
 )
 
-// sqlChunkSearch ranks the FTS5 matches of the tenant's chunks by BM25
+// chunkSearchSQL ranks the FTS5 matches of the tenant's chunks by BM25
 // (FTS5's rank: lower is better). The index matches across tenants; the
 // join keeps the tenant's own, at most ?7 of them (-1: all), newest
 // (highest rowid) first, looked up in the covering index
 // docket_chunks_match rather than in the table. Only the best ?6 are read whole (text, vector,
 // filename): the sort holds a match's id and rank, not its row.
-const sqlChunkSearch = `SELECT c.document_id, c.idx, c.text, c.page_start, c.page_end, c.model, c.dimensions,
+const chunkSearchSQL = `SELECT c.document_id, c.idx, c.text, c.page_start, c.page_end, c.model, c.dimensions,
 	CASE WHEN c.model = ?1 AND c.dimensions = ?2 THEN c.vector END, d.filename, top.rank
 FROM (
 	SELECT id, rank, document_id, idx FROM (
@@ -43,7 +43,7 @@ func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams)
 	if ranked <= 0 {
 		ranked = -1 // SQLite: no limit
 	}
-	rows, err := t.tx.QueryContext(ctx, sqlChunkSearch, p.Model, p.Dimensions, match, t.tenant, p.DocumentID, p.Limit, ranked)
+	rows, err := t.tx.QueryContext(ctx, chunkSearchSQL, p.Model, p.Dimensions, match, t.tenant, p.DocumentID, p.Limit, ranked)
 	if err != nil {
 		return nil, fmt.Errorf("search chunks: %w", docsErr(err))
 	}

@@ -22,14 +22,14 @@ const docStatus = `CASE WHEN j.state IS NULL THEN d.status
 const docError = `CASE WHEN j.state = 'failed' THEN j.error_message ELSE '' END`
 
 const (
-	sqlDocSelect = `SELECT d.id, d.tenant_id, d.filename, d.content_type, d.size, d.sha256, d.blob_key, d.job_id,
+	docSelectSQL = `SELECT d.id, d.tenant_id, d.filename, d.content_type, d.size, d.sha256, d.blob_key, d.job_id,
 	` + docStatus + `, ` + docError + `, d.fields, d.warnings, d.created_at, d.updated_at
 FROM docket_documents d LEFT JOIN docket_jobs j ON j.id = d.job_id AND j.tenant_id = d.tenant_id`
-	sqlDocGet    = sqlDocSelect + ` WHERE d.tenant_id = ? AND d.id = ?`
-	sqlDocInsert = `INSERT INTO docket_documents (id, tenant_id, filename, content_type, size, sha256, blob_key,
+	docGetSQL    = docSelectSQL + ` WHERE d.tenant_id = ? AND d.id = ?`
+	docInsertSQL = `INSERT INTO docket_documents (id, tenant_id, filename, content_type, size, sha256, blob_key,
 	job_id, status, fields, warnings, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlDocDelete = `DELETE FROM docket_documents WHERE tenant_id = ? AND id = ?`
-	sqlDocCursor = `SELECT created_at FROM docket_documents WHERE tenant_id = ? AND id = ?`
+	docDeleteSQL = `DELETE FROM docket_documents WHERE tenant_id = ? AND id = ?`
+	docCursorSQL = `SELECT created_at FROM docket_documents WHERE tenant_id = ? AND id = ?`
 )
 
 // DocumentInsert stores a new document of the tenant. An empty Status is
@@ -52,7 +52,7 @@ func (t *tenantTx) DocumentInsert(ctx context.Context, doc *docket.Document) err
 		return fmt.Errorf("insert document %q: %w", doc.ID, err)
 	}
 	now := t.d.clock()
-	_, err = t.tx.ExecContext(ctx, sqlDocInsert, doc.ID, t.tenant, doc.Filename, doc.ContentType, doc.Size,
+	_, err = t.tx.ExecContext(ctx, docInsertSQL, doc.ID, t.tenant, doc.Filename, doc.ContentType, doc.Size,
 		doc.SHA256, doc.BlobKey, doc.JobID, string(doc.Status), fields, warnings, now, now)
 	if err != nil {
 		return fmt.Errorf("insert document %q: %w", doc.ID, docsErr(err))
@@ -72,7 +72,7 @@ WHERE d.tenant_id = ? AND d.id = ?`, t.tenant, doc.ID).Scan(&status)
 
 // DocumentGet returns a document of the tenant, or ErrNotFound.
 func (t *tenantTx) DocumentGet(ctx context.Context, id string) (*docket.Document, error) {
-	doc, err := scanDocument(t.tx.QueryRowContext(ctx, sqlDocGet, t.tenant, id))
+	doc, err := scanDocument(t.tx.QueryRowContext(ctx, docGetSQL, t.tenant, id))
 	if err != nil {
 		return nil, fmt.Errorf("get document %q: %w", id, docsErr(err))
 	}
@@ -107,7 +107,7 @@ func (t *tenantTx) DocumentList(ctx context.Context, p *docket.DocumentListParam
 
 func (t *tenantTx) docListQuery(ctx context.Context, p *docket.DocumentListParams) (string, []any, error) {
 	var b strings.Builder
-	b.WriteString(sqlDocSelect + ` WHERE d.tenant_id = ?`)
+	b.WriteString(docSelectSQL + ` WHERE d.tenant_id = ?`)
 	args := []any{t.tenant}
 	if p.Status != "" {
 		if !p.Status.Valid() {
@@ -118,7 +118,7 @@ func (t *tenantTx) docListQuery(ctx context.Context, p *docket.DocumentListParam
 	}
 	if p.Before != "" {
 		var created int64
-		err := t.tx.QueryRowContext(ctx, sqlDocCursor, t.tenant, p.Before).Scan(&created)
+		err := t.tx.QueryRowContext(ctx, docCursorSQL, t.tenant, p.Before).Scan(&created)
 		if err != nil {
 			return "", nil, fmt.Errorf("cursor %q: %w", p.Before, docsErr(err))
 		}
@@ -148,7 +148,7 @@ func (t *tenantTx) DocumentDelete(ctx context.Context, id string) (*docket.Docum
 	if err != nil {
 		return nil, fmt.Errorf("delete document: %w", err)
 	}
-	if _, err := t.tx.ExecContext(ctx, sqlDocDelete, t.tenant, id); err != nil {
+	if _, err := t.tx.ExecContext(ctx, docDeleteSQL, t.tenant, id); err != nil {
 		return nil, fmt.Errorf("delete document %q: %w", id, docsErr(err))
 	}
 	return doc, nil

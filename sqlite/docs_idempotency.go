@@ -8,9 +8,9 @@ import (
 )
 
 const (
-	sqlIdemGet = `SELECT key, request_hash, status_code, body, document_id, created_at
+	idemGetSQL = `SELECT key, request_hash, status_code, body, document_id, created_at
 FROM docket_idempotency WHERE tenant_id = ? AND key = ?`
-	sqlIdemInsert = `INSERT INTO docket_idempotency (tenant_id, key, request_hash, status_code, body,
+	idemInsertSQL = `INSERT INTO docket_idempotency (tenant_id, key, request_hash, status_code, body,
 	document_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 )
 
@@ -20,7 +20,7 @@ func (t *tenantTx) IdempotencyGet(ctx context.Context, key string) (*docket.Idem
 		rec     docket.IdempotencyRecord
 		created int64
 	)
-	err := t.tx.QueryRowContext(ctx, sqlIdemGet, t.tenant, key).Scan(&rec.Key, &rec.RequestHash,
+	err := t.tx.QueryRowContext(ctx, idemGetSQL, t.tenant, key).Scan(&rec.Key, &rec.RequestHash,
 		&rec.StatusCode, &rec.Body, &rec.DocumentID, &created)
 	if err != nil {
 		return nil, fmt.Errorf("get idempotency key %q: %w", key, docsErr(err))
@@ -46,7 +46,7 @@ func (t *tenantTx) IdempotencyInsert(ctx context.Context, rec *docket.Idempotenc
 	if body == nil {
 		body = []byte{}
 	}
-	_, err := t.tx.ExecContext(ctx, sqlIdemInsert, t.tenant, rec.Key, rec.RequestHash, rec.StatusCode,
+	_, err := t.tx.ExecContext(ctx, idemInsertSQL, t.tenant, rec.Key, rec.RequestHash, rec.StatusCode,
 		body, rec.DocumentID, toMicros(rec.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("insert idempotency key %q: %w", rec.Key, docsErr(err))

@@ -10,9 +10,9 @@ import (
 )
 
 const (
-	sqlRateExpire = `DELETE FROM docket_rate_slots WHERE tenant_id = ? AND taken_at <= ?`
-	sqlRateCount  = `SELECT count(*), min(taken_at) FROM docket_rate_slots WHERE tenant_id = ? AND taken_at > ?`
-	sqlRateTake   = `INSERT INTO docket_rate_slots (tenant_id, taken_at) VALUES (?, ?)`
+	rateExpireSQL = `DELETE FROM docket_rate_slots WHERE tenant_id = ? AND taken_at <= ?`
+	rateCountSQL  = `SELECT count(*), min(taken_at) FROM docket_rate_slots WHERE tenant_id = ? AND taken_at > ?`
+	rateTakeSQL   = `INSERT INTO docket_rate_slots (tenant_id, taken_at) VALUES (?, ?)`
 )
 
 // RateLimitTake takes a slot of the tenant's rolling window if one is
@@ -31,7 +31,7 @@ func (t *tenantTx) RateLimitTake(ctx context.Context, p *docket.RateLimitParams)
 	}
 	now := t.d.clock()
 	start := now - p.Window.Microseconds()
-	if _, err := t.tx.ExecContext(ctx, sqlRateExpire, t.tenant, start); err != nil {
+	if _, err := t.tx.ExecContext(ctx, rateExpireSQL, t.tenant, start); err != nil {
 		return nil, fmt.Errorf("take rate-limit slot: %w", docsErr(err))
 	}
 	used, oldest, err := t.rateCount(ctx, start)
@@ -40,7 +40,7 @@ func (t *tenantTx) RateLimitTake(ctx context.Context, p *docket.RateLimitParams)
 	}
 	rl := &docket.RateLimit{Limit: p.Limit}
 	if used < p.Limit {
-		if _, err := t.tx.ExecContext(ctx, sqlRateTake, t.tenant, now); err != nil {
+		if _, err := t.tx.ExecContext(ctx, rateTakeSQL, t.tenant, now); err != nil {
 			return nil, fmt.Errorf("take rate-limit slot: %w", docsErr(err))
 		}
 		rl.Allowed = true
@@ -83,7 +83,7 @@ func (t *tenantTx) rateCount(ctx context.Context, start int64) (int, sql.NullInt
 		used   int
 		oldest sql.NullInt64
 	)
-	if err := t.tx.QueryRowContext(ctx, sqlRateCount, t.tenant, start).Scan(&used, &oldest); err != nil {
+	if err := t.tx.QueryRowContext(ctx, rateCountSQL, t.tenant, start).Scan(&used, &oldest); err != nil {
 		return 0, oldest, docsErr(err)
 	}
 	return used, oldest, nil

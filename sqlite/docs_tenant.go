@@ -11,15 +11,15 @@ import (
 
 const (
 	tenantColumns   = `id, name, plan, concurrency, rate_limit, created_at, updated_at`
-	sqlTenantInsert = `INSERT INTO docket_tenants (` + tenantColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?)`
-	sqlTenantGet    = `SELECT ` + tenantColumns + ` FROM docket_tenants WHERE id = ? AND ` + tenantLive
-	// sqlTenantList lists the tenants after a cursor (its created_at and
+	tenantInsertSQL = `INSERT INTO docket_tenants (` + tenantColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	tenantGetSQL    = `SELECT ` + tenantColumns + ` FROM docket_tenants WHERE id = ? AND ` + tenantLive
+	// tenantListSQL lists the tenants after a cursor (its created_at and
 	// id; from the oldest: the least integer and ''), at most LIMIT (-1:
 	// all): one range scan of docket_tenants_list (migration 0008).
-	sqlTenantList = `SELECT ` + tenantColumns + ` FROM docket_tenants
+	tenantListSQL = `SELECT ` + tenantColumns + ` FROM docket_tenants
 WHERE (created_at, id) > (?, ?) AND ` + tenantLive + ` ORDER BY created_at, id LIMIT ?`
-	sqlTenantCursor = `SELECT created_at FROM docket_tenants WHERE id = ?`
-	sqlTenantUpdate = `UPDATE docket_tenants SET name = ?, plan = ?, concurrency = ?, rate_limit = ?, updated_at = ?
+	tenantCursorSQL = `SELECT created_at FROM docket_tenants WHERE id = ?`
+	tenantUpdateSQL = `UPDATE docket_tenants SET name = ?, plan = ?, concurrency = ?, rate_limit = ?, updated_at = ?
 WHERE id = ?`
 )
 
@@ -39,7 +39,7 @@ func (d *Driver) TenantCreate(ctx context.Context, p *docket.TenantCreateParams)
 	if err := docket.ValidateTenant(t); err != nil {
 		return nil, fmt.Errorf("create tenant: %w", err)
 	}
-	_, err := d.writer.ExecContext(ctx, sqlTenantInsert, t.ID, t.Name, string(t.Plan),
+	_, err := d.writer.ExecContext(ctx, tenantInsertSQL, t.ID, t.Name, string(t.Plan),
 		t.Concurrency, t.RateLimit, toMicros(t.CreatedAt), toMicros(t.UpdatedAt))
 	if err != nil {
 		return nil, fmt.Errorf("create tenant %q: %w", t.ID, docsErr(err))
@@ -49,7 +49,7 @@ func (d *Driver) TenantCreate(ctx context.Context, p *docket.TenantCreateParams)
 
 // TenantGet returns a tenant, or ErrNotFound.
 func (d *Driver) TenantGet(ctx context.Context, id string) (*docket.Tenant, error) {
-	t, err := scanTenant(d.reader.QueryRowContext(ctx, sqlTenantGet, id))
+	t, err := scanTenant(d.reader.QueryRowContext(ctx, tenantGetSQL, id))
 	if err != nil {
 		return nil, fmt.Errorf("get tenant %q: %w", id, docsErr(err))
 	}
@@ -68,7 +68,7 @@ func (d *Driver) TenantList(ctx context.Context, params *docket.TenantListParams
 	}
 	after := int64(math.MinInt64) // from the oldest
 	if p.After != "" {
-		if err := d.reader.QueryRowContext(ctx, sqlTenantCursor, p.After).Scan(&after); err != nil {
+		if err := d.reader.QueryRowContext(ctx, tenantCursorSQL, p.After).Scan(&after); err != nil {
 			return nil, fmt.Errorf("list tenants: cursor %q: %w", p.After, docsErr(err))
 		}
 	}
@@ -76,7 +76,7 @@ func (d *Driver) TenantList(ctx context.Context, params *docket.TenantListParams
 	if limit == 0 {
 		limit = -1 // all
 	}
-	rows, err := d.reader.QueryContext(ctx, sqlTenantList, after, p.After, limit)
+	rows, err := d.reader.QueryContext(ctx, tenantListSQL, after, p.After, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", docsErr(err))
 	}
@@ -104,12 +104,12 @@ func (d *Driver) TenantUpdate(ctx context.Context, p *docket.TenantUpdateParams)
 	var t *docket.Tenant
 	err := d.docsWrite(ctx, func(tx *sql.Tx, now int64) error {
 		var err error
-		if t, err = scanTenant(tx.QueryRowContext(ctx, sqlTenantGet, p.ID)); err != nil {
+		if t, err = scanTenant(tx.QueryRowContext(ctx, tenantGetSQL, p.ID)); err != nil {
 			return err
 		}
 		applyTenantUpdate(t, p)
 		t.UpdatedAt = fromMicros(now)
-		_, err = tx.ExecContext(ctx, sqlTenantUpdate, t.Name, string(t.Plan), t.Concurrency, t.RateLimit, now, t.ID)
+		_, err = tx.ExecContext(ctx, tenantUpdateSQL, t.Name, string(t.Plan), t.Concurrency, t.RateLimit, now, t.ID)
 		return err
 	})
 	if err != nil {

@@ -22,40 +22,40 @@ const tenantLive = `NOT EXISTS (SELECT 1 FROM docket_tenant_deletions x WHERE x.
 
 // The tombstone's statements, in its transaction's order: the state, the
 // row, the keys, the running jobs (their leases end), then the pause
-// (sqlTenantPause and sqlTenantSlotsPaused, as TenantPauseSet).
+// (tenantPauseSQL and tenantSlotsPausedSQL, as TenantPauseSet).
 const (
-	sqlTenantDeleteState = `SELECT EXISTS (SELECT 1 FROM docket_tenants WHERE id = ?1),
+	tenantDeleteStateSQL = `SELECT EXISTS (SELECT 1 FROM docket_tenants WHERE id = ?1),
        EXISTS (SELECT 1 FROM docket_tenant_deletions WHERE tenant_id = ?1 AND finished_at IS NULL)`
-	sqlTenantTombstone = `INSERT INTO docket_tenant_deletions (tenant_id, started_at) VALUES (?, ?)
+	tenantTombstoneSQL = `INSERT INTO docket_tenant_deletions (tenant_id, started_at) VALUES (?, ?)
 ON CONFLICT (tenant_id) DO NOTHING`
-	sqlTenantKeysDelete = `DELETE FROM docket_api_keys WHERE tenant_id = ?`
-	sqlTenantJobsCancel = `UPDATE docket_jobs SET state = 'cancelled', error_message = 'tenant deleted',
+	tenantKeysDeleteSQL = `DELETE FROM docket_api_keys WHERE tenant_id = ?`
+	tenantJobsCancelSQL = `UPDATE docket_jobs SET state = 'cancelled', error_message = 'tenant deleted',
     completed_at = ?2, lease_token = 0, lease_expires_at = NULL, updated_at = ?2
 WHERE tenant_id = ?1 AND state = 'running'`
 )
 
 // The purge's statements: at most ?2 rows of tenant ?1 each.
 const (
-	sqlTenantDocsBatch  = `SELECT id, blob_key FROM docket_documents WHERE tenant_id = ?1 LIMIT ?2`
-	sqlTenantDocsDelete = `DELETE FROM docket_documents WHERE tenant_id = ? AND id IN (%s)`
-	sqlTenantJobsDelete = `DELETE FROM docket_jobs
+	tenantDocsBatchSQL  = `SELECT id, blob_key FROM docket_documents WHERE tenant_id = ?1 LIMIT ?2`
+	tenantDocsDeleteSQL = `DELETE FROM docket_documents WHERE tenant_id = ? AND id IN (%s)`
+	tenantJobsDeleteSQL = `DELETE FROM docket_jobs
 WHERE id IN (SELECT id FROM docket_jobs WHERE tenant_id = ?1 ORDER BY id LIMIT ?2)`
-	sqlTenantIdemDelete = `DELETE FROM docket_idempotency
+	tenantIdemDeleteSQL = `DELETE FROM docket_idempotency
 WHERE tenant_id = ?1 AND key IN (SELECT key FROM docket_idempotency WHERE tenant_id = ?1 LIMIT ?2)`
-	sqlTenantSlotsDelete = `DELETE FROM docket_rate_slots
+	tenantSlotsDeleteSQL = `DELETE FROM docket_rate_slots
 WHERE id IN (SELECT id FROM docket_rate_slots WHERE tenant_id = ?1 LIMIT ?2)`
 )
 
 // The end's statements: whether a document or job was written after the
 // purge looked (then the purge goes round again), and the rest.
 const (
-	sqlTenantRemains = `SELECT EXISTS (SELECT 1 FROM docket_documents WHERE tenant_id = ?1)
+	tenantRemainsSQL = `SELECT EXISTS (SELECT 1 FROM docket_documents WHERE tenant_id = ?1)
     OR EXISTS (SELECT 1 FROM docket_jobs WHERE tenant_id = ?1)`
 )
 
-// sqlTenantEnd is the rest of the end, statement by statement (?1 the
+// tenantEndSQL is the rest of the end, statement by statement (?1 the
 // tenant, ?2 now).
-var sqlTenantEnd = []string{
+var tenantEndSQL = []string{
 	`DELETE FROM docket_tenant_queues WHERE tenant_id = ?1`,
 	`DELETE FROM docket_tenant_limits WHERE tenant_id = ?1`,
 	`DELETE FROM docket_tenant_pauses WHERE tenant_id = ?1`,
@@ -114,7 +114,7 @@ func tenantDeleteBatch(params *docket.TenantDeleteParams) (int, error) {
 func (d *Driver) tenantTombstone(ctx context.Context, id string) (resumed bool, err error) {
 	err = d.docsWrite(ctx, func(tx *sql.Tx, now int64) error {
 		var exists bool
-		if err := tx.QueryRowContext(ctx, sqlTenantDeleteState, id).Scan(&exists, &resumed); err != nil {
+		if err := tx.QueryRowContext(ctx, tenantDeleteStateSQL, id).Scan(&exists, &resumed); err != nil {
 			return err
 		}
 		if !exists {
@@ -124,11 +124,11 @@ func (d *Driver) tenantTombstone(ctx context.Context, id string) (resumed bool, 
 			sql  string
 			args []any
 		}{
-			{sqlTenantTombstone, []any{id, now}},
-			{sqlTenantKeysDelete, []any{id}},
-			{sqlTenantJobsCancel, []any{id, now}},
-			{sqlTenantPause, []any{id, now}},
-			{sqlTenantSlotsPaused, []any{true, id}},
+			{tenantTombstoneSQL, []any{id, now}},
+			{tenantKeysDeleteSQL, []any{id}},
+			{tenantJobsCancelSQL, []any{id, now}},
+			{tenantPauseSQL, []any{id, now}},
+			{tenantSlotsPausedSQL, []any{true, id}},
 		}
 		for _, s := range steps {
 			if _, err := tx.ExecContext(ctx, s.sql, s.args...); err != nil {
@@ -156,7 +156,7 @@ func (d *Driver) tenantPurge(ctx context.Context, params *docket.TenantDeletePar
 	for _, step := range []struct {
 		sql   string
 		count *int
-	}{{sqlTenantJobsDelete, &res.Jobs}, {sqlTenantIdemDelete, &res.Records}, {sqlTenantSlotsDelete, &res.Records}} {
+	}{{tenantJobsDeleteSQL, &res.Jobs}, {tenantIdemDeleteSQL, &res.Records}, {tenantSlotsDeleteSQL, &res.Records}} {
 		for {
 			var n int64
 			err := d.docsWrite(ctx, func(tx *sql.Tx, _ int64) error {
@@ -196,7 +196,7 @@ func (d *Driver) tenantDocsBatch(ctx context.Context, params *docket.TenantDelet
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	q := fmt.Sprintf(sqlTenantDocsDelete, strings.TrimSuffix(strings.Repeat("?,", len(ids)), ","))
+	q := fmt.Sprintf(tenantDocsDeleteSQL, strings.TrimSuffix(strings.Repeat("?,", len(ids)), ","))
 	var n int64
 	err = d.docsWrite(ctx, func(tx *sql.Tx, _ int64) error {
 		r, err := tx.ExecContext(ctx, q, args...)
@@ -211,7 +211,7 @@ func (d *Driver) tenantDocsBatch(ctx context.Context, params *docket.TenantDelet
 
 // tenantDocsRead reads a batch of the tenant's documents: ids, blob keys.
 func (d *Driver) tenantDocsRead(ctx context.Context, tenant string, batch int) (ids, keys []string, err error) {
-	rows, err := d.reader.QueryContext(ctx, sqlTenantDocsBatch, tenant, batch)
+	rows, err := d.reader.QueryContext(ctx, tenantDocsBatchSQL, tenant, batch)
 	if err != nil {
 		return nil, nil, docsErr(err)
 	}
@@ -236,13 +236,13 @@ func (d *Driver) tenantEnd(ctx context.Context, id string) (done bool, err error
 	errRemains := errors.New("rows remain")
 	err = d.docsWrite(ctx, func(tx *sql.Tx, now int64) error {
 		var remains bool
-		if err := tx.QueryRowContext(ctx, sqlTenantRemains, id).Scan(&remains); err != nil {
+		if err := tx.QueryRowContext(ctx, tenantRemainsSQL, id).Scan(&remains); err != nil {
 			return err
 		}
 		if remains {
 			return errRemains
 		}
-		for _, q := range sqlTenantEnd {
+		for _, q := range tenantEndSQL {
 			if _, err := tx.ExecContext(ctx, q, id, now); err != nil {
 				return err
 			}

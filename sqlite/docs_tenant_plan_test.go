@@ -36,7 +36,7 @@ INSERT INTO docket_tenants (id, name, plan, created_at, updated_at) SELECT 't' |
 			}
 		}
 		for _, args := range [][]any{{int64(math.MinInt64), "", 51}, {1010000, "t10000", 51}} {
-			plan, err := queryPlan(ctx, d, sqlTenantList, args)
+			plan, err := queryPlan(ctx, d, tenantListSQL, args)
 			if err != nil {
 				t.Fatal(err)
 			}

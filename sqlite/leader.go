@@ -7,15 +7,15 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// sqlElect takes a free or expired leadership, or renews one's own.
-const sqlElect = `
+// electSQL takes a free or expired leadership, or renews one's own.
+const electSQL = `
 INSERT INTO docket_leaders (name, leader_id, elected_at, expires_at) VALUES (?1, ?2, ?3, ?4)
 ON CONFLICT (name) DO UPDATE SET
 	leader_id = excluded.leader_id, expires_at = excluded.expires_at,
 	elected_at = CASE WHEN leader_id = excluded.leader_id THEN elected_at ELSE excluded.elected_at END
 WHERE leader_id = excluded.leader_id OR expires_at <= ?3`
 
-const sqlLeader = `SELECT leader_id FROM docket_leaders WHERE name = ?`
+const leaderSQL = `SELECT leader_id FROM docket_leaders WHERE name = ?`
 
 // LeaderAttempt elects or re-elects p.LeaderID for p.TTL.
 func (e *executor) LeaderAttempt(ctx context.Context, p *queue.LeaderParams) (bool, error) {
@@ -24,10 +24,10 @@ func (e *executor) LeaderAttempt(ctx context.Context, p *queue.LeaderParams) (bo
 	}
 	var leader string
 	err := e.write(ctx, func(t *txn) error {
-		if _, err := t.exec(ctx, sqlElect, p.Name, p.LeaderID, t.now, t.now+p.TTL.Microseconds()); err != nil {
+		if _, err := t.exec(ctx, electSQL, p.Name, p.LeaderID, t.now, t.now+p.TTL.Microseconds()); err != nil {
 			return err
 		}
-		return t.queryRow(ctx, sqlLeader, p.Name).Scan(&leader)
+		return t.queryRow(ctx, leaderSQL, p.Name).Scan(&leader)
 	})
 	if err != nil {
 		return false, fmt.Errorf("elect leader %s: %w", p.Name, err)

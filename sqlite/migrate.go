@@ -44,7 +44,7 @@ func migrations() ([]migration, error) {
 	return out, nil
 }
 
-const sqlVersionTable = `
+const versionTableSQL = `
 CREATE TABLE IF NOT EXISTS docket_schema_migrations (
 	version    INTEGER PRIMARY KEY,
 	name       TEXT    NOT NULL,
@@ -61,7 +61,7 @@ func (d *Driver) Migrate(ctx context.Context) error {
 	}
 	for _, m := range ms {
 		err := d.exec.write(ctx, func(t *txn) error {
-			if _, err := t.exec(ctx, sqlVersionTable); err != nil {
+			if _, err := t.exec(ctx, versionTableSQL); err != nil {
 				return err
 			}
 			var applied int

@@ -16,7 +16,7 @@ import (
 // leave the finished states out of queue health; count(*) OVER () is the
 // list's total before the limit. Times are microseconds.
 
-const sqlHealthQueues = `SELECT queue, state, count(*), avg(age), max(age)
+const healthQueuesSQL = `SELECT queue, state, count(*), avg(age), max(age)
 FROM (SELECT queue, state, max(?1 - coalesce(CASE state
              WHEN 'scheduled' THEN created_at
              WHEN 'pending' THEN run_at
@@ -26,10 +26,10 @@ FROM (SELECT queue, state, max(?1 - coalesce(CASE state
         AND (?5 = 0 OR state IN ('scheduled', 'pending', 'running')))
 GROUP BY queue, state ORDER BY queue, state`
 
-// sqlHealthPerformance ranks the completed jobs' durations per hour and
+// healthPerformanceSQL ranks the completed jobs' durations per hour and
 // queue; the 95th percentile by nearest rank is the one at rank
 // ceil(0.95 n) = (95n + 99) / 100, as percentile_disc(0.95) picks.
-const sqlHealthPerformance = `WITH f AS (
+const healthPerformanceSQL = `WITH f AS (
     SELECT completed_at / 3600000000 * 3600000000 AS hour, queue, state, attempt,
            CASE WHEN state = 'completed' THEN completed_at - started_at END AS dur
     FROM docket_jobs
@@ -43,21 +43,21 @@ SELECT hour, queue, sum(state = 'completed'), sum(state = 'failed'), avg(dur),
        max(CASE WHEN dur IS NOT NULL AND rn = (95 * n + 99) / 100 THEN dur END), max(attempt)
 FROM r GROUP BY hour, queue ORDER BY hour, queue`
 
-const sqlHealthStuck = `SELECT id, queue, kind, tenant_id, attempt, max_attempts, worker_id, started_at,
+const healthStuckSQL = `SELECT id, queue, kind, tenant_id, attempt, max_attempts, worker_id, started_at,
     lease_expires_at, max(?1 - started_at, 0),
     CASE WHEN lease_expires_at < ?1 THEN 'lease_expired' ELSE 'running_too_long' END, count(*) OVER ()
 FROM docket_jobs
 WHERE state = 'running' AND (lease_expires_at < ?1 OR started_at < ?1 - ?4) AND (?2 = '' OR queue = ?2)
 ORDER BY started_at, id LIMIT ?3`
 
-const sqlHealthFailed = `SELECT f.id, f.queue, f.kind, f.tenant_id, f.attempt, f.max_attempts,
+const healthFailedSQL = `SELECT f.id, f.queue, f.kind, f.tenant_id, f.attempt, f.max_attempts,
     f.attempt >= f.max_attempts, f.error_message, f.created_at, f.completed_at, count(*) OVER ()
 FROM docket_jobs f
 WHERE f.state = 'failed' AND NOT EXISTS (SELECT 1 FROM docket_jobs r WHERE r.retry_of = f.id)
   AND (?2 = '' OR f.queue = ?2)
 ORDER BY f.completed_at DESC, f.id DESC LIMIT ?3`
 
-const sqlHealthDepth = `SELECT queue, tenant_id, sum(state = 'pending') AS pending, sum(state = 'running') AS running,
+const healthDepthSQL = `SELECT queue, tenant_id, sum(state = 'pending') AS pending, sum(state = 'running') AS running,
     coalesce(max(?1 - min(CASE WHEN state = 'pending' THEN run_at END), 0), 0), count(*) OVER ()
 FROM docket_jobs WHERE state IN ('pending', 'running') AND (?2 = '' OR queue = ?2)
 GROUP BY queue, tenant_id
@@ -82,31 +82,31 @@ func (d *Driver) HealthGet(ctx context.Context, params *docket.HealthParams) (*d
 	wrap := func(view string, err error) error {
 		return fmt.Errorf("read health: %s: %w", view, docsErr(err))
 	}
-	if h.Queues, _, err = query(ctx, tx, scanQueueHealth, sqlHealthQueues, args); err != nil {
+	if h.Queues, _, err = query(ctx, tx, scanQueueHealth, healthQueuesSQL, args); err != nil {
 		return nil, wrap("docket_queue_health", err)
 	}
 	if params == nil || !params.SkipPerformance {
-		if h.Performance, _, err = query(ctx, tx, scanHourPerformance, sqlHealthPerformance, args); err != nil {
+		if h.Performance, _, err = query(ctx, tx, scanHourPerformance, healthPerformanceSQL, args); err != nil {
 			return nil, wrap("docket_processing_performance", err)
 		}
 	}
-	if h.Stuck, h.StuckTotal, err = query(ctx, tx, scanStuckJob, sqlHealthStuck, args); err != nil {
+	if h.Stuck, h.StuckTotal, err = query(ctx, tx, scanStuckJob, healthStuckSQL, args); err != nil {
 		return nil, wrap("docket_stuck_jobs", err)
 	}
-	if h.Failed, h.FailedTotal, err = query(ctx, tx, scanFailedJob, sqlHealthFailed, args); err != nil {
+	if h.Failed, h.FailedTotal, err = query(ctx, tx, scanFailedJob, healthFailedSQL, args); err != nil {
 		return nil, wrap("docket_failed_jobs", err)
 	}
-	if h.Depth, h.DepthTotal, err = query(ctx, tx, scanTenantDepth, sqlHealthDepth, args); err != nil {
+	if h.Depth, h.DepthTotal, err = query(ctx, tx, scanTenantDepth, healthDepthSQL, args); err != nil {
 		return nil, wrap("docket_queue_depth", err)
 	}
 	return h, nil
 }
 
-// query runs sqlText with the arguments it names and scans each row with
+// query runs text with the arguments it names and scans each row with
 // scan, which returns the row and the list's total (0 where the query has
 // none).
-func query[T any](ctx context.Context, tx *sql.Tx, scan func(*sql.Rows) (T, int, error), sqlText string, args []any) ([]T, int, error) {
-	rows, err := tx.QueryContext(ctx, sqlText, args...)
+func query[T any](ctx context.Context, tx *sql.Tx, scan func(*sql.Rows) (T, int, error), text string, args []any) ([]T, int, error) {
+	rows, err := tx.QueryContext(ctx, text, args...)
 	if err != nil {
 		return nil, 0, err
 	}

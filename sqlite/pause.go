@@ -12,27 +12,27 @@ import (
 // (postgres/pause.go):
 //
 //	statement          docket_queues.paused_at  docket_tenant_pauses  docket_tenant_queues.paused
-//	sqlQueuePause      set (kept if set)        -                     -
-//	sqlQueueResume     cleared                  -                     -
-//	sqlTenantPause     -                        row inserted          set (sqlTenantSlotsPaused)
-//	sqlTenantResume    -                        row deleted           cleared (sqlTenantSlotsPaused)
-//	sqlMarkWork        -                        read (trigger)        set on a new row when paused
-//	sqlReadyTenants    read                     -                     read (ready index)
-//	sqlSlotState       read                     read                  -
+//	queuePauseSQL      set (kept if set)        -                     -
+//	queueResumeSQL     cleared                  -                     -
+//	tenantPauseSQL     -                        row inserted          set (tenantSlotsPausedSQL)
+//	tenantResumeSQL    -                        row deleted           cleared (tenantSlotsPausedSQL)
+//	markWorkSQL        -                        read (trigger)        set on a new row when paused
+//	readyTenantsSQL    read                     -                     read (ready index)
+//	slotStateSQL       read                     read                  -
 //
 // Write transactions run one at a time, so the paused column is exact and
 // the claim need not read docket_tenant_pauses.
 const (
-	sqlQueuePause = `
+	queuePauseSQL = `
 INSERT INTO docket_queues (queue, paused_at) VALUES (?1, ?2)
 ON CONFLICT (queue) DO UPDATE SET paused_at = COALESCE(paused_at, excluded.paused_at)`
-	sqlQueueResume  = `UPDATE docket_queues SET paused_at = NULL WHERE queue = ?`
-	sqlTenantPause  = `INSERT INTO docket_tenant_pauses (tenant_id, paused_at) VALUES (?, ?) ON CONFLICT (tenant_id) DO NOTHING`
-	sqlTenantResume = `DELETE FROM docket_tenant_pauses WHERE tenant_id = ?`
+	queueResumeSQL  = `UPDATE docket_queues SET paused_at = NULL WHERE queue = ?`
+	tenantPauseSQL  = `INSERT INTO docket_tenant_pauses (tenant_id, paused_at) VALUES (?, ?) ON CONFLICT (tenant_id) DO NOTHING`
+	tenantResumeSQL = `DELETE FROM docket_tenant_pauses WHERE tenant_id = ?`
 
-	sqlTenantSlotsPaused = `UPDATE docket_tenant_queues SET paused = ?1 WHERE tenant_id = ?2 AND paused <> ?1`
+	tenantSlotsPausedSQL = `UPDATE docket_tenant_queues SET paused = ?1 WHERE tenant_id = ?2 AND paused <> ?1`
 
-	sqlPauseList = `
+	pauseListSQL = `
 SELECT queue, '', paused_at FROM docket_queues WHERE paused_at IS NOT NULL
 UNION ALL
 SELECT '', tenant_id, paused_at FROM docket_tenant_pauses`
@@ -47,9 +47,9 @@ func (e *executor) QueuePauseSet(ctx context.Context, p *queue.QueuePauseParams)
 	err := e.write(ctx, func(t *txn) error {
 		var err error
 		if p.Paused {
-			_, err = t.exec(ctx, sqlQueuePause, p.Queue, t.now)
+			_, err = t.exec(ctx, queuePauseSQL, p.Queue, t.now)
 		} else {
-			_, err = t.exec(ctx, sqlQueueResume, p.Queue)
+			_, err = t.exec(ctx, queueResumeSQL, p.Queue)
 		}
 		return err
 	})
@@ -68,14 +68,14 @@ func (e *executor) TenantPauseSet(ctx context.Context, p *queue.TenantPauseParam
 	err := e.write(ctx, func(t *txn) error {
 		var err error
 		if p.Paused {
-			_, err = t.exec(ctx, sqlTenantPause, p.TenantID, t.now)
+			_, err = t.exec(ctx, tenantPauseSQL, p.TenantID, t.now)
 		} else {
-			_, err = t.exec(ctx, sqlTenantResume, p.TenantID)
+			_, err = t.exec(ctx, tenantResumeSQL, p.TenantID)
 		}
 		if err != nil {
 			return err
 		}
-		_, err = t.exec(ctx, sqlTenantSlotsPaused, p.Paused, p.TenantID)
+		_, err = t.exec(ctx, tenantSlotsPausedSQL, p.Paused, p.TenantID)
 		return err
 	})
 	if err != nil {
@@ -88,7 +88,7 @@ func (e *executor) TenantPauseSet(ctx context.Context, p *queue.TenantPauseParam
 func (e *executor) PauseList(ctx context.Context) (*queue.Pauses, error) {
 	out := &queue.Pauses{Queues: map[string]time.Time{}, Tenants: map[string]time.Time{}}
 	err := e.readOne(func(q querier) error {
-		rows, err := q.QueryContext(ctx, sqlPauseList)
+		rows, err := q.QueryContext(ctx, pauseListSQL)
 		if err != nil {
 			return err
 		}

@@ -8,9 +8,9 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// sqlPeriodicRegister inserts a missing record and resets the next run of
+// periodicRegisterSQL inserts a missing record and resets the next run of
 // one whose schedule changed; an unchanged record is left alone.
-const sqlPeriodicRegister = `
+const periodicRegisterSQL = `
 INSERT INTO docket_periodic (name, schedule, next_run, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)
 ON CONFLICT (name) DO UPDATE SET
 	schedule = excluded.schedule, next_run = excluded.next_run, updated_at = excluded.updated_at
@@ -18,9 +18,9 @@ WHERE schedule <> excluded.schedule`
 
 const periodicColumns = `name, schedule, next_run, last_tick, last_run_at, runs, missed`
 
-// sqlPeriodicAdvance is the compare-and-set of a tick. Write transactions
+// periodicAdvanceSQL is the compare-and-set of a tick. Write transactions
 // run one at a time, so a second one sees the first's next_run.
-const sqlPeriodicAdvance = `
+const periodicAdvanceSQL = `
 UPDATE docket_periodic SET
 	last_tick = ?4, next_run = ?5, last_run_at = ?7, runs = runs + 1, missed = missed + ?6, updated_at = ?7
 WHERE name = ?1 AND schedule = ?2 AND next_run = ?3`
@@ -35,7 +35,7 @@ func (e *executor) PeriodicRegister(ctx context.Context, params []*queue.Periodi
 	out := make([]*queue.PeriodicRecord, len(params))
 	err := e.write(ctx, func(t *txn) error {
 		for i, p := range params {
-			if _, err := t.exec(ctx, sqlPeriodicRegister, p.Name, p.Schedule, toMicros(p.NextRun), t.now); err != nil {
+			if _, err := t.exec(ctx, periodicRegisterSQL, p.Name, p.Schedule, toMicros(p.NextRun), t.now); err != nil {
 				return err
 			}
 			r, err := scanPeriodic(t.queryRow(ctx, `SELECT `+periodicColumns+` FROM docket_periodic WHERE name = ?`, p.Name))
@@ -59,7 +59,7 @@ func (e *executor) PeriodicAdvance(ctx context.Context, p *queue.PeriodicAdvance
 	}
 	var changed int64
 	err := e.write(ctx, func(t *txn) error {
-		res, err := t.exec(ctx, sqlPeriodicAdvance, p.Name, p.Schedule, toMicros(p.Expect),
+		res, err := t.exec(ctx, periodicAdvanceSQL, p.Name, p.Schedule, toMicros(p.Expect),
 			toMicros(p.Tick), toMicros(p.NextRun), p.Missed, t.now)
 		if err != nil {
 			return err

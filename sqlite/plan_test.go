@@ -25,15 +25,15 @@ func TestQueryPlans(t *testing.T) {
 		args      []any
 		want      string // an index the plan must use
 	}{
-		{"ReadyTenants", sqlReadyTenants, []any{"q", 10}, "docket_tenant_queues_ready"},
-		{"ClaimTenantJobs", sqlClaimTenantJobs, []any{1, "w", 1, "q", "t", 5}, "docket_jobs_fetch"},
-		{"ExpiredLeases", sqlExpiredLeases, []any{1, 10}, "docket_jobs_lease"},
-		{"Schedule", sqlSchedule, []any{1, 10}, "docket_jobs_scheduled"},
-		{"DeleteFinished", sqlDeleteFinished, []any{"completed", 1, 10}, "docket_jobs_finished"},
-		{"AheadSame", sqlAheadSame, []any{"q", "t", 0, 5}, "docket_jobs_fetch"},
-		{"AvgDuration", sqlAvgDuration, []any{"q"}, "docket_jobs_completed"},
-		{"OldestPending", sqlOldestPending, []any{"q"}, "docket_jobs_queue_state"},
-		{"GetUnique", sqlGetUnique, []any{"t", "k"}, "docket_jobs_unique"},
+		{"ReadyTenants", readyTenantsSQL, []any{"q", 10}, "docket_tenant_queues_ready"},
+		{"ClaimTenantJobs", claimTenantJobsSQL, []any{1, "w", 1, "q", "t", 5}, "docket_jobs_fetch"},
+		{"ExpiredLeases", expiredLeasesSQL, []any{1, 10}, "docket_jobs_lease"},
+		{"Schedule", scheduleSQL, []any{1, 10}, "docket_jobs_scheduled"},
+		{"DeleteFinished", deleteFinishedSQL, []any{"completed", 1, 10}, "docket_jobs_finished"},
+		{"AheadSame", aheadSameSQL, []any{"q", "t", 0, 5}, "docket_jobs_fetch"},
+		{"AvgDuration", avgDurationSQL, []any{"q"}, "docket_jobs_completed"},
+		{"OldestPending", oldestPendingSQL, []any{"q"}, "docket_jobs_queue_state"},
+		{"GetUnique", getUniqueSQL, []any{"t", "k"}, "docket_jobs_unique"},
 	} {
 		plan, err := queryPlan(ctx, d, tc.sql, tc.args)
 		if err != nil {

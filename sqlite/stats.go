@@ -10,9 +10,9 @@ import (
 )
 
 const (
-	sqlStateCounts   = `SELECT state, count(*) FROM docket_jobs WHERE queue = ? GROUP BY state`
-	sqlOldestPending = `SELECT min(run_at) FROM docket_jobs WHERE queue = ? AND state = 'pending'`
-	sqlQueuePaused   = `SELECT EXISTS (SELECT 1 FROM docket_queues WHERE queue = ? AND paused_at IS NOT NULL)`
+	stateCountsSQL   = `SELECT state, count(*) FROM docket_jobs WHERE queue = ? GROUP BY state`
+	oldestPendingSQL = `SELECT min(run_at) FROM docket_jobs WHERE queue = ? AND state = 'pending'`
+	queuePausedSQL   = `SELECT EXISTS (SELECT 1 FROM docket_queues WHERE queue = ? AND paused_at IS NOT NULL)`
 )
 
 // QueueStats reports counts per state and store health. SQLite has no dead
@@ -26,13 +26,13 @@ func (e *executor) QueueStats(ctx context.Context, queueName string) (*queue.Que
 			return err
 		}
 		var oldest sql.NullInt64
-		if err := q.QueryRowContext(ctx, sqlOldestPending, queueName).Scan(&oldest); err != nil {
+		if err := q.QueryRowContext(ctx, oldestPendingSQL, queueName).Scan(&oldest); err != nil {
 			return err
 		}
 		if oldest.Valid && oldest.Int64 < now {
 			st.OldestPendingAge = time.Duration(now-oldest.Int64) * time.Microsecond
 		}
-		if err := q.QueryRowContext(ctx, sqlQueuePaused, queueName).Scan(&st.Paused); err != nil {
+		if err := q.QueryRowContext(ctx, queuePausedSQL, queueName).Scan(&st.Paused); err != nil {
 			return err
 		}
 		return q.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&st.DeadTuples)
@@ -44,7 +44,7 @@ func (e *executor) QueueStats(ctx context.Context, queueName string) (*queue.Que
 }
 
 func stateCounts(ctx context.Context, q querier, queueName string, counts map[queue.State]int) error {
-	rows, err := q.QueryContext(ctx, sqlStateCounts, queueName)
+	rows, err := q.QueryContext(ctx, stateCountsSQL, queueName)
 	if err != nil {
 		return err
 	}

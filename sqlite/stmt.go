@@ -12,10 +12,10 @@ import (
 // the statements run per job or per tenant inside batches, where parsing
 // would otherwise cost more than executing.
 var hotStatements = []string{
-	sqlInsertJob, sqlGetUnique, sqlMarkWork,
-	sqlReadyTenants, sqlClaimTenantJobs, sqlServeTenant, sqlNoWork,
-	sqlRecordAttempt, sqlEndAttemptSlot, sqlEndAttemptJob, sqlFreeSlots,
-	sqlHeartbeat, sqlProgress, sqlExpiredLeases, sqlSchedule,
+	insertJobSQL, getUniqueSQL, markWorkSQL,
+	readyTenantsSQL, claimTenantJobsSQL, serveTenantSQL, noWorkSQL,
+	recordAttemptSQL, endAttemptSlotSQL, endAttemptJobSQL, freeSlotsSQL,
+	heartbeatSQL, progressSQL, expiredLeasesSQL, scheduleSQL,
 }
 
 // stmtCache holds the writer's prepared statements. It is filled once and

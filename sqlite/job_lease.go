@@ -11,7 +11,7 @@ import (
 // this token, still running.
 const leaseHeld = `id = ?1 AND attempt = ?2 AND lease_token = ?3 AND state = 'running'`
 
-const sqlHeartbeat = `UPDATE docket_jobs SET lease_expires_at = ?4 WHERE ` + leaseHeld
+const heartbeatSQL = `UPDATE docket_jobs SET lease_expires_at = ?4 WHERE ` + leaseHeld
 
 // JobHeartbeat extends the leases still held, in one transaction.
 func (e *executor) JobHeartbeat(ctx context.Context, p *queue.JobHeartbeatParams) ([]queue.Lease, error) {
@@ -23,7 +23,7 @@ func (e *executor) JobHeartbeat(ctx context.Context, p *queue.JobHeartbeatParams
 		held = held[:0]
 		expires := t.now + p.LeaseDuration.Microseconds()
 		for _, l := range p.Leases {
-			res, err := t.exec(ctx, sqlHeartbeat, l.JobID, l.Attempt, l.Token, expires)
+			res, err := t.exec(ctx, heartbeatSQL, l.JobID, l.Attempt, l.Token, expires)
 			if err != nil {
 				return err
 			}
@@ -41,7 +41,7 @@ func (e *executor) JobHeartbeat(ctx context.Context, p *queue.JobHeartbeatParams
 	return held, nil
 }
 
-const sqlProgress = `
+const progressSQL = `
 UPDATE docket_jobs SET stage = ?4, progress = ?5, progress_message = ?6,
 	partial_result = coalesce(?8, partial_result), updated_at = ?7
 WHERE ` + leaseHeld
@@ -61,7 +61,7 @@ func (e *executor) JobProgress(ctx context.Context, p *queue.JobProgressParams) 
 	}
 	l := p.Lease
 	err := e.write(ctx, func(t *txn) error {
-		res, err := t.exec(ctx, sqlProgress, l.JobID, l.Attempt, l.Token, p.Stage, p.Percent, p.Message, t.now, partial)
+		res, err := t.exec(ctx, progressSQL, l.JobID, l.Attempt, l.Token, p.Stage, p.Percent, p.Message, t.now, partial)
 		if err != nil {
 			return err
 		}

@@ -9,21 +9,21 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// sqlReadyTenants lists the tenants of a queue that have work, a free slot
+// readyTenantsSQL lists the tenants of a queue that have work, a free slot
 // and no pause, least recently served first; none while the queue is
 // paused (pause.go). It reads the partial index of exactly those tenants:
 // idle, saturated and paused ones cost nothing.
-const sqlReadyTenants = `
+const readyTenantsSQL = `
 SELECT tenant_id, max_running - running FROM docket_tenant_queues
 WHERE queue = ?1 AND has_work = 1 AND running < max_running AND paused = 0
   AND NOT EXISTS (SELECT 1 FROM docket_queues q WHERE q.queue = ?1 AND q.paused_at IS NOT NULL)
 ORDER BY served_at, tenant_id
 LIMIT ?2`
 
-// sqlClaimTenantJobs starts the next attempts of a tenant's first pending
+// claimTenantJobsSQL starts the next attempts of a tenant's first pending
 // jobs, read from the fetch index (cost: the jobs taken). random() | 1 is a
 // random, odd, so non-zero, 64-bit token per job.
-const sqlClaimTenantJobs = `
+const claimTenantJobsSQL = `
 UPDATE docket_jobs SET
 	state = 'running', attempt = attempt + 1, lease_token = (random() | 1),
 	lease_expires_at = ?1, worker_id = ?2, started_at = ?3, updated_at = ?3,
@@ -36,13 +36,13 @@ WHERE id IN (
 RETURNING ` + jobColumns
 
 const (
-	sqlServeTenant = `
+	serveTenantSQL = `
 UPDATE docket_tenant_queues SET running = running + ?1, served_at = ?2, has_work = ?3
 WHERE queue = ?4 AND tenant_id = ?5`
-	sqlNoWork = `UPDATE docket_tenant_queues SET has_work = 0 WHERE queue = ? AND tenant_id = ?`
-	// sqlHasPending tells whether a tenant has a pending job left, from the
+	noWorkSQL = `UPDATE docket_tenant_queues SET has_work = 0 WHERE queue = ? AND tenant_id = ?`
+	// hasPendingSQL tells whether a tenant has a pending job left, from the
 	// fetch index.
-	sqlHasPending = `SELECT EXISTS (SELECT 1 FROM docket_jobs WHERE queue = ? AND tenant_id = ? AND state = 'pending')`
+	hasPendingSQL = `SELECT EXISTS (SELECT 1 FROM docket_jobs WHERE queue = ? AND tenant_id = ? AND state = 'pending')`
 )
 
 type readyTenant struct {
@@ -88,7 +88,7 @@ func (e *executor) JobClaim(ctx context.Context, p *queue.JobClaimParams) ([]*qu
 }
 
 func (t *txn) readyTenants(ctx context.Context, queueName string, limit int) ([]readyTenant, error) {
-	rows, err := t.query(ctx, sqlReadyTenants, queueName, limit)
+	rows, err := t.query(ctx, readyTenantsSQL, queueName, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -110,12 +110,12 @@ func (t *txn) readyTenants(ctx context.Context, queueName string, limit int) ([]
 // after a full take). The flag is exact, so a later claim never picks a
 // tenant whose last job is gone and comes back empty.
 func (t *txn) claimTenant(ctx context.Context, p *queue.JobClaimParams, tenant string, want int, expires int64) ([]*queue.Job, error) {
-	jobs, err := scanJobs(t.query(ctx, sqlClaimTenantJobs, expires, p.WorkerID, t.now, p.Queue, tenant, want))
+	jobs, err := scanJobs(t.query(ctx, claimTenantJobsSQL, expires, p.WorkerID, t.now, p.Queue, tenant, want))
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: %w", tenant, err)
 	}
 	if len(jobs) == 0 {
-		_, err = t.exec(ctx, sqlNoWork, p.Queue, tenant)
+		_, err = t.exec(ctx, noWorkSQL, p.Queue, tenant)
 		return nil, err
 	}
 	// RETURNING follows no order: restore the tenant's start order.
@@ -124,10 +124,10 @@ func (t *txn) claimTenant(ctx context.Context, p *queue.JobClaimParams, tenant s
 	})
 	hasWork := false
 	if len(jobs) == want {
-		if err := t.queryRow(ctx, sqlHasPending, p.Queue, tenant).Scan(&hasWork); err != nil {
+		if err := t.queryRow(ctx, hasPendingSQL, p.Queue, tenant).Scan(&hasWork); err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", tenant, err)
 		}
 	}
-	_, err = t.exec(ctx, sqlServeTenant, len(jobs), t.now, hasWork, p.Queue, tenant)
+	_, err = t.exec(ctx, serveTenantSQL, len(jobs), t.now, hasWork, p.Queue, tenant)
 	return jobs, err
 }

@@ -10,12 +10,12 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-const sqlGetJob = `SELECT ` + jobColumns + ` FROM docket_jobs WHERE id = ?`
+const getJobSQL = `SELECT ` + jobColumns + ` FROM docket_jobs WHERE id = ?`
 
 // getJob reads a job; a job of another tenant than tenant (when set) is
 // not found.
 func getJob(ctx context.Context, q querier, id int64, tenant string) (*queue.Job, error) {
-	j, err := scanJob(q.QueryRowContext(ctx, sqlGetJob, id))
+	j, err := scanJob(q.QueryRowContext(ctx, getJobSQL, id))
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && tenant != "" && j.TenantID != tenant) {
 		return nil, fmt.Errorf("%w: job %d", queue.ErrNotFound, id)
 	}
@@ -84,7 +84,7 @@ func (e *executor) JobList(ctx context.Context, p *queue.JobListParams) ([]*queu
 	return jobs, nil
 }
 
-const sqlAttempts = `
+const attemptsSQL = `
 SELECT job_id, attempt, worker_id, started_at, finished_at, outcome, error
 FROM docket_job_attempts WHERE job_id = ? ORDER BY id`
 
@@ -92,7 +92,7 @@ FROM docket_job_attempts WHERE job_id = ? ORDER BY id`
 func (e *executor) JobAttempts(ctx context.Context, id int64) ([]*queue.Attempt, error) {
 	var out []*queue.Attempt
 	err := e.readOne(func(q querier) error {
-		rows, err := q.QueryContext(ctx, sqlAttempts, id)
+		rows, err := q.QueryContext(ctx, attemptsSQL, id)
 		if err != nil {
 			return err
 		}

@@ -7,7 +7,7 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-const sqlCancelWaiting = `
+const cancelWaitingSQL = `
 UPDATE docket_jobs SET state = ?2, completed_at = ?3, error_message = COALESCE(?4, error_message), updated_at = ?3
 WHERE id = ?1
 RETURNING ` + jobColumns
@@ -35,7 +35,7 @@ func (e *executor) JobCancel(ctx context.Context, p *queue.JobCancelParams) (*qu
 			job, err = t.cancelRunning(ctx, j, state, msg)
 			return err
 		}
-		job, err = scanJob(t.queryRow(ctx, sqlCancelWaiting, p.ID, string(state), t.now, nullString(msg)))
+		job, err = scanJob(t.queryRow(ctx, cancelWaitingSQL, p.ID, string(state), t.now, nullString(msg)))
 		return err
 	})
 	if err != nil {

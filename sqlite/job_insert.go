@@ -37,14 +37,14 @@ func (e *executor) JobInsertMany(ctx context.Context, params []*queue.JobInsertP
 	return results, nil
 }
 
-const sqlInsertJob = `
+const insertJobSQL = `
 INSERT INTO docket_jobs (queue, kind, tenant_id, args, state, priority, max_attempts, run_at,
 	unique_key, retry_of, fail_on_timeout, created_at, updated_at, metadata)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)
 ON CONFLICT DO NOTHING
 RETURNING ` + jobColumns
 
-const sqlGetUnique = `SELECT ` + jobColumns + ` FROM docket_jobs WHERE tenant_id = ? AND unique_key = ?`
+const getUniqueSQL = `SELECT ` + jobColumns + ` FROM docket_jobs WHERE tenant_id = ? AND unique_key = ?`
 
 func (t *txn) insertJob(ctx context.Context, p *queue.JobInsertParams) (queue.InsertResult, error) {
 	if err := queue.ValidateQueueName(p.Queue); err != nil {
@@ -76,11 +76,11 @@ func (t *txn) insertJob(ctx context.Context, p *queue.JobInsertParams) (queue.In
 		}
 		metadata = sql.NullString{String: string(b), Valid: true}
 	}
-	j, err := scanJob(t.queryRow(ctx, sqlInsertJob, p.Queue, p.Kind, p.TenantID, string(args), state,
+	j, err := scanJob(t.queryRow(ctx, insertJobSQL, p.Queue, p.Kind, p.TenantID, string(args), state,
 		p.Priority, maxAttempts, runAt, nullString(p.UniqueKey), nullInt(p.RetryOf), p.FailOnTimeout, t.now, metadata))
 	if errors.Is(err, sql.ErrNoRows) && p.UniqueKey != "" {
 		// The only conflict an insert can meet: the tenant's unique key.
-		j, err = scanJob(t.queryRow(ctx, sqlGetUnique, p.TenantID, p.UniqueKey))
+		j, err = scanJob(t.queryRow(ctx, getUniqueSQL, p.TenantID, p.UniqueKey))
 		return queue.InsertResult{Job: j, Duplicate: true}, err
 	}
 	return queue.InsertResult{Job: j}, err
@@ -101,7 +101,7 @@ func limitSQL(tenant, queue string) string {
 	1)`
 }
 
-var sqlMarkWork = `
+var markWorkSQL = `
 INSERT INTO docket_tenant_queues (queue, tenant_id, max_running, has_work)
 VALUES (?1, ?2, ` + limitSQL("?2", "?1") + `, 1)
 ON CONFLICT (queue, tenant_id) DO UPDATE SET has_work = 1 WHERE has_work = 0`
@@ -109,14 +109,14 @@ ON CONFLICT (queue, tenant_id) DO UPDATE SET has_work = 1 WHERE has_work = 0`
 // markWork makes tenants claimable in their queue: they have pending jobs.
 func (t *txn) markWork(ctx context.Context, slots map[slot]bool) error {
 	for s := range slots {
-		if _, err := t.exec(ctx, sqlMarkWork, s.queue, s.tenant); err != nil {
+		if _, err := t.exec(ctx, markWorkSQL, s.queue, s.tenant); err != nil {
 			return fmt.Errorf("mark tenant %s claimable: %w", s.tenant, err)
 		}
 	}
 	return nil
 }
 
-const sqlRetryJob = `
+const retryJobSQL = `
 INSERT INTO docket_jobs (queue, kind, tenant_id, args, state, priority, max_attempts, run_at,
 	retry_of, fail_on_timeout, created_at, updated_at, metadata)
 SELECT queue, kind, tenant_id, args, 'pending', priority, max_attempts, ?2,
@@ -135,7 +135,7 @@ func (e *executor) JobRetry(ctx context.Context, p *queue.JobRetryParams) (*queu
 		if orig.State != queue.StateFailed && orig.State != queue.StateCancelled {
 			return fmt.Errorf("%w: job %d is %s, not failed or cancelled", queue.ErrConflict, p.ID, orig.State)
 		}
-		if job, err = scanJob(t.queryRow(ctx, sqlRetryJob, p.ID, t.now)); err != nil {
+		if job, err = scanJob(t.queryRow(ctx, retryJobSQL, p.ID, t.now)); err != nil {
 			return err
 		}
 		return t.markWork(ctx, map[slot]bool{{job.Queue, job.TenantID}: true})

@@ -8,18 +8,18 @@ import (
 )
 
 const (
-	sqlSetTenantLimit = `
+	setTenantLimitSQL = `
 INSERT INTO docket_tenant_limits (tenant_id, queue, max_running) VALUES (?, ?, ?)
 ON CONFLICT (tenant_id, queue) DO UPDATE SET max_running = excluded.max_running`
-	sqlDeleteTenantLimit = `DELETE FROM docket_tenant_limits WHERE tenant_id = ? AND queue = ?`
-	sqlSetQueueConfig    = `
+	deleteTenantLimitSQL = `DELETE FROM docket_tenant_limits WHERE tenant_id = ? AND queue = ?`
+	setQueueConfigSQL    = `
 INSERT INTO docket_queues (queue, default_tenant_limit) VALUES (?, ?)
 ON CONFLICT (queue) DO UPDATE SET default_tenant_limit = excluded.default_tenant_limit`
 )
 
-// sqlRefreshLimits recomputes the limit cached in the slot rows; the
+// refreshLimitsSQL recomputes the limit cached in the slot rows; the
 // conditions are appended by the caller.
-var sqlRefreshLimits = `UPDATE docket_tenant_queues SET max_running = ` +
+var refreshLimitsSQL = `UPDATE docket_tenant_queues SET max_running = ` +
 	limitSQL("docket_tenant_queues.tenant_id", "docket_tenant_queues.queue") + ` WHERE `
 
 // TenantLimitSet sets or (with MaxRunning 0) removes a tenant's override,
@@ -34,17 +34,17 @@ func (e *executor) TenantLimitSet(ctx context.Context, p *queue.TenantLimitParam
 	err := e.write(ctx, func(t *txn) error {
 		var err error
 		if p.MaxRunning == 0 {
-			_, err = t.exec(ctx, sqlDeleteTenantLimit, p.TenantID, p.Queue)
+			_, err = t.exec(ctx, deleteTenantLimitSQL, p.TenantID, p.Queue)
 		} else {
-			_, err = t.exec(ctx, sqlSetTenantLimit, p.TenantID, p.Queue, p.MaxRunning)
+			_, err = t.exec(ctx, setTenantLimitSQL, p.TenantID, p.Queue, p.MaxRunning)
 		}
 		if err != nil {
 			return err
 		}
 		if p.Queue == "" {
-			_, err = t.exec(ctx, sqlRefreshLimits+`tenant_id = ?`, p.TenantID)
+			_, err = t.exec(ctx, refreshLimitsSQL+`tenant_id = ?`, p.TenantID)
 		} else {
-			_, err = t.exec(ctx, sqlRefreshLimits+`queue = ? AND tenant_id = ?`, p.Queue, p.TenantID)
+			_, err = t.exec(ctx, refreshLimitsSQL+`queue = ? AND tenant_id = ?`, p.Queue, p.TenantID)
 		}
 		return err
 	})
@@ -62,10 +62,10 @@ func (e *executor) QueueConfigSet(ctx context.Context, p *queue.QueueConfigParam
 			queue.ErrInvalid, p.Queue, p.DefaultTenantLimit)
 	}
 	err := e.write(ctx, func(t *txn) error {
-		if _, err := t.exec(ctx, sqlSetQueueConfig, p.Queue, p.DefaultTenantLimit); err != nil {
+		if _, err := t.exec(ctx, setQueueConfigSQL, p.Queue, p.DefaultTenantLimit); err != nil {
 			return err
 		}
-		_, err := t.exec(ctx, sqlRefreshLimits+`queue = ?`, p.Queue)
+		_, err := t.exec(ctx, refreshLimitsSQL+`queue = ?`, p.Queue)
 		return err
 	})
 	if err != nil {

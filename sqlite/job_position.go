@@ -12,27 +12,27 @@ import (
 // Two range scans of the fetch index, so the cost is the number of jobs
 // ahead, not the tenant's backlog.
 const (
-	sqlAheadHigher = `
+	aheadHigherSQL = `
 SELECT count(*) FROM docket_jobs
 WHERE queue = ? AND tenant_id = ? AND state = 'pending' AND priority > ?`
-	sqlAheadSame = `
+	aheadSameSQL = `
 SELECT count(*) FROM docket_jobs
 WHERE queue = ? AND tenant_id = ? AND state = 'pending' AND priority = ? AND id < ?`
-	sqlPendingAll = `
+	pendingAllSQL = `
 SELECT count(*) FROM docket_jobs WHERE queue = ? AND tenant_id = ? AND state = 'pending'`
 )
 
-// sqlSlotState reads the tenant's running count and limit in the queue,
+// slotStateSQL reads the tenant's running count and limit in the queue,
 // and whether the queue or the tenant is paused.
-var sqlSlotState = `
+var slotStateSQL = `
 SELECT COALESCE((SELECT running FROM docket_tenant_queues WHERE queue = ?1 AND tenant_id = ?2), 0),
 	COALESCE((SELECT max_running FROM docket_tenant_queues WHERE queue = ?1 AND tenant_id = ?2), ` +
 	limitSQL("?2", "?1") + `),
 	EXISTS (SELECT 1 FROM docket_queues WHERE queue = ?1 AND paused_at IS NOT NULL)
 		OR EXISTS (SELECT 1 FROM docket_tenant_pauses WHERE tenant_id = ?2)`
 
-// sqlAvgDuration averages the run time of the queue's last 100 completions.
-const sqlAvgDuration = `
+// avgDurationSQL averages the run time of the queue's last 100 completions.
+const avgDurationSQL = `
 SELECT avg(completed_at - started_at) FROM (
 	SELECT completed_at, started_at FROM docket_jobs
 	WHERE queue = ? AND state = 'completed' AND completed_at IS NOT NULL AND started_at IS NOT NULL
@@ -49,25 +49,25 @@ func (e *executor) JobPosition(ctx context.Context, id int64) (*queue.Position, 
 		switch j.State {
 		case queue.StatePending:
 			var higher, same int
-			if err := q.QueryRowContext(ctx, sqlAheadHigher, j.Queue, j.TenantID, j.Priority).Scan(&higher); err != nil {
+			if err := q.QueryRowContext(ctx, aheadHigherSQL, j.Queue, j.TenantID, j.Priority).Scan(&higher); err != nil {
 				return err
 			}
-			if err := q.QueryRowContext(ctx, sqlAheadSame, j.Queue, j.TenantID, j.Priority, j.ID).Scan(&same); err != nil {
+			if err := q.QueryRowContext(ctx, aheadSameSQL, j.Queue, j.TenantID, j.Priority, j.ID).Scan(&same); err != nil {
 				return err
 			}
 			pos.Ahead = higher + same
 		case queue.StateScheduled:
-			if err := q.QueryRowContext(ctx, sqlPendingAll, j.Queue, j.TenantID).Scan(&pos.Ahead); err != nil {
+			if err := q.QueryRowContext(ctx, pendingAllSQL, j.Queue, j.TenantID).Scan(&pos.Ahead); err != nil {
 				return err
 			}
 		default:
 			return fmt.Errorf("%w: job %d is %s", queue.ErrConflict, id, j.State)
 		}
-		if err := q.QueryRowContext(ctx, sqlSlotState, j.Queue, j.TenantID).Scan(&pos.Running, &pos.Limit, &pos.Paused); err != nil {
+		if err := q.QueryRowContext(ctx, slotStateSQL, j.Queue, j.TenantID).Scan(&pos.Running, &pos.Limit, &pos.Paused); err != nil {
 			return err
 		}
 		var avg sql.NullFloat64
-		if err := q.QueryRowContext(ctx, sqlAvgDuration, j.Queue).Scan(&avg); err != nil {
+		if err := q.QueryRowContext(ctx, avgDurationSQL, j.Queue).Scan(&avg); err != nil {
 			return err
 		}
 		pos.AvgDuration = time.Duration(avg.Float64) * time.Microsecond

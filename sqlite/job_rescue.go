@@ -1,0 +1,71 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/docketq/docket/queue"
+)
+
+// timedOutMessage is the error of a job the rescue sweep fails.
+const timedOutMessage = "Processing timed out"
+
+const expiredLeasesSQL = `
+SELECT id, attempt, lease_token, max_attempts, fail_on_timeout FROM docket_jobs
+WHERE state = 'running' AND lease_expires_at < ?
+ORDER BY lease_expires_at
+LIMIT ?`
+
+type expiredLease struct {
+	lease         queue.Lease
+	maxAttempts   int
+	failOnTimeout bool
+}
+
+// JobRescue ends attempts whose lease expired by the store's clock.
+func (e *executor) JobRescue(ctx context.Context, p *queue.JobRescueParams) ([]*queue.Job, error) {
+	var jobs []*queue.Job
+	err := e.write(ctx, func(t *txn) error {
+		expired, err := t.expiredLeases(ctx, limitOr(p.Limit, 1000))
+		if err != nil {
+			return err
+		}
+		freed := make(slotDelta)
+		for _, x := range expired {
+			a := &attemptEnd{lease: x.lease, outcome: queue.OutcomeTimedOut, errText: "lease expired", state: queue.StatePending}
+			if x.lease.Attempt >= x.maxAttempts || x.failOnTimeout {
+				msg := timedOutMessage
+				a.state, a.completed, a.errMsg = queue.StateFailed, true, &msg
+			}
+			j, err := t.endAttempt(ctx, a, true)
+			if err != nil {
+				return err // the lease was read in this transaction: it is held
+			}
+			freed.add(j)
+			jobs = append(jobs, j)
+		}
+		return t.freeSlots(ctx, freed)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rescue jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+func (t *txn) expiredLeases(ctx context.Context, limit int) ([]expiredLease, error) {
+	rows, err := t.query(ctx, expiredLeasesSQL, t.now, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []expiredLease
+	for rows.Next() {
+		var x expiredLease
+		l := &x.lease
+		if err := rows.Scan(&l.JobID, &l.Attempt, &l.Token, &x.maxAttempts, &x.failOnTimeout); err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}
