@@ -9,6 +9,8 @@ COUNT   ?= 1
 ARGS    ?=
 FUZZTIME ?= 1m
 FUZZ    ?= .
+SOAK_JOBS ?= 1000000
+SOAK_OUT  ?= $(CURDIR)/docs/soak
 
 .DEFAULT_GOAL := help
 
@@ -55,6 +57,10 @@ chaos-smoke: ## Chaos smoke tier (in make test too): one small variant of every 
 .PHONY: chaos
 chaos: ## Full chaos tier (-tags chaos): smoke + _Full/_Medium sizes, measurements 26/29, netns partition (~25-30 min; RUN=regexp)
 	$(GO) test -race -count=1 -tags chaos -timeout 45m $(if $(RUN),-run '$(RUN)') ./chaos/...
+
+.PHONY: soak
+soak: ## Churn soak, RELIABILITY 24 (-tags soak, no -race): SOAK_JOBS (default 10^6) through PostgreSQL; CSV and SVG curves to SOAK_OUT (~20-70 min; docs/reliability.md)
+	SOAK_JOBS=$(SOAK_JOBS) SOAK_OUT=$(SOAK_OUT) $(GO) test -count=1 -tags soak -timeout 3h -run '^TestSoak$$' -v ./chaos/
 
 .PHONY: lint
 lint: ## golangci-lint (pinned, built into ./bin on first use) over PKGS and nested modules
