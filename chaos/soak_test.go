@@ -41,8 +41,8 @@ const soakStall = 5 * time.Minute
 // Pass (§24): table+index size in the last 5 minutes at most 1.2× its size
 // at minute 10; claim p99 of the last 5 minutes at most 2× that of minutes
 // 5–10; autovacuum completes on the jobs table at least once every 2
-// minutes; no claim fails during the REINDEX. A run shorter than 20
-// minutes scales the first two windows by its length over 20 minutes. The
+// minutes; no claim fails during the REINDEX. A run shorter than 15
+// minutes scales the first two windows by its length over 15 minutes. The
 // oracle: the in-memory ledger of every handler start and every stored
 // completion (nothing lost, nothing unexpected, one execution per job),
 // the jobs left in the table plus those the cleaner deleted equal the

@@ -112,13 +112,16 @@ func TestSoakCriteria_Reindex(t *testing.T) {
 }
 
 func TestSoakWindows_Scaled(t *testing.T) {
-	w := soakWindowsFor(2 * time.Minute)
-	if w.Scale != 0.1 || w.Ref != time.Minute || w.BaseFrom != 30*time.Second || w.LastFrom != 90*time.Second ||
+	w := soakWindowsFor(90 * time.Second)
+	if w.Scale != 0.1 || w.Ref != time.Minute || w.BaseFrom != 30*time.Second || w.LastFrom != 60*time.Second ||
 		w.AutovacuumMaxGap != 2*time.Minute {
-		t.Errorf("windows of a 2-minute run: %+v", w)
+		t.Errorf("windows of a 90-second run: %+v", w)
 	}
-	if w := soakWindowsFor(40 * time.Minute); w.Scale != 1 || w.Ref != 10*time.Minute || w.LastFrom != 35*time.Minute {
-		t.Errorf("windows of a 40-minute run: %+v", w)
+	for _, end := range []time.Duration{15 * time.Minute, 18 * time.Minute, 40 * time.Minute} {
+		if w := soakWindowsFor(end); w.Scale != 1 || w.Ref != 10*time.Minute || w.BaseFrom != 5*time.Minute ||
+			w.LastFrom != end-5*time.Minute {
+			t.Errorf("windows of a %s run: %+v, want §24's as written", end, w)
+		}
 	}
 }
 
