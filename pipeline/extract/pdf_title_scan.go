@@ -12,8 +12,8 @@ import (
 // the engine about ten times its length, and its time grows faster: a title just under
 // MaxPDFStringBytes (8 MiB) took the parse over its 20 s deadline and 100-130 MiB of memory.
 // What is kept of a title is MaxTitleBytes, decoded from at most 4 × MaxTitleBytes of it, so a
-// title string 16 times that is no title but a payload. A title inside a compressed object
-// stream is out of this check's sight (MaxPDFStringBytes does not see it either).
+// title string 16 times that is no title but a payload. Titles inside compressed object
+// streams are checked as the streams inflate (objStmTitle).
 const MaxPDFTitleStringBytes = 64 << 10
 
 // titleCheckBytes is the title check's bound: MaxPDFTitleStringBytes, changed only by tests
@@ -21,7 +21,8 @@ const MaxPDFTitleStringBytes = 64 << 10
 var titleCheckBytes = MaxPDFTitleStringBytes
 
 // titleUnread says why the title of the PDF in data is not read ("" when it is): a string
-// over MaxPDFStringBytes anywhere, or a /Title string over MaxPDFTitleStringBytes.
+// over MaxPDFStringBytes anywhere outside streams, or a /Title string over
+// MaxPDFTitleStringBytes, in the file's bytes or in an object stream.
 func titleUnread(data []byte) string {
 	switch {
 	case longString(data, MaxPDFStringBytes):
@@ -29,7 +30,7 @@ func titleUnread(data []byte) string {
 	case longTitle(data, titleCheckBytes):
 		return fmt.Sprintf("its string is over %d bytes", titleCheckBytes)
 	}
-	return ""
+	return objStmTitle(data, titleCheckBytes, titleRefs(data))
 }
 
 // longTitle reports whether data holds a /Title whose string is longer than limit bytes: a

@@ -9,15 +9,67 @@ import (
 // to n copies of c: one literal, then matches of length 258 at distance 1, 13 bits each, so
 // about 160:1. It is built by repeating one byte-aligned period, so even a stream for
 // gigabytes takes milliseconds.
-func DeflateRepeat(c byte, n int64) []byte {
+func DeflateRepeat(c byte, n int64) []byte { return deflateStretches([]Stretch{{Fill: c, N: n}}) }
+
+// ZlibRepeat wraps DeflateRepeat in a zlib stream (RFC 1950), as PDF's FlateDecode expects.
+func ZlibRepeat(c byte, n int64) []byte { return ZlibStretches([]Stretch{{Fill: c, N: n}}) }
+
+// Stretch is a stretch of data to compress: Text, then N copies of Fill.
+type Stretch struct {
+	Text string
+	Fill byte
+	N    int64
+}
+
+// ZlibStretches returns a zlib stream (RFC 1950) of one fixed-Huffman DEFLATE block that inflates
+// to the stretches in order; a stretch's copies cost 13 bits per 258 bytes, so a stream for gigabytes
+// takes milliseconds to build.
+func ZlibStretches(runs []Stretch) []byte {
+	out := append([]byte{0x78, 0x01}, deflateStretches(runs)...)
+	return binary.BigEndian.AppendUint32(out, adlerStretches(runs))
+}
+
+// deflateStretches returns the raw DEFLATE stream (RFC 1951) of the stretches.
+func deflateStretches(runs []Stretch) []byte {
 	w := &bitWriter{}
 	w.bits(1, 1) // BFINAL
 	w.bits(1, 2) // BTYPE = fixed Huffman
-	if n > 0 {
-		w.literal(c)
-		n--
+	for _, r := range runs {
+		for i := range len(r.Text) {
+			w.literal(r.Text[i])
+		}
+		w.repeat(r.Fill, r.N)
 	}
-	// Matches until the writer is byte aligned, then whole periods of 8 matches (13 bytes).
+	w.code(0, 7) // end of block
+	return w.flush()
+}
+
+// adlerStretches returns the Adler-32 checksum of the stretches: appending n copies of c to data with sums
+// (a, b) gives (a + n·c, b + n·a + c·n(n+1)/2), all mod 65521.
+func adlerStretches(runs []Stretch) uint32 {
+	const mod = 65521
+	a, b := uint64(1), uint64(0)
+	for _, r := range runs {
+		for i := range len(r.Text) {
+			a = (a + uint64(r.Text[i])) % mod
+			b = (b + a) % mod
+		}
+		n, c := uint64(r.N), uint64(r.Fill)
+		tri := (n % (2 * mod)) * ((n + 1) % (2 * mod)) / 2 % mod
+		b = (b + n%mod*a + c*tri) % mod
+		a = (a + n%mod*c) % mod
+	}
+	return uint32(b<<16 | a)
+}
+
+// repeat writes n copies of c: one literal, then matches of length 258 at distance 1 until
+// the writer is byte aligned, then whole periods of 8 matches (13 bytes) copied at once.
+func (w *bitWriter) repeat(c byte, n int64) {
+	if n <= 0 {
+		return
+	}
+	w.literal(c)
+	n--
 	for n >= 258 && w.nbits != 0 {
 		w.match258()
 		n -= 258
@@ -37,20 +89,6 @@ func DeflateRepeat(c byte, n int64) []byte {
 	for ; n > 0; n-- {
 		w.literal(c)
 	}
-	w.code(0, 7) // end of block
-	return w.flush()
-}
-
-// ZlibRepeat wraps DeflateRepeat in a zlib stream (RFC 1950), as PDF's FlateDecode expects.
-func ZlibRepeat(c byte, n int64) []byte {
-	out := append([]byte{0x78, 0x01}, DeflateRepeat(c, n)...)
-	const mod = 65521
-	un := uint64(n)
-	a := (1 + un%mod*uint64(c)) % mod
-	// b = Σ_{k=1..n} (1 + k·c) = n + c·n(n+1)/2, all mod 65521.
-	tri := (un % (2 * mod)) * ((un + 1) % (2 * mod)) / 2 % mod
-	b := (un%mod + uint64(c)*tri) % mod
-	return binary.BigEndian.AppendUint32(out, uint32(b<<16|a))
 }
 
 // bitWriter writes DEFLATE's bit stream: values LSB first, Huffman codes MSB first.

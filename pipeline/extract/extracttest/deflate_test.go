@@ -39,3 +39,21 @@ func TestDeflateRepeat_Big(t *testing.T) {
 		t.Fatalf("inflated %d, %v", m, err)
 	}
 }
+
+func TestZlibStretches(t *testing.T) {
+	t.Parallel()
+	runs := []Stretch{{Text: "head (", Fill: 'T', N: 100_000}, {Text: ") mid ", Fill: 200, N: 3}, {Text: "tail"}, {Fill: ' ', N: 259}}
+	var want bytes.Buffer
+	for _, r := range runs {
+		want.WriteString(r.Text)
+		want.Write(bytes.Repeat([]byte{r.Fill}, int(r.N)))
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(ZlibStretches(runs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(zr) // checks the Adler-32 sum too
+	if err != nil || !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("ZlibStretches: %d bytes (want %d), %v", len(got), want.Len(), err)
+	}
+}
