@@ -39,6 +39,7 @@ type soakSample struct {
 	ClaimP99    time.Duration
 	ClaimMax    time.Duration
 	Throughput  float64 // completions per second over the window
+	Load1       float64 // the machine's 1-minute load average; NaN: not read
 }
 
 // claimRec is one claim as the engine made it (queue.Executor.JobClaim).

@@ -2,55 +2,16 @@ package chaos
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"html"
 	"math"
-	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 )
 
-// The churn soak's outputs: its samples as CSV and its curves as SVG,
-// written by hand with the standard library.
-
-// soakCSVHeader names the columns of soak.csv.
-var soakCSVHeader = []string{
-	"t_s", "enqueued", "completed", "cleaned", "jobs_per_s",
-	"heap_bytes", "indexes_bytes", "total_bytes", "fetch_index_bytes", "attempts_total_bytes",
-	"n_live_tup", "n_dead_tup", "autovacuum_count", "autoanalyze_count", "last_autovacuum",
-	"claims", "claim_errors", "claim_p50_ms", "claim_p99_ms", "claim_max_ms",
-}
-
-// writeSoakCSV writes the samples to path.
-func writeSoakCSV(path string, samples []soakSample) error {
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	_ = w.Write(soakCSVHeader)
-	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
-	msf := func(d time.Duration) string {
-		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64)
-	}
-	for _, s := range samples {
-		last := ""
-		if !s.LastAutovacuum.IsZero() {
-			last = s.LastAutovacuum.UTC().Format(time.RFC3339Nano)
-		}
-		_ = w.Write([]string{
-			strconv.FormatFloat(s.At.Seconds(), 'f', 1, 64), i64(s.Enqueued), i64(s.Completed), i64(s.Cleaned),
-			strconv.FormatFloat(s.Throughput, 'f', 1, 64),
-			i64(s.HeapBytes), i64(s.IndexBytes), i64(s.TotalBytes), i64(s.FetchBytes), i64(s.AttemptsBytes),
-			i64(s.LiveTup), i64(s.DeadTup), i64(s.Autovacuums), i64(s.Autoanalyzes), last,
-			strconv.Itoa(s.Claims), strconv.Itoa(s.ClaimErrors), msf(s.ClaimP50), msf(s.ClaimP99), msf(s.ClaimMax),
-		})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
-}
+// The churn soak's curves as SVG, written by hand with the standard
+// library.
 
 // plotSeries is one curve of a chart.
 type plotSeries struct {
@@ -74,6 +35,17 @@ type plotChart struct {
 	Bands         []plotBand
 	Marks         []float64 // vertical ticks at these minutes (autovacuum completions)
 	MarkLabel     string
+	Rules         []plotRule // dashed lines
+	LogY          bool       // a logarithmic y axis (values <= 0 are left out)
+}
+
+// plotRule is a dashed line across the chart: horizontal at Y, or
+// vertical at X (minutes) when Vertical.
+type plotRule struct {
+	Vertical bool
+	At       float64
+	Label    string
+	Color    string
 }
 
 // Layout of every chart, in SVG user units.
@@ -93,20 +65,40 @@ func (c plotChart) svg() []byte {
 	for _, x := range c.X {
 		xmax = max(xmax, x)
 	}
-	ymax := 0.0
+	ymin, ymax := math.Inf(1), 0.0
 	for _, s := range c.Series {
 		for _, y := range s.Y {
-			if !math.IsNaN(y) {
-				ymax = max(ymax, y)
+			if !math.IsNaN(y) && (!c.LogY || y > 0) {
+				ymin, ymax = min(ymin, y), max(ymax, y)
 			}
 		}
 	}
-	xstep, ystep := niceStep(xmax), niceStep(ymax)
+	for _, r := range c.Rules {
+		if !r.Vertical {
+			ymax = max(ymax, r.At*1.08) // room for its label
+		}
+	}
+	xstep := niceStep(xmax)
 	xmax = math.Ceil(xmax/xstep) * xstep
-	ymax = math.Max(math.Ceil(ymax/ystep)*ystep, ystep)
 	iw, ih := float64(plotW-plotLeft-plotRight), float64(plotH-plotTop-plotBo)
 	px := func(x float64) float64 { return plotLeft + x/xmax*iw }
-	py := func(y float64) float64 { return plotTop + ih - y/ymax*ih }
+	var py func(y float64) float64
+	var yticks []float64
+	if c.LogY {
+		lo := math.Floor(math.Log10(math.Min(ymin, math.Max(ymax, 1e-3))))
+		hi := math.Max(math.Ceil(math.Log10(math.Max(ymax, 1e-3))), lo+1)
+		py = func(y float64) float64 { return plotTop + ih - (math.Log10(y)-lo)/(hi-lo)*ih }
+		for e := lo; e <= hi; e++ {
+			yticks = append(yticks, math.Pow(10, e))
+		}
+	} else {
+		ystep := niceStep(ymax)
+		ymax = math.Max(math.Ceil(ymax/ystep)*ystep, ystep)
+		py = func(y float64) float64 { return plotTop + ih - y/ymax*ih }
+		for y := 0.0; y <= ymax+ystep/2; y += ystep {
+			yticks = append(yticks, y)
+		}
+	}
 
 	for _, band := range c.Bands {
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%.0f" fill="%s" fill-opacity="0.15"/>`+"\n",
@@ -114,7 +106,7 @@ func (c plotChart) svg() []byte {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" fill="%s">%s</text>`+"\n",
 			px(band.From)+2, plotTop+12, band.Color, html.EscapeString(band.Label))
 	}
-	for y := 0.0; y <= ymax+ystep/2; y += ystep {
+	for _, y := range yticks {
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", plotLeft, plotW-plotRight, py(y), py(y))
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", plotLeft-6, py(y)+4, fmtTick(y))
 	}
@@ -128,10 +120,20 @@ func (c plotChart) svg() []byte {
 	for _, m := range c.Marks {
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#2a7" stroke-width="2"/>`+"\n", px(m), px(m), plotTop+ih-10, plotTop+ih)
 	}
+	for _, r := range c.Rules {
+		x1, x2, y1, y2 := float64(plotLeft), float64(plotW-plotRight), py(r.At), py(r.At)
+		tx, ty, anchor := x2-4, y1-4, "end"
+		if r.Vertical {
+			x1, x2, y1, y2 = px(r.At), px(r.At), float64(plotTop), plotTop+ih
+			tx, ty, anchor = x1+4, plotTop+26, "start"
+		}
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="6 4"/>`+"\n", x1, x2, y1, y2, r.Color)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="%s" font-size="10" fill="%s">%s</text>`+"\n", tx, ty, anchor, r.Color, html.EscapeString(r.Label))
+	}
 	for _, s := range c.Series {
 		var pts bytes.Buffer
 		for i, y := range s.Y {
-			if i < len(c.X) && !math.IsNaN(y) {
+			if i < len(c.X) && !math.IsNaN(y) && (!c.LogY || y > 0) {
 				fmt.Fprintf(&pts, "%.1f,%.1f ", px(c.X[i]), py(y))
 			}
 		}
@@ -175,8 +177,9 @@ func fmtTick(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
-// soakCharts returns the four charts of a run: size, dead tuples, claim
-// latency and throughput, with the criteria's windows shaded.
+// soakCharts returns the charts of a run: size, dead tuples, claim
+// latency and throughput, with the criteria's windows shaded, and the
+// machine's load when the samples have it.
 func soakCharts(samples []soakSample, w soakWindows, rx reindexResult, title string) map[string]plotChart {
 	n := len(samples)
 	x := make([]float64, n)
@@ -203,8 +206,15 @@ func soakCharts(samples []soakSample, w soakWindows, rx reindexResult, title str
 	for i, d := range done {
 		marks[i] = d / 60
 	}
-	return map[string]plotChart{
-		"size.svg": {Title: title + ": docket_jobs size", YLabel: "MB", X: x, Bands: bands, Marks: marks, MarkLabel: "autovacuum done",
+	var sizeRules []plotRule
+	if ref := nearestSample(samples, w.Ref); ref != nil {
+		sizeRules = []plotRule{
+			{Vertical: true, At: w.Ref.Minutes(), Label: "size reference (minute 10)", Color: "#555"},
+			{At: w.SizeFactor * toMB(ref.TotalBytes), Label: fmt.Sprintf("bound: %.1f× total at the reference", w.SizeFactor), Color: "#c00"},
+		}
+	}
+	charts := map[string]plotChart{
+		"size.svg": {Title: title + ": docket_jobs size", YLabel: "MB", X: x, Bands: bands, Marks: marks, MarkLabel: "autovacuum done", Rules: sizeRules,
 			Series: []plotSeries{
 				{Name: "table+indexes (total)", Color: "#000", Y: col(func(s soakSample) float64 { return toMB(s.TotalBytes) })},
 				{Name: "heap", Color: "#36c", Y: col(func(s soakSample) float64 { return toMB(s.HeapBytes) })},
@@ -216,7 +226,7 @@ func soakCharts(samples []soakSample, w soakWindows, rx reindexResult, title str
 				{Name: "n_dead_tup", Color: "#c33", Y: col(func(s soakSample) float64 { return float64(s.DeadTup) })},
 				{Name: "n_live_tup", Color: "#36c", Y: col(func(s soakSample) float64 { return float64(s.LiveTup) })},
 			}},
-		"claim.svg": {Title: title + ": claim latency per window", YLabel: "ms", X: x, Bands: bands,
+		"claim.svg": {Title: title + ": claim latency per window (log scale)", YLabel: "ms", X: x, Bands: bands, LogY: true,
 			Series: []plotSeries{
 				{Name: "p50", Color: "#36c", Y: col(func(s soakSample) float64 { return msOrNaN(s, s.ClaimP50) })},
 				{Name: "p99", Color: "#c33", Y: col(func(s soakSample) float64 { return msOrNaN(s, s.ClaimP99) })},
@@ -226,6 +236,11 @@ func soakCharts(samples []soakSample, w soakWindows, rx reindexResult, title str
 				{Name: "completed jobs/s", Color: "#000", Y: col(func(s soakSample) float64 { return s.Throughput })},
 			}},
 	}
+	if slices.ContainsFunc(samples, func(s soakSample) bool { return !math.IsNaN(s.Load1) }) {
+		charts["load.svg"] = plotChart{Title: title + ": the machine's load average (1 min)", YLabel: "load", X: x, Bands: bands,
+			Series: []plotSeries{{Name: "load average", Color: "#555", Y: col(func(s soakSample) float64 { return s.Load1 })}}}
+	}
+	return charts
 }
 
 func msOrNaN(s soakSample, d time.Duration) float64 {
@@ -233,23 +248,4 @@ func msOrNaN(s soakSample, d time.Duration) float64 {
 		return math.NaN()
 	}
 	return float64(d) / float64(time.Millisecond)
-}
-
-// writeSoakOutputs writes soak.csv and the four charts into dir.
-func writeSoakOutputs(dir string, samples []soakSample, w soakWindows, rx reindexResult, title string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	paths := []string{filepath.Join(dir, "soak.csv")}
-	if err := writeSoakCSV(paths[0], samples); err != nil {
-		return nil, err
-	}
-	for name, c := range soakCharts(samples, w, rx, title) {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, c.svg(), 0o644); err != nil {
-			return nil, err
-		}
-		paths = append(paths, p)
-	}
-	return paths, nil
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -342,7 +343,7 @@ FROM pg_stat_user_tables s WHERE s.relid = 'docket_jobs'::regclass`
 func (s *soakSampler) take(ctx context.Context) (soakSample, error) {
 	at := time.Since(s.start)
 	x := soakSample{At: at, Enqueued: s.ledger.enqueued(), Completed: s.ledger.completed.Load(),
-		Cleaned: s.ledger.cleaned.Load(), LastAutovacuumRel: math.NaN()}
+		Cleaned: s.ledger.cleaned.Load(), LastAutovacuumRel: math.NaN(), Load1: loadAverage()}
 	var last *time.Time
 	err := s.pool.QueryRow(ctx, soakSampleSQL).Scan(&x.HeapBytes, &x.IndexBytes, &x.TotalBytes, &x.FetchBytes,
 		&x.AttemptsBytes, &x.LiveTup, &x.DeadTup, &x.Autovacuums, &x.Autoanalyzes, &last)
@@ -384,4 +385,18 @@ WHERE i.indrelid = 'docket_jobs'::regclass`).Scan(&valid, &leftovers)
 		rx.Err = fmt.Errorf("check the index: %w", err)
 	}
 	return rx
+}
+
+// loadAverage is the machine's 1-minute load average, NaN when unknown.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return math.NaN()
+	}
+	f, _, _ := strings.Cut(string(b), " ")
+	v, err := strconv.ParseFloat(f, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
 }

@@ -122,7 +122,9 @@ func TestSoak(t *testing.T) {
 	w := soakWindowsFor(end)
 	crit := evalSoak(samples, rec, w, rx)
 	v := l.check()
-	paths, err := writeSoakOutputs(out, samples, w, rx, fmt.Sprintf("churn soak, %d jobs", c.jobs))
+	meta := soakRunMeta{Title: fmt.Sprintf("churn soak, %d jobs", c.jobs), Windows: w, ReindexRan: rx.Ran,
+		ReindexFromS: rx.From.Seconds(), ReindexToS: rx.To.Seconds(), LoadStartDB: startDB}
+	paths, err := writeSoakOutputs(out, samples, meta)
 	if err != nil {
 		t.Fatalf("write outputs: %v", err)
 	}
@@ -151,6 +153,21 @@ func TestSoak(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 		t.Logf("workers logged %d warnings or errors; the last: %s", len(lines), strings.Join(lines[max(0, len(lines)-5):], "\n"))
 	}
+}
+
+// TestSoakReplot redraws the charts of the run in SOAK_REPLOT (a
+// directory with its soak.csv and run.json) with this code; without
+// SOAK_REPLOT it skips.
+func TestSoakReplot(t *testing.T) {
+	dir := os.Getenv("SOAK_REPLOT")
+	if dir == "" {
+		t.Skip("SOAK_REPLOT names no run directory")
+	}
+	paths, err := replotSoak(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("redrawn: %s", strings.Join(paths, ", "))
 }
 
 // sampleSoak samples every c.sample until every job is completed, and

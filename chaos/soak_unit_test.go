@@ -144,19 +144,59 @@ func TestPercentile(t *testing.T) {
 func TestSoakOutputs(t *testing.T) {
 	samples := soakSeries(func(m float64) int64 { return int64(m * (1 << 20)) }, 2, 4, 6)
 	for i := range samples {
-		samples[i].Claims, samples[i].ClaimP99, samples[i].Throughput = 10, time.Duration(i)*time.Millisecond, 900
+		samples[i].Claims, samples[i].ClaimP50, samples[i].ClaimP99, samples[i].Throughput = 10, time.Millisecond, time.Duration(i+1)*time.Millisecond, 900
 	}
 	w := soakWindowsFor(20 * time.Minute)
 	rx := reindexResult{Ran: true, From: 12 * time.Minute, To: 12*time.Minute + 5*time.Second}
+	for i := range samples {
+		samples[i].Load1 = 1.5
+		if i%30 == 0 {
+			samples[i].LastAutovacuum = time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC)
+		}
+	}
+	meta := soakRunMeta{Title: "test <run>", Windows: w, ReindexRan: true, ReindexFromS: rx.From.Seconds(),
+		ReindexToS: rx.To.Seconds(), LoadStartDB: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	dir := t.TempDir()
-	paths, err := writeSoakOutputs(dir, samples, w, rx, "test <run>")
+	paths, err := writeSoakOutputs(dir, samples, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 5 {
-		t.Fatalf("outputs %v, want the CSV and four charts", paths)
+	if len(paths) != 7 {
+		t.Fatalf("outputs %v, want the CSV, run.json and five charts", paths)
 	}
-	for _, p := range paths[1:] {
+	checkSVGs(t, paths[2:], len(samples))
+	csvBefore, _ := os.ReadFile(paths[0])
+	claimBefore, _ := os.ReadFile(filepath.Join(dir, "claim.svg"))
+	if _, err := replotSoak(dir); err != nil {
+		t.Fatalf("replot: %v", err)
+	}
+	csvAfter, _ := os.ReadFile(paths[0])
+	claimAfter, _ := os.ReadFile(filepath.Join(dir, "claim.svg"))
+	if !bytes.Equal(csvBefore, csvAfter) || !bytes.Equal(claimBefore, claimAfter) {
+		t.Errorf("the CSV and the claim chart changed through a read and redraw")
+	}
+	if !bytes.Contains(claimAfter, []byte("log scale")) {
+		t.Errorf("the claim chart is not on a log scale")
+	}
+	f, err := os.Open(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(samples)+1 || len(rows[0]) != len(soakCSVHeader) || rows[1][0] != "10.0" {
+		t.Errorf("CSV: %d rows of %d columns, first %v", len(rows), len(rows[0]), rows[1])
+	}
+}
+
+// checkSVGs checks that every chart is well-formed XML with curves of n
+// points.
+func checkSVGs(t *testing.T, paths []string, n int) {
+	t.Helper()
+	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -174,8 +214,8 @@ func TestSoakOutputs(t *testing.T) {
 			if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "polyline" {
 				lines++
 				for _, a := range se.Attr {
-					if a.Name.Local == "points" && strings.Count(a.Value, ",") != len(samples) {
-						t.Errorf("%s: a curve of %d points, want %d", filepath.Base(p), strings.Count(a.Value, ","), len(samples))
+					if a.Name.Local == "points" && strings.Count(a.Value, ",") != n {
+						t.Errorf("%s: a curve of %d points, want %d", filepath.Base(p), strings.Count(a.Value, ","), n)
 					}
 				}
 			}
@@ -183,18 +223,6 @@ func TestSoakOutputs(t *testing.T) {
 		if lines == 0 {
 			t.Errorf("%s has no curve", filepath.Base(p))
 		}
-	}
-	f, err := os.Open(paths[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != len(samples)+1 || len(rows[0]) != len(soakCSVHeader) || rows[1][0] != "10.0" {
-		t.Errorf("CSV: %d rows of %d columns, first %v", len(rows), len(rows[0]), rows[1])
 	}
 }
 
