@@ -12,13 +12,6 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// The queue and kind of document-processing jobs. A tenant's Concurrency is
-// its limit in DocumentQueue.
-const (
-	DocumentQueue = "documents"
-	DocumentKind  = "process_document"
-)
-
 // Provision creates a tenant with a first API key and sets its concurrency
 // limit in the document queue. It returns the tenant and the key, whose
 // Plain form is shown once and never stored. p.ID may be empty (a new UUID).

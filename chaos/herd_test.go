@@ -12,6 +12,7 @@ import (
 
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // claimCallsSQL counts the claim statements (postgres/job_claim.go's
@@ -45,7 +46,7 @@ func TestThunderingHerd_Smoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer listener.Close(ctx)
-	if _, err := listener.Exec(ctx, `LISTEN `+queue.TopicInsert); err != nil {
+	if _, err := listener.Exec(ctx, `LISTEN `+driver.TopicInsert); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second) // every worker past its first claim and idle

@@ -19,6 +19,7 @@ import (
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestNotifyCost_Smoke is test 26, a measurement: on a durable cluster
@@ -74,7 +75,7 @@ WHERE NOT g.tgisinternal AND r.relname LIKE 'docket\_%' AND p.prosrc ~* '(pg_not
 		t.Fatal(err)
 	}
 	defer listener.Close(ctx)
-	for _, ch := range []string{"notify_bench", queue.TopicInsert} {
+	for _, ch := range []string{"notify_bench", driver.TopicInsert} {
 		if _, err := listener.Exec(ctx, "LISTEN "+ch); err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/docketq/docket/dispatch"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 	"github.com/docketq/docket/webhook"
 )
@@ -337,10 +338,10 @@ func TestDispatch_Async(t *testing.T) {
 	ctx := context.Background()
 	// Longer than the 2 s lease: the heartbeats keep it.
 	time.Sleep(2500 * time.Millisecond)
-	if err := exec.JobProgress(ctx, &queue.JobProgressParams{Lease: lease, Stage: "resizing", Percent: 50}); err != nil {
+	if err := exec.JobProgress(ctx, &driver.JobProgressParams{Lease: lease, Stage: "resizing", Percent: 50}); err != nil {
 		t.Fatalf("progress: %v", err)
 	}
-	errs, err := exec.JobFinish(ctx, []*queue.JobFinishParams{{Lease: lease, Outcome: queue.OutcomeCompleted, Result: json.RawMessage(`{"async":true}`)}})
+	errs, err := exec.JobFinish(ctx, []*driver.JobFinishParams{{Lease: lease, Outcome: queue.OutcomeCompleted, Result: json.RawMessage(`{"async":true}`)}})
 	if err != nil || errs[0] != nil {
 		t.Fatalf("finish: %v %v", err, errs)
 	}
@@ -368,7 +369,7 @@ func TestDispatch_Async(t *testing.T) {
 	if len(atts) != 1 || len(rc.got()) != 1 {
 		t.Errorf("%d attempts, %d calls; want 1, 1", len(atts), len(rc.got()))
 	}
-	errs, err = exec.JobFinish(ctx, []*queue.JobFinishParams{{Lease: lease, Outcome: queue.OutcomeFailed}})
+	errs, err = exec.JobFinish(ctx, []*driver.JobFinishParams{{Lease: lease, Outcome: queue.OutcomeFailed}})
 	if err != nil || errs[0] == nil {
 		t.Errorf("a second finish with the spent token: %v %v, want ErrLeaseLost", err, errs)
 	}

@@ -152,10 +152,9 @@ func (f *Feed) consume(ctx context.Context, events <-chan queue.Event, bus *queu
 	}
 }
 
-// listen turns cross-process hints into debounced re-reads. It listens to
-// inserts as well as changes (queue.Client.ListenChanges hears changes
-// only): a job enqueued or made pending elsewhere is news to a tenant's
-// stream too.
+// listen turns cross-process hints into debounced re-reads: of changes
+// and of inserts (a job enqueued or made pending elsewhere is news to a
+// tenant's stream too), both of which queue.Client.ListenChanges hears.
 func (f *Feed) listen(ctx context.Context) {
 	hint := func(q string) {
 		if q == f.cfg.Queue {
@@ -163,13 +162,7 @@ func (f *Feed) listen(ctx context.Context) {
 			f.signalWatchers()
 		}
 	}
-	var err error
-	if n := f.client.Driver().Notifier(); n != nil {
-		err = n.Listen(ctx, []string{queue.TopicChange, queue.TopicInsert}, func(_, q string) { hint(q) })
-	} else {
-		err = f.client.ListenChanges(ctx, hint)
-	}
-	if err != nil && ctx.Err() == nil {
+	if err := f.client.ListenChanges(ctx, hint); err != nil && ctx.Err() == nil {
 		f.logger.Error("change notifications stopped; polling only", "error", err)
 	}
 }

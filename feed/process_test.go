@@ -11,6 +11,7 @@ import (
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // newPGDriver returns a driver with its own pool on connString: another
@@ -29,9 +30,9 @@ func newPGDriver(t testing.TB, connString string) *postgres.Driver {
 // the poll can tell its feed about other processes.
 type deaf struct{ *postgres.Driver }
 
-var _ queue.Driver = deaf{}
+var _ driver.Driver = deaf{}
 
-func (deaf) Notifier() queue.Notifier { return nil }
+func (deaf) Notifier() driver.Notifier { return nil }
 
 // TestFeed_OtherProcess: a worker on another client of the same database
 // (another process) does the work; its changes reach this process's feed
@@ -43,7 +44,7 @@ func TestFeed_OtherProcess(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			verifyNoLeaks(t)
 			db := testpg.NewDatabase(t)
-			here, there := queue.Driver(newPGDriver(t, db)), newPGDriver(t, db)
+			here, there := driver.Driver(newPGDriver(t, db)), newPGDriver(t, db)
 			cfg := feed.Config{PollInterval: time.Hour}
 			if !hints {
 				here, cfg.PollInterval = deaf{here.(*postgres.Driver)}, 100*time.Millisecond

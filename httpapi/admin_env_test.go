@@ -18,6 +18,7 @@ import (
 	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // envQueue and envKind are pipeline.Queue and pipeline.Kind.
@@ -238,7 +239,7 @@ func (e *adminEnv) getJob(id int64) *queue.Job {
 // claim claims the next pending document job with the given lease.
 func (e *adminEnv) claim(lease time.Duration) *queue.Job {
 	e.t.Helper()
-	jobs, err := e.driver.Executor().JobClaim(e.ctx, &queue.JobClaimParams{
+	jobs, err := e.driver.Executor().JobClaim(e.ctx, &driver.JobClaimParams{
 		Queue: envQueue, WorkerID: "test-worker", Max: 1, LeaseDuration: lease,
 	})
 	if err != nil || len(jobs) != 1 {
@@ -250,7 +251,7 @@ func (e *adminEnv) claim(lease time.Duration) *queue.Job {
 // finish ends a claimed job with outcome.
 func (e *adminEnv) finish(j *queue.Job, outcome queue.Outcome) {
 	e.t.Helper()
-	errs, err := e.driver.Executor().JobFinish(e.ctx, []*queue.JobFinishParams{{
+	errs, err := e.driver.Executor().JobFinish(e.ctx, []*driver.JobFinishParams{{
 		Lease: j.Lease(), Outcome: outcome, Error: "boom", WorkerID: "test-worker",
 	}})
 	if err == nil && len(errs) > 0 {

@@ -228,7 +228,7 @@ func (s *Server) adminRequeue(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var job *queue.Job
-	if documentIDOf(old) == "" {
+	if docket.DocumentIDOf(old) == "" {
 		job, err = s.cfg.Queue.Retry(r.Context(), id, "")
 	} else {
 		job, err = s.adminRetryDocumentJob(r.Context(), old)
@@ -249,14 +249,11 @@ func (s *Server) adminRequeue(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) adminRetryDocumentJob(ctx context.Context, old *queue.Job) (*queue.Job, error) {
 	var job *queue.Job
 	err := s.cfg.Store.InTenant(ctx, old.TenantID, func(tx docket.Tx) error {
-		exec, err := s.cfg.Queue.Driver().UnwrapTx(tx.Native())
-		if err != nil {
-			return err
-		}
-		if job, err = exec.JobRetry(ctx, &queue.JobRetryParams{ID: old.ID, TenantID: old.TenantID}); err != nil {
+		var err error
+		if job, err = s.cfg.Queue.RetryTx(ctx, tx.Native(), old.ID, old.TenantID); err != nil {
 			return fmt.Errorf("retry job %d: %w", old.ID, err)
 		}
-		docID := documentIDOf(old)
+		docID := docket.DocumentIDOf(old)
 		doc, err := tx.DocumentGet(ctx, docID)
 		if errors.Is(err, docket.ErrNotFound) || (err == nil && doc.JobID != old.ID) {
 			return nil

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/httpapi"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestAdmin_Periodic: GET /v1/admin/periodic lists the store's periodic
@@ -15,13 +15,13 @@ func TestAdmin_Periodic(t *testing.T) {
 	forEachAdminStore(t, nil, func(t *testing.T, e *adminEnv) {
 		next := time.Now().Add(time.Minute).UTC().Truncate(time.Second)
 		x := e.driver.Executor()
-		if _, err := x.PeriodicRegister(e.ctx, []*queue.PeriodicRegisterParams{
+		if _, err := x.PeriodicRegister(e.ctx, []*driver.PeriodicRegisterParams{
 			{Name: "docket.rescue", Schedule: "@every 5s", NextRun: next},
 			{Name: "report", Schedule: "0 * * * *", NextRun: next},
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if ok, err := x.PeriodicAdvance(e.ctx, &queue.PeriodicAdvanceParams{
+		if ok, err := x.PeriodicAdvance(e.ctx, &driver.PeriodicAdvanceParams{
 			Name: "report", Schedule: "0 * * * *", Expect: next, Tick: next, NextRun: next.Add(time.Hour), Missed: 2,
 		}); err != nil || !ok {
 			t.Fatalf("advance: %v, %v", ok, err)

@@ -149,9 +149,7 @@ func (s *Server) dispatchProgress(w http.ResponseWriter, r *http.Request) error 
 	if len(req.Stage) > 64 || len(req.Message) > 1000 || req.Percent < 0 || req.Percent > 100 {
 		return errorf(http.StatusBadRequest, "stage at most 64 bytes, message at most 1000, percent 0 to 100")
 	}
-	err = s.cfg.Queue.Driver().Executor().JobProgress(r.Context(), &queue.JobProgressParams{
-		Lease: lease, Stage: req.Stage, Percent: req.Percent, Message: req.Message,
-	})
+	err = s.cfg.Queue.ProgressLease(r.Context(), lease, req.Stage, req.Percent, req.Message)
 	if errors.Is(err, queue.ErrLeaseLost) {
 		return errLeaseNotHeld
 	}
@@ -175,7 +173,7 @@ func (s *Server) dispatchComplete(w http.ResponseWriter, r *http.Request) error 
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	return s.dispatchFinish(w, r, &queue.JobFinishParams{Lease: lease, Outcome: queue.OutcomeCompleted, Result: req.Result})
+	return s.dispatchFinish(w, r, &queue.FinishLeaseParams{Lease: lease, Outcome: queue.OutcomeCompleted, Result: req.Result})
 }
 
 type dispatchFailRequest struct {
@@ -198,7 +196,7 @@ func (s *Server) dispatchFail(w http.ResponseWriter, r *http.Request) error {
 	if req.Error == "" || len(req.Error) > 2000 {
 		return errorf(http.StatusBadRequest, "error: a message of 1 to 2000 bytes")
 	}
-	p := &queue.JobFinishParams{Lease: lease, Outcome: queue.OutcomeFailed, Error: req.Error}
+	p := &queue.FinishLeaseParams{Lease: lease, Outcome: queue.OutcomeFailed, Error: req.Error}
 	if req.Retry && j.Attempt < j.MaxAttempts {
 		p.Outcome, p.RetryIn = queue.OutcomeRetry, dispatchBackoff(j.Attempt)
 		if sec := req.RetryAfterSeconds; sec != nil {
@@ -213,17 +211,14 @@ func (s *Server) dispatchFail(w http.ResponseWriter, r *http.Request) error {
 
 // dispatchFinish ends the attempt with the lease and answers with the job
 // as it is now.
-func (s *Server) dispatchFinish(w http.ResponseWriter, r *http.Request, p *queue.JobFinishParams) error {
+func (s *Server) dispatchFinish(w http.ResponseWriter, r *http.Request, p *queue.FinishLeaseParams) error {
 	p.WorkerID = "dispatch-endpoint"
-	errs, err := s.cfg.Queue.Driver().Executor().JobFinish(r.Context(), []*queue.JobFinishParams{p})
-	if err != nil {
-		return fmt.Errorf("finish: %w", err)
-	}
-	if errors.Is(errs[0], queue.ErrLeaseLost) {
+	err := s.cfg.Queue.FinishLease(r.Context(), p)
+	if errors.Is(err, queue.ErrLeaseLost) {
 		return errLeaseNotHeld
 	}
-	if errs[0] != nil {
-		return fmt.Errorf("finish: %w", errs[0])
+	if err != nil {
+		return err
 	}
 	j, err := s.cfg.Queue.Get(r.Context(), p.Lease.JobID)
 	if err != nil {

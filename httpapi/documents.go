@@ -146,11 +146,7 @@ func (s *Server) retryTx(ctx context.Context, tx docket.Tx, id string) (*queue.J
 	if d.Status != docket.StatusFailed && d.Status != docket.StatusCancelled {
 		return nil, errorf(http.StatusConflict, "document %s is %s; only a failed or cancelled document can be retried", id, d.Status)
 	}
-	exec, err := s.cfg.Queue.Driver().UnwrapTx(tx.Native())
-	if err != nil {
-		return nil, err
-	}
-	job, err := exec.JobRetry(ctx, &queue.JobRetryParams{ID: d.JobID, TenantID: tx.TenantID()})
+	job, err := s.cfg.Queue.RetryTx(ctx, tx.Native(), d.JobID, tx.TenantID())
 	if err != nil {
 		return nil, fmt.Errorf("retry job %d: %w", d.JobID, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 // document store over one database. Exported for the httpapi_test package.
 type TestStore interface {
 	docket.Store
-	queue.Driver
+	driver.Driver
 	Close() error
 }
 

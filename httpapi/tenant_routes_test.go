@@ -20,6 +20,7 @@ import (
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // tenantEnv is a real server (httptest, loopback) on a real store (SQLite,
@@ -185,7 +186,7 @@ func (e *tenantEnv) uploadOK(tb testing.TB, key, text string) uploaded {
 // claim claims the next document job as a worker would.
 func (e *tenantEnv) claim(tb testing.TB) *queue.Job {
 	tb.Helper()
-	jobs, err := e.driver.Executor().JobClaim(context.Background(), &queue.JobClaimParams{
+	jobs, err := e.driver.Executor().JobClaim(context.Background(), &driver.JobClaimParams{
 		Queue: documentsQueue, WorkerID: "test-worker", Max: 1, LeaseDuration: time.Minute,
 	})
 	if err != nil || len(jobs) != 1 {
@@ -197,7 +198,7 @@ func (e *tenantEnv) claim(tb testing.TB) *queue.Job {
 // finish ends a claimed job's attempt.
 func (e *tenantEnv) finish(tb testing.TB, j *queue.Job, outcome queue.Outcome) {
 	tb.Helper()
-	errs, err := e.driver.Executor().JobFinish(context.Background(), []*queue.JobFinishParams{{
+	errs, err := e.driver.Executor().JobFinish(context.Background(), []*driver.JobFinishParams{{
 		Lease: j.Lease(), Outcome: outcome, Error: "test failure", WorkerID: "test-worker",
 	}})
 	if err != nil || errs[0] != nil {

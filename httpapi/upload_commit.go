@@ -90,10 +90,9 @@ func (u *upload) commit(ctx context.Context) (*uploadResult, error) {
 
 // insert enqueues the document's job and stores the document.
 func (u *upload) insert(ctx context.Context, tx docket.Tx) (*queue.Job, error) {
-	ins, err := u.s.cfg.Queue.EnqueueTx(ctx, tx.Native(), &queue.EnqueueParams{
-		Queue: documentsQueue, Kind: documentKind, TenantID: u.tenant.ID,
-		Args: map[string]string{"document_id": u.doc.ID},
-	})
+	p := docket.DocumentJob.Params(u.tenant.ID, docket.DocumentArgs{DocumentID: u.doc.ID})
+	p.Queue = docket.DocumentQueue
+	ins, err := u.s.cfg.Queue.EnqueueTx(ctx, tx.Native(), p)
 	if err != nil {
 		return nil, err
 	}
@@ -108,10 +107,8 @@ func (u *upload) insert(ctx context.Context, tx docket.Tx) (*queue.Job, error) {
 // as the transaction sees it) and stores it under the idempotency key.
 func (u *upload) record(ctx context.Context, tx docket.Tx, job *queue.Job) (*uploadResult, error) {
 	pos := -1
-	if exec, err := u.s.cfg.Queue.Driver().UnwrapTx(tx.Native()); err == nil {
-		if p, err := exec.JobPosition(ctx, job.ID); err == nil {
-			pos = p.Ahead
-		}
+	if p, err := u.s.cfg.Queue.PositionTx(ctx, tx.Native(), job.ID); err == nil {
+		pos = p.Ahead
 	}
 	res, err := u.render(job, pos)
 	if err != nil {

@@ -47,7 +47,7 @@ func NewJobView(j *queue.Job) JobView { return jobView(j, -1) }
 func jobView(j *queue.Job, position int) JobView {
 	v := JobView{
 		ID:              strconv.FormatInt(j.ID, 10),
-		DocumentID:      documentIDOf(j),
+		DocumentID:      docket.DocumentIDOf(j),
 		TenantID:        j.TenantID,
 		Kind:            j.Kind,
 		Status:          string(docket.StatusOf(j.State)),
@@ -95,15 +95,6 @@ func stageOf(j *queue.Job) string {
 		return "queued"
 	}
 	return j.Stage
-}
-
-// documentIDOf reads the document id from a document job's arguments.
-func documentIDOf(j *queue.Job) string {
-	var a struct {
-		DocumentID string `json:"document_id"`
-	}
-	_ = json.Unmarshal(j.Args, &a)
-	return a.DocumentID
 }
 
 func timePtr(t time.Time) *time.Time {

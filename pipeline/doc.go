@@ -34,8 +34,3 @@ const (
 	Queue = docket.DocumentQueue // the queue of document jobs
 	Kind  = docket.DocumentKind  // the job kind
 )
-
-// Args are a document job's arguments.
-type Args struct {
-	DocumentID string `json:"document_id"`
-}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/pipeline/extract"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // The early results always fit in a partial result, even at every cap and
@@ -22,7 +22,7 @@ func TestEarly_Encode(t *testing.T) {
 		full.Amounts = append(full.Amounts, docket.Amount{Value: ctl, Currency: ctl})
 	}
 	raw := full.encode()
-	if err := queue.ValidatePartialResult(raw); err != nil {
+	if err := driver.ValidatePartialResult(raw); err != nil {
 		t.Fatalf("%d bytes: %v", len(raw), err)
 	}
 	var back Early

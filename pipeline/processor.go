@@ -120,9 +120,7 @@ func (p *Processor) Finished(job *queue.Job, outcome queue.Outcome, _ error) {
 	default:
 		return
 	}
-	var args Args
-	_ = json.Unmarshal(job.Args, &args)
-	p.cfg.Logger.Log(context.Background(), level, msg, "tenant_id", job.TenantID, "document_id", args.DocumentID,
+	p.cfg.Logger.Log(context.Background(), level, msg, "tenant_id", job.TenantID, "document_id", docket.DocumentIDOf(job),
 		"job_id", job.ID, "attempt", job.Attempt, "max_attempts", job.MaxAttempts, "error", job.ErrorMessage)
 }
 
@@ -130,7 +128,7 @@ func (p *Processor) Finished(job *queue.Job, outcome queue.Outcome, _ error) {
 // row's tenant. It implements queue.Handler.
 func (p *Processor) Work(ctx context.Context, t *queue.Task) error {
 	start := time.Now()
-	var args Args
+	var args docket.DocumentArgs
 	if err := json.Unmarshal(t.Job.Args, &args); err != nil {
 		return queue.Permanent(fmt.Errorf("rejected_input: decode args: %w", err))
 	}

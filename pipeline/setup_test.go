@@ -20,6 +20,7 @@ import (
 	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -37,7 +38,7 @@ const waitLimit = time.Minute
 // document store, over one database.
 type store interface {
 	docket.Store
-	queue.Driver
+	driver.Driver
 }
 
 // Backends names the drivers the end-to-end tests run on.
@@ -185,7 +186,7 @@ func (e *env) storeBlob(tenant string, typ extract.Type, data []byte) *docket.Do
 func (e *env) enqueueTx(tx docket.Tx, docID string) (*queue.InsertResult, error) {
 	return e.client.EnqueueTx(e.ctx, tx.Native(), &queue.EnqueueParams{
 		Queue: pipeline.Queue, Kind: pipeline.Kind, TenantID: tx.TenantID(),
-		Args: pipeline.Args{DocumentID: docID},
+		Args: docket.DocumentArgs{DocumentID: docID},
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // BenchmarkDrain measures claim + finish throughput: b.N jobs over 100
@@ -35,11 +36,11 @@ func benchDrain(b *testing.B, nTenants, workers, batch int) {
 	d := newDriver(b)
 	x := d.Executor()
 	ctx := b.Context()
-	if err := x.QueueConfigSet(ctx, &queue.QueueConfigParams{Queue: "q", DefaultTenantLimit: 10000}); err != nil {
+	if err := x.QueueConfigSet(ctx, &driver.QueueConfigParams{Queue: "q", DefaultTenantLimit: 10000}); err != nil {
 		b.Fatal(err)
 	}
 	tenants := tenantNames("t", nTenants)
-	ps := make([]*queue.JobInsertParams, 0, 5000)
+	ps := make([]*driver.JobInsertParams, 0, 5000)
 	for i := range b.N {
 		ps = append(ps, job(tenants[i%len(tenants)]))
 		if len(ps) == cap(ps) || i == b.N-1 {
@@ -59,7 +60,7 @@ func benchDrain(b *testing.B, nTenants, workers, batch int) {
 	for w := range workers {
 		wg.Go(func() {
 			for done.Load() < int64(b.N) && !b.Failed() {
-				jobs, err := x.JobClaim(ctx, &queue.JobClaimParams{Queue: "q", WorkerID: fmt.Sprint(w), Max: batch, LeaseDuration: time.Minute})
+				jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: fmt.Sprint(w), Max: batch, LeaseDuration: time.Minute})
 				if err != nil {
 					b.Error(err)
 					return
@@ -67,9 +68,9 @@ func benchDrain(b *testing.B, nTenants, workers, batch int) {
 				if len(jobs) == 0 {
 					continue
 				}
-				fps := make([]*queue.JobFinishParams, len(jobs))
+				fps := make([]*driver.JobFinishParams, len(jobs))
 				for i, j := range jobs {
-					fps[i] = &queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}
+					fps[i] = &driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}
 				}
 				if _, err := x.JobFinish(ctx, fps); err != nil {
 					b.Error(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestDeadlock_FinishHeartbeatInsert runs, for a few seconds on a few
@@ -27,7 +28,7 @@ func TestDeadlock_FinishHeartbeatInsert(t *testing.T) {
 	f := setup(t)
 	tenants := []string{"t0", "t1", "t2", "t3", "t4", "t5"}
 	for _, tenant := range tenants {
-		if err := f.x.TenantLimitSet(f.ctx, &queue.TenantLimitParams{TenantID: tenant, Queue: "q", MaxRunning: 1000}); err != nil {
+		if err := f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: tenant, Queue: "q", MaxRunning: 1000}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -95,7 +96,7 @@ func (s *stress) loop(ctx context.Context, step func(ctx context.Context) error)
 
 // insert adds a batch of jobs of every tenant, in a random order.
 func (s *stress) insert(ctx context.Context) error {
-	var ps []*queue.JobInsertParams
+	var ps []*driver.JobInsertParams
 	for _, i := range rand.Perm(len(s.tenants)) {
 		for range rand.IntN(3) {
 			ps = append(ps, job(s.tenants[i]))
@@ -116,7 +117,7 @@ func (s *stress) insert(ctx context.Context) error {
 // claimAndFinish claims jobs, then finishes them in two batches of random
 // order with mixed outcomes, so that finishes of all tenants overlap.
 func (s *stress) claimAndFinish(ctx context.Context) error {
-	jobs, err := s.f.x.JobClaim(ctx, &queue.JobClaimParams{Queue: "q", WorkerID: "w", Max: 40, LeaseDuration: time.Hour})
+	jobs, err := s.f.x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 40, LeaseDuration: time.Hour})
 	if err != nil {
 		return err
 	}
@@ -129,9 +130,9 @@ func (s *stress) claimAndFinish(ctx context.Context) error {
 	for len(jobs) > 0 {
 		batch := jobs[:min(len(jobs), 1+rand.IntN(20))]
 		jobs = jobs[len(batch):]
-		ps := make([]*queue.JobFinishParams, len(batch))
+		ps := make([]*driver.JobFinishParams, len(batch))
 		for i, j := range batch {
-			ps[i] = &queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: "w"}
+			ps[i] = &driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: "w"}
 			if i%4 == 3 {
 				ps[i].Outcome = queue.OutcomeReleased
 			}
@@ -160,7 +161,7 @@ func (s *stress) heartbeat(ctx context.Context) error {
 	if len(leases) == 0 {
 		return nil
 	}
-	if _, err := s.f.x.JobHeartbeat(ctx, &queue.JobHeartbeatParams{Leases: leases, LeaseDuration: time.Hour}); err != nil {
+	if _, err := s.f.x.JobHeartbeat(ctx, &driver.JobHeartbeatParams{Leases: leases, LeaseDuration: time.Hour}); err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
 	}
 	s.mu.Lock()

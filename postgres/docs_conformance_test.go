@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/storetest"
 )
 
@@ -12,7 +12,7 @@ import (
 // subtest on a fresh migrated database.
 func TestDocsConformance(t *testing.T) {
 	storetest.RunDocs(t, storetest.DocsConfig{
-		NewStore: func(t *testing.T) (docket.Store, queue.Driver) {
+		NewStore: func(t *testing.T) (docket.Store, driver.Driver) {
 			d := newDriver(t) // main_test.go
 			return d, d
 		},

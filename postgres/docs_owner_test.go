@@ -10,6 +10,7 @@ import (
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestRLS_NonSuperuserOwner: with an owner that is no superuser (so
@@ -57,7 +58,7 @@ END $$`)
 			return err
 		})
 	}
-	jobs, err := d.Executor().JobClaim(ctx, &queue.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
+	jobs, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
 	if err != nil || len(jobs) != 2 {
 		t.Fatalf("the owner claimed %d jobs (%v), want both tenants'", len(jobs), err)
 	}

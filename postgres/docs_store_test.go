@@ -12,6 +12,7 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // docsSetup returns a driver on a fresh database with tenants a and b.
@@ -53,13 +54,13 @@ func TestDocs_EnqueueAndFinishInTenant(t *testing.T) {
 	})
 	wantDocStatus(t, d, "a", doc.ID, docket.StatusPending)
 
-	jobs, err := d.Executor().JobClaim(ctx, &queue.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
+	jobs, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
 	if err != nil || len(jobs) != 1 || jobs[0].ID != doc.JobID {
 		t.Fatalf("claim: %v, %v", jobs, err)
 	}
 	wantDocStatus(t, d, "a", doc.ID, docket.StatusProcessing)
 
-	finish := []*queue.JobFinishParams{{Lease: jobs[0].Lease(), Outcome: queue.OutcomeCompleted, WorkerID: "w"}}
+	finish := []*driver.JobFinishParams{{Lease: jobs[0].Lease(), Outcome: queue.OutcomeCompleted, WorkerID: "w"}}
 	// Tenant b cannot finish tenant a's job: row-level security hides it.
 	if err := finishIn(t, d, "b", finish, nil); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Fatalf("JobFinish of another tenant's job: %v, want ErrLeaseLost", err)
@@ -143,7 +144,7 @@ func TestDocs_CompleteTxWorker(t *testing.T) {
 // finishIn finishes jobs inside InTenant with the executor of the tenant
 // transaction and records status on doc-1 when it is not nil. It returns
 // the first error, the finish's own included.
-func finishIn(t *testing.T, d *postgres.Driver, tenant string, finish []*queue.JobFinishParams, status *docket.DocumentStatus) error {
+func finishIn(t *testing.T, d *postgres.Driver, tenant string, finish []*driver.JobFinishParams, status *docket.DocumentStatus) error {
 	t.Helper()
 	ctx := t.Context()
 	return d.InTenant(ctx, tenant, func(tx docket.Tx) error {
@@ -225,7 +226,7 @@ func TestDocs_CrossTenantJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Executor().JobClaim(ctx, &queue.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 1, LeaseDuration: time.Hour}); err != nil {
+	if _, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 1, LeaseDuration: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	inTenant(t, d, "a", func(tx docket.Tx) error {

@@ -1,6 +1,6 @@
 // Package postgres is Docket's PostgreSQL storage driver, on pgx v5.
 //
-// It implements [queue.Driver]. The schema lives in migrations/ (embedded;
+// It implements [driver.Driver]. The schema lives in migrations/ (embedded;
 // [Driver.Migrate] applies it under an advisory lock, so many processes may
 // migrate at once) and includes docket_enqueue, a SQL function that
 // enqueues a job from a trigger or any language.
@@ -30,7 +30,7 @@
 // # Fencing
 //
 // Every write about a running job names its lease and matches id, attempt
-// and lease_token; no match is [queue.ErrLeaseLost]. A CHECK constraint
+// and lease_token; no match is [driver.ErrLeaseLost]. A CHECK constraint
 // makes lease_token non-zero exactly while state = 'running', so a match on
 // a non-zero token is a match on a running job. Lease times come from the
 // database clock (clock_timestamp()).
@@ -56,10 +56,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
-var _ queue.Driver = (*Driver)(nil)
+var _ driver.Driver = (*Driver)(nil)
 
 // Driver is the PostgreSQL driver. It is safe for concurrent use.
 type Driver struct {
@@ -97,26 +97,26 @@ func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
 
 // Executor returns an executor on the pool: each method runs in its own
 // transaction.
-func (d *Driver) Executor() queue.Executor {
+func (d *Driver) Executor() driver.Executor {
 	return &Executor{db: d.pool, repair: d.repair, post: d.post}
 }
 
 // UnwrapTx returns an executor bound to a pgx.Tx.
-func (d *Driver) UnwrapTx(tx any) (queue.Executor, error) {
+func (d *Driver) UnwrapTx(tx any) (driver.Executor, error) {
 	ptx, ok := tx.(pgx.Tx)
 	if !ok || ptx == nil {
-		return nil, fmt.Errorf("%w: postgres driver needs a pgx.Tx, got %T", queue.ErrInvalid, tx)
+		return nil, fmt.Errorf("%w: postgres driver needs a pgx.Tx, got %T", driver.ErrInvalid, tx)
 	}
 	return &Executor{db: ptx, tx: ptx, repair: d.repair, post: d.post, notes: d.txNotes.lookup(ptx)}, nil
 }
 
 // Notifier returns the LISTEN/NOTIFY notifier.
-func (d *Driver) Notifier() queue.Notifier { return d.notifier }
+func (d *Driver) Notifier() driver.Notifier { return d.notifier }
 
 // Capabilities reports everything: PostgreSQL is shared by processes,
 // notifies, and enqueues from SQL.
-func (d *Driver) Capabilities() queue.Capabilities {
-	return queue.Capabilities{MultiProcess: true, Notify: true, SQLEnqueue: true}
+func (d *Driver) Capabilities() driver.Capabilities {
+	return driver.Capabilities{MultiProcess: true, Notify: true, SQLEnqueue: true}
 }
 
 // Close waits for the notifications in flight, and closes the pool if Open

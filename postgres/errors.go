@@ -7,18 +7,18 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // interpretError translates pgx and PostgreSQL errors into the queue's
-// sentinels, keeping the original in the chain as a queue.DatabaseError. It
+// sentinels, keeping the original in the chain as a driver.DatabaseError. It
 // is the only place that does.
 func interpretError(err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("%w: %w", queue.ErrNotFound, err)
+		return fmt.Errorf("%w: %w", driver.ErrNotFound, err)
 	}
 	err = asDatabaseError(err)
 	var pgErr *pgconn.PgError
@@ -32,21 +32,21 @@ func interpretError(err error) error {
 			"22001", // string_data_right_truncation
 			"2202E", // array_subscript_error
 			"22004": // null_value_not_allowed
-			return fmt.Errorf("%w: %w", queue.ErrInvalid, err)
+			return fmt.Errorf("%w: %w", driver.ErrInvalid, err)
 		case "23505": // unique_violation
-			return fmt.Errorf("%w: %w", queue.ErrDuplicate, err)
+			return fmt.Errorf("%w: %w", driver.ErrDuplicate, err)
 		}
 	}
 	return err
 }
 
 // asDatabaseError marks a PostgreSQL error as the database's own text
-// (queue.DatabaseError); other errors pass unchanged.
+// (driver.DatabaseError); other errors pass unchanged.
 func asDatabaseError(err error) error {
 	var pgErr *pgconn.PgError
-	var dbErr *queue.DatabaseError
+	var dbErr *driver.DatabaseError
 	if errors.As(err, &pgErr) && !errors.As(err, &dbErr) {
-		return &queue.DatabaseError{Err: err}
+		return &driver.DatabaseError{Err: err}
 	}
 	return err
 }

@@ -7,12 +7,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 var (
-	_ queue.Executor   = (*Executor)(nil)
-	_ queue.ExecutorTx = (*ExecutorTx)(nil)
+	_ driver.Executor   = (*Executor)(nil)
+	_ driver.ExecutorTx = (*ExecutorTx)(nil)
 )
 
 // dbtx is what both *pgxpool.Pool and pgx.Tx offer.
@@ -41,7 +41,7 @@ type ExecutorTx struct {
 }
 
 // Begin starts a transaction, or a savepoint inside one.
-func (e *Executor) Begin(ctx context.Context) (queue.ExecutorTx, error) {
+func (e *Executor) Begin(ctx context.Context) (driver.ExecutorTx, error) {
 	tx, err := e.db.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", interpretError(err))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // fixture is a driver on a fresh database and the test's context.
@@ -18,7 +19,7 @@ type fixture struct {
 	t   *testing.T
 	ctx context.Context
 	d   *postgres.Driver
-	x   queue.Executor
+	x   driver.Executor
 }
 
 func setup(t *testing.T) *fixture {
@@ -39,14 +40,14 @@ func (f *fixture) secondDriver() *postgres.Driver {
 	return postgres.New(pool)
 }
 
-func job(tenant string) *queue.JobInsertParams {
-	return &queue.JobInsertParams{Queue: "q", Kind: "k", TenantID: tenant, Args: json.RawMessage(`{}`), MaxAttempts: 3}
+func job(tenant string) *driver.JobInsertParams {
+	return &driver.JobInsertParams{Queue: "q", Kind: "k", TenantID: tenant, Args: json.RawMessage(`{}`), MaxAttempts: 3}
 }
 
 // enqueue inserts n jobs of each tenant, in batches.
 func (f *fixture) enqueue(n int, tenants ...string) {
 	f.t.Helper()
-	var ps []*queue.JobInsertParams
+	var ps []*driver.JobInsertParams
 	for range n {
 		for _, tenant := range tenants {
 			ps = append(ps, job(tenant))
@@ -61,9 +62,9 @@ func (f *fixture) enqueue(n int, tenants ...string) {
 	}
 }
 
-func (f *fixture) claim(x queue.Executor, max int) []*queue.Job {
+func (f *fixture) claim(x driver.Executor, max int) []*queue.Job {
 	f.t.Helper()
-	jobs, err := x.JobClaim(f.ctx, &queue.JobClaimParams{Queue: "q", WorkerID: "w", Max: max, LeaseDuration: time.Hour})
+	jobs, err := x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: max, LeaseDuration: time.Hour})
 	if err != nil {
 		f.t.Fatalf("claim: %v", err)
 	}

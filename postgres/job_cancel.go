@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // cancelSQL cancels (or, with $3, fails) a job that is not finished, in one
@@ -49,15 +49,15 @@ FROM docket_jobs d JOIN target t ON d.id = t.id
 WHERE NOT EXISTS (SELECT FROM cancelled)`
 
 // JobCancel cancels a scheduled, pending or running job; see
-// queue.Executor.
-func (e *Executor) JobCancel(ctx context.Context, params *queue.JobCancelParams) (*queue.Job, error) {
+// driver.Executor.
+func (e *Executor) JobCancel(ctx context.Context, params *driver.JobCancelParams) (*driver.Job, error) {
 	var changed bool
 	j, err := scanJob(e.db.QueryRow(ctx, cancelSQL, params.ID, params.TenantID, params.Discard, params.Reason), &changed)
 	if err != nil {
 		return nil, fmt.Errorf("cancel job %d: %w", params.ID, interpretError(err))
 	}
 	if !changed {
-		return nil, fmt.Errorf("cancel job %d: %w: it is %s", params.ID, queue.ErrConflict, j.State)
+		return nil, fmt.Errorf("cancel job %d: %w: it is %s", params.ID, driver.ErrConflict, j.State)
 	}
 	return j, nil
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // claimSQL claims jobs in one statement. Parameters: $1 queue, $2 max,
@@ -133,15 +133,15 @@ WHERE NOT t.has_work AND t.cleared_at >= now() AND t.cleared_by = txid_current_i
 
 // JobClaim claims up to params.Max jobs in one round trip: foldFreedSQL
 // (the slots finishes freed since the last claim, see tenant_lock.go),
-// claimSQL and rewakeSQL in one transaction. See queue.Executor.
-func (e *Executor) JobClaim(ctx context.Context, params *queue.JobClaimParams) ([]*queue.Job, error) {
-	if err := queue.ValidateQueueName(params.Queue); err != nil {
+// claimSQL and rewakeSQL in one transaction. See driver.Executor.
+func (e *Executor) JobClaim(ctx context.Context, params *driver.JobClaimParams) ([]*driver.Job, error) {
+	if err := driver.ValidateQueueName(params.Queue); err != nil {
 		return nil, err
 	}
 	if params.Max <= 0 || params.LeaseDuration <= 0 {
-		return nil, fmt.Errorf("%w: claim needs Max > 0 and LeaseDuration > 0", queue.ErrInvalid)
+		return nil, fmt.Errorf("%w: claim needs Max > 0 and LeaseDuration > 0", driver.ErrInvalid)
 	}
-	var jobs []*queue.Job
+	var jobs []*driver.Job
 	b := &pgx.Batch{}
 	b.Queue(foldFreedSQL, params.Queue)
 	b.Queue(claimSQL, params.Queue, params.Max, micros(params.LeaseDuration), params.WorkerID).
@@ -155,7 +155,7 @@ func (e *Executor) JobClaim(ctx context.Context, params *queue.JobClaimParams) (
 		return nil, fmt.Errorf("claim jobs: %w", interpretError(err))
 	}
 	if len(jobs) > 0 {
-		if err := e.notify(ctx, note{queue.TopicChange, params.Queue}); err != nil {
+		if err := e.notify(ctx, note{driver.TopicChange, params.Queue}); err != nil {
 			return nil, fmt.Errorf("claim jobs: %w", interpretError(err))
 		}
 	}

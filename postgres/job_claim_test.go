@@ -13,6 +13,7 @@ import (
 
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestJobClaim_LimitRace drains tenants with limits 1 and 2 from 16
@@ -23,7 +24,7 @@ func TestJobClaim_LimitRace(t *testing.T) {
 	f := setup(t)
 	ones, twos := tenantNames("one", 8), tenantNames("two", 8)
 	for _, tenant := range twos {
-		if err := f.x.TenantLimitSet(f.ctx, &queue.TenantLimitParams{TenantID: tenant, Queue: "q", MaxRunning: 2}); err != nil {
+		if err := f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: tenant, Queue: "q", MaxRunning: 2}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -31,7 +32,7 @@ func TestJobClaim_LimitRace(t *testing.T) {
 	f.enqueue(perTenant, append(ones, twos...)...)
 	total := int64(perTenant * (len(ones) + len(twos)))
 
-	execs := []queue.Executor{f.x, f.secondDriver().Executor()}
+	execs := []driver.Executor{f.x, f.secondDriver().Executor()}
 	var finished atomic.Int64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -43,7 +44,7 @@ func TestJobClaim_LimitRace(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(w), 3))
 			deadline := time.Now().Add(60 * time.Second)
 			for finished.Load() < total && time.Now().Before(deadline) && !t.Failed() {
-				jobs, err := x.JobClaim(f.ctx, &queue.JobClaimParams{
+				jobs, err := x.JobClaim(f.ctx, &driver.JobClaimParams{
 					Queue: "q", WorkerID: fmt.Sprint(w), Max: 1 + rng.IntN(4), LeaseDuration: time.Hour})
 				if err != nil {
 					t.Errorf("claim: %v", err)
@@ -70,10 +71,10 @@ func TestJobClaim_LimitRace(t *testing.T) {
 	f.checkCounters()
 }
 
-func (f *fixture) finishAll(x queue.Executor, jobs []*queue.Job) {
-	ps := make([]*queue.JobFinishParams, len(jobs))
+func (f *fixture) finishAll(x driver.Executor, jobs []*queue.Job) {
+	ps := make([]*driver.JobFinishParams, len(jobs))
 	for i, j := range jobs {
-		ps[i] = &queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}
+		ps[i] = &driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}
 	}
 	errs, err := x.JobFinish(f.ctx, ps)
 	if err != nil {
@@ -121,7 +122,7 @@ WHERE j.n > docket_tenant_limit('q', j.tenant_id)`).Scan(&over)
 func TestJobClaim_FairBehindBacklog(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	if err := f.x.TenantLimitSet(f.ctx, &queue.TenantLimitParams{TenantID: "big", MaxRunning: 50}); err != nil {
+	if err := f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "big", MaxRunning: 50}); err != nil {
 		t.Fatal(err)
 	}
 	f.enqueue(2000, "big")
@@ -229,7 +230,7 @@ func TestJobClaim_NoLostWakeUp(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				_, err = tx.JobInsertMany(f.ctx, []*queue.JobInsertParams{job(fmt.Sprint("t", (w+i)%3))})
+				_, err = tx.JobInsertMany(f.ctx, []*driver.JobInsertParams{job(fmt.Sprint("t", (w+i)%3))})
 				if err == nil {
 					time.Sleep(time.Duration(rng.IntN(500)) * time.Microsecond) // the application's own work
 					err = tx.Commit(f.ctx)

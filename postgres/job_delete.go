@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // deleteFinishedSQL deletes up to $4 finished jobs, oldest first per state,
@@ -39,7 +39,7 @@ SELECT count(*) FROM deleted`
 
 // JobDeleteFinished deletes one batch of finished jobs older than their
 // state's age and returns how many it deleted.
-func (e *Executor) JobDeleteFinished(ctx context.Context, params *queue.JobDeleteFinishedParams) (int, error) {
+func (e *Executor) JobDeleteFinished(ctx context.Context, params *driver.JobDeleteFinishedParams) (int, error) {
 	limit := params.Limit
 	if limit <= 0 {
 		limit = 1000

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // finishSQL ends a batch of attempts in one statement. Each element of the
@@ -17,7 +17,7 @@ import (
 // lease lost.
 //
 //   - done: the jobs whose lease matches move by outcome (see
-//     queue.Executor.JobFinish) and lose their lease. A held lease is
+//     driver.Executor.JobFinish) and lose their lease. A held lease is
 //     (id, attempt, lease_token) with a non-zero token: the table's CHECK
 //     makes a token non-zero exactly while the job runs, and leaving
 //     state = 'running' out of the WHERE keeps the planner on the primary
@@ -33,7 +33,7 @@ import (
 //     and states the statement returns (notify_post.go).
 //   - idle_limit: JobFinish runs finishSQL in a caller's transaction
 //     (CompleteTx), and $9 is that transaction's idle limit in ms (see
-//     queue.JobFinishParams.TxIdleLimit): when positive it becomes the
+//     driver.JobFinishParams.TxIdleLimit): when positive it becomes the
 //     transaction's idle_in_transaction_session_timeout (SET LOCAL scope:
 //     the session keeps its own setting afterwards), set in the same round
 //     trip. A transaction idle that long has its session terminated by the
@@ -101,7 +101,7 @@ SELECT ord, queue, state = 'pending' FROM done WHERE true` + cond
 }
 
 // JobFinish ends a batch of attempts in one statement; see finishSQL.
-func (e *Executor) JobFinish(ctx context.Context, params []*queue.JobFinishParams) ([]error, error) {
+func (e *Executor) JobFinish(ctx context.Context, params []*driver.JobFinishParams) ([]error, error) {
 	if len(params) == 0 {
 		return nil, nil
 	}
@@ -114,9 +114,9 @@ func (e *Executor) JobFinish(ctx context.Context, params []*queue.JobFinishParam
 	)
 	for i, p := range params {
 		switch p.Outcome {
-		case queue.OutcomeCompleted, queue.OutcomeRetry, queue.OutcomeFailed, queue.OutcomeSnoozed, queue.OutcomeReleased:
+		case driver.OutcomeCompleted, driver.OutcomeRetry, driver.OutcomeFailed, driver.OutcomeSnoozed, driver.OutcomeReleased:
 		default:
-			return nil, fmt.Errorf("%w: finish job %d with outcome %q", queue.ErrInvalid, p.Lease.JobID, p.Outcome)
+			return nil, fmt.Errorf("%w: finish job %d with outcome %q", driver.ErrInvalid, p.Lease.JobID, p.Outcome)
 		}
 		ids[i], attempts[i], tokens[i] = p.Lease.JobID, int32(p.Lease.Attempt), p.Lease.Token
 		outcomes[i], errMsgs[i], workers[i], retryUs[i] = string(p.Outcome), p.Error, p.WorkerID, micros(p.RetryIn)
@@ -168,12 +168,12 @@ func (e *Executor) JobFinish(ctx context.Context, params []*queue.JobFinishParam
 	}
 	if !e.notifiesInline() {
 		// Not in a caller's transaction: the statement did not notify.
-		_ = e.notify(ctx, append(queueNotes(queue.TopicChange, changed...), queueNotes(queue.TopicInsert, pending...)...)...)
+		_ = e.notify(ctx, append(queueNotes(driver.TopicChange, changed...), queueNotes(driver.TopicInsert, pending...)...)...)
 	}
 	errs := make([]error, n)
 	for i, ok := range held {
 		if !ok {
-			errs[i] = fmt.Errorf("finish job %d attempt %d: %w", ids[i], attempts[i], queue.ErrLeaseLost)
+			errs[i] = fmt.Errorf("finish job %d attempt %d: %w", ids[i], attempts[i], driver.ErrLeaseLost)
 		}
 	}
 	return errs, nil

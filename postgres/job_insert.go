@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // insertJobsSQL calls docket_insert_jobs (migrations/015_notify_after_commit.sql),
@@ -26,17 +26,17 @@ WHERE (r.job).id IS NOT NULL`
 var existingByKeySQL = `SELECT ` + jobColumns + `
 FROM docket_jobs WHERE (tenant_id, unique_key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`
 
-// JobInsertMany inserts jobs in one statement; see queue.Executor.
-func (e *Executor) JobInsertMany(ctx context.Context, params []*queue.JobInsertParams) ([]queue.InsertResult, error) {
+// JobInsertMany inserts jobs in one statement; see driver.Executor.
+func (e *Executor) JobInsertMany(ctx context.Context, params []*driver.JobInsertParams) ([]driver.InsertResult, error) {
 	if len(params) == 0 {
 		return nil, nil
 	}
 	for _, p := range params {
-		if err := queue.ValidateQueueName(p.Queue); err != nil {
+		if err := driver.ValidateQueueName(p.Queue); err != nil {
 			return nil, err
 		}
 	}
-	results := make([]queue.InsertResult, len(params))
+	results := make([]driver.InsertResult, len(params))
 	err := e.retryDeadlock(ctx, func() error {
 		clear(results)
 		return e.insertJobs(ctx, params, results)
@@ -64,20 +64,20 @@ func (e *Executor) JobInsertMany(ctx context.Context, params []*queue.JobInsertP
 
 // notifyInserted sends, unless the statement did, a docket_insert
 // notification for each queue with a job pending now.
-func (e *Executor) notifyInserted(ctx context.Context, results []queue.InsertResult) error {
+func (e *Executor) notifyInserted(ctx context.Context, results []driver.InsertResult) error {
 	if e.notifiesInline() {
 		return nil
 	}
 	var queues []string
 	for _, r := range results {
-		if r.Job != nil && r.Job.State == queue.StatePending {
+		if r.Job != nil && r.Job.State == driver.StatePending {
 			queues = append(queues, r.Job.Queue)
 		}
 	}
-	return e.notify(ctx, queueNotes(queue.TopicInsert, queues...)...)
+	return e.notify(ctx, queueNotes(driver.TopicInsert, queues...)...)
 }
 
-func (e *Executor) insertJobs(ctx context.Context, params []*queue.JobInsertParams, results []queue.InsertResult) error {
+func (e *Executor) insertJobs(ctx context.Context, params []*driver.JobInsertParams, results []driver.InsertResult) error {
 	n := len(params)
 	var (
 		queues, kinds, tenants, args, keys = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -95,7 +95,7 @@ func (e *Executor) insertJobs(ctx context.Context, params []*queue.JobInsertPara
 		}
 		prios[i], maxAttempts[i] = int32(p.Priority), int32(p.MaxAttempts)
 		if p.MaxAttempts == 0 {
-			maxAttempts[i] = queue.DefaultMaxAttempts
+			maxAttempts[i] = driver.DefaultMaxAttempts
 		}
 		if !p.RunAt.IsZero() {
 			runAts[i] = &p.RunAt
@@ -123,13 +123,13 @@ func (e *Executor) insertJobs(ctx context.Context, params []*queue.JobInsertPara
 		if err != nil {
 			return err
 		}
-		results[ord-1] = queue.InsertResult{Job: j, Duplicate: dup}
+		results[ord-1] = driver.InsertResult{Job: j, Duplicate: dup}
 	}
 	return rows.Err()
 }
 
 // missingKeys returns the indexes of params without a result.
-func missingKeys(params []*queue.JobInsertParams, results []queue.InsertResult) []int {
+func missingKeys(params []*driver.JobInsertParams, results []driver.InsertResult) []int {
 	var missing []int
 	for i := range params {
 		if results[i].Job == nil {
@@ -139,7 +139,7 @@ func missingKeys(params []*queue.JobInsertParams, results []queue.InsertResult) 
 	return missing
 }
 
-func (e *Executor) fillExisting(ctx context.Context, params []*queue.JobInsertParams, results []queue.InsertResult, missing []int) error {
+func (e *Executor) fillExisting(ctx context.Context, params []*driver.JobInsertParams, results []driver.InsertResult, missing []int) error {
 	tenants, keys := make([]string, len(missing)), make([]string, len(missing))
 	for k, i := range missing {
 		tenants[k], keys[k] = params[i].TenantID, params[i].UniqueKey
@@ -155,7 +155,7 @@ func (e *Executor) fillExisting(ctx context.Context, params []*queue.JobInsertPa
 	for _, j := range jobs {
 		for _, i := range missing {
 			if params[i].TenantID == j.TenantID && params[i].UniqueKey == j.UniqueKey {
-				results[i] = queue.InsertResult{Job: j, Duplicate: true}
+				results[i] = driver.InsertResult{Job: j, Duplicate: true}
 			}
 		}
 	}
@@ -163,17 +163,17 @@ func (e *Executor) fillExisting(ctx context.Context, params []*queue.JobInsertPa
 }
 
 // JobRetry inserts a new pending job retrying a failed or cancelled one.
-func (e *Executor) JobRetry(ctx context.Context, params *queue.JobRetryParams) (*queue.Job, error) {
-	var job *queue.Job
+func (e *Executor) JobRetry(ctx context.Context, params *driver.JobRetryParams) (*driver.Job, error) {
+	var job *driver.Job
 	err := e.inTx(ctx, func(x *Executor) error {
 		orig, err := x.jobGet(ctx, params.ID, params.TenantID)
 		if err != nil {
 			return err
 		}
-		if orig.State != queue.StateFailed && orig.State != queue.StateCancelled {
-			return fmt.Errorf("%w: job %d is %s, not failed or cancelled", queue.ErrConflict, orig.ID, orig.State)
+		if orig.State != driver.StateFailed && orig.State != driver.StateCancelled {
+			return fmt.Errorf("%w: job %d is %s, not failed or cancelled", driver.ErrConflict, orig.ID, orig.State)
 		}
-		res, err := x.JobInsertMany(ctx, []*queue.JobInsertParams{{
+		res, err := x.JobInsertMany(ctx, []*driver.JobInsertParams{{
 			Queue: orig.Queue, Kind: orig.Kind, TenantID: orig.TenantID, Args: orig.Args,
 			Priority: orig.Priority, MaxAttempts: orig.MaxAttempts, RetryOf: orig.ID, Metadata: orig.Metadata,
 			FailOnTimeout: orig.FailOnTimeout,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestJobInsertMany_UniqueConcurrent: 50 inserts of one key, half through
@@ -25,7 +26,7 @@ func TestJobInsertMany_UniqueConcurrent(t *testing.T) {
 	defer holder.Rollback(f.ctx) //nolint:errcheck // after Commit it does nothing
 	p := job("acme")
 	p.UniqueKey = "doc-1"
-	first, err := holder.JobInsertMany(f.ctx, []*queue.JobInsertParams{p})
+	first, err := holder.JobInsertMany(f.ctx, []*driver.JobInsertParams{p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestJobInsertMany_UniqueConcurrent(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			if i%2 == 0 {
-				res, err := f.x.JobInsertMany(f.ctx, []*queue.JobInsertParams{p})
+				res, err := f.x.JobInsertMany(f.ctx, []*driver.JobInsertParams{p})
 				if err != nil {
 					t.Errorf("insert %d: %v", i, err)
 					return
@@ -112,7 +113,7 @@ func TestDocketEnqueue(t *testing.T) {
 	// Through the driver, an invalid queue is queue.ErrInvalid.
 	p := job("acme")
 	p.Queue = "Bad Queue"
-	if _, err := f.x.JobInsertMany(f.ctx, []*queue.JobInsertParams{p}); err == nil {
+	if _, err := f.x.JobInsertMany(f.ctx, []*driver.JobInsertParams{p}); err == nil {
 		t.Error("insert into an invalid queue: no error")
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // heartbeatSQL extends, in one statement, the leases still held. A held
@@ -45,12 +45,12 @@ FROM input l JOIN docket_jobs j ON j.id = l.id AND j.attempt = l.attempt AND j.l
 WHERE j.id NOT IN (SELECT id FROM locked)`
 
 // JobHeartbeat extends the held leases and returns them.
-func (e *Executor) JobHeartbeat(ctx context.Context, params *queue.JobHeartbeatParams) ([]queue.Lease, error) {
+func (e *Executor) JobHeartbeat(ctx context.Context, params *driver.JobHeartbeatParams) ([]driver.Lease, error) {
 	if len(params.Leases) == 0 {
 		return nil, nil
 	}
 	if params.LeaseDuration <= 0 {
-		return nil, fmt.Errorf("%w: heartbeat needs LeaseDuration > 0", queue.ErrInvalid)
+		return nil, fmt.Errorf("%w: heartbeat needs LeaseDuration > 0", driver.ErrInvalid)
 	}
 	ids, attempts, tokens := leaseArrays(params.Leases)
 	rows, err := e.db.Query(ctx, heartbeatSQL, ids, attempts, tokens, micros(params.LeaseDuration))
@@ -58,9 +58,9 @@ func (e *Executor) JobHeartbeat(ctx context.Context, params *queue.JobHeartbeatP
 		return nil, fmt.Errorf("heartbeat: %w", interpretError(err))
 	}
 	defer rows.Close()
-	var held []queue.Lease
+	var held []driver.Lease
 	for rows.Next() {
-		var l queue.Lease
+		var l driver.Lease
 		var attempt int32
 		if err := rows.Scan(&l.JobID, &attempt, &l.Token); err != nil {
 			return nil, fmt.Errorf("heartbeat: %w", err)
@@ -74,7 +74,7 @@ func (e *Executor) JobHeartbeat(ctx context.Context, params *queue.JobHeartbeatP
 	return held, nil
 }
 
-func leaseArrays(leases []queue.Lease) (ids []int64, attempts []int32, tokens []int64) {
+func leaseArrays(leases []driver.Lease) (ids []int64, attempts []int32, tokens []int64) {
 	ids, attempts, tokens = make([]int64, len(leases)), make([]int32, len(leases)), make([]int64, len(leases))
 	for i, l := range leases {
 		ids[i], attempts[i], tokens[i] = l.JobID, int32(l.Attempt), l.Token
@@ -93,13 +93,13 @@ RETURNING queue`
 
 // JobProgress stores a running job's stage, percent and message, and its
 // partial result when params carry one.
-func (e *Executor) JobProgress(ctx context.Context, params *queue.JobProgressParams) error {
+func (e *Executor) JobProgress(ctx context.Context, params *driver.JobProgressParams) error {
 	if params.Percent < 0 || params.Percent > 100 {
-		return fmt.Errorf("%w: progress %d outside 0..100", queue.ErrInvalid, params.Percent)
+		return fmt.Errorf("%w: progress %d outside 0..100", driver.ErrInvalid, params.Percent)
 	}
 	var partial *string
 	if params.PartialResult != nil {
-		if err := queue.ValidatePartialResult(params.PartialResult); err != nil {
+		if err := driver.ValidatePartialResult(params.PartialResult); err != nil {
 			return fmt.Errorf("progress of job %d: %w", params.Lease.JobID, err)
 		}
 		s := string(params.PartialResult)
@@ -109,10 +109,10 @@ func (e *Executor) JobProgress(ctx context.Context, params *queue.JobProgressPar
 	var q string
 	err := e.db.QueryRow(ctx, progressSQL, l.JobID, int32(l.Attempt), l.Token, params.Stage, int16(params.Percent), params.Message, partial).Scan(&q)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("progress of job %d attempt %d: %w", l.JobID, l.Attempt, queue.ErrLeaseLost)
+		return fmt.Errorf("progress of job %d attempt %d: %w", l.JobID, l.Attempt, driver.ErrLeaseLost)
 	}
 	if err == nil {
-		err = e.notify(ctx, note{queue.TopicChange, q})
+		err = e.notify(ctx, note{driver.TopicChange, q})
 	}
 	if err != nil {
 		return fmt.Errorf("progress of job %d: %w", l.JobID, interpretError(err))

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // positionSQL counts the pending jobs of the job's tenant and queue that
@@ -31,7 +31,7 @@ LEFT JOIN docket_tenant_queues t ON t.queue = j.queue AND t.tenant_id = j.tenant
 WHERE j.id = $1`
 
 // JobPosition tells where a scheduled or pending job stands.
-func (e *Executor) JobPosition(ctx context.Context, id int64) (*queue.Position, error) {
+func (e *Executor) JobPosition(ctx context.Context, id int64) (*driver.Position, error) {
 	var state string
 	var ahead int64
 	var running, limit int32
@@ -41,10 +41,10 @@ func (e *Executor) JobPosition(ctx context.Context, id int64) (*queue.Position, 
 	if err != nil {
 		return nil, fmt.Errorf("position of job %d: %w", id, interpretError(err))
 	}
-	if s := queue.State(state); s != queue.StatePending && s != queue.StateScheduled {
-		return nil, fmt.Errorf("position of job %d: %w: it is %s", id, queue.ErrConflict, s)
+	if s := driver.State(state); s != driver.StatePending && s != driver.StateScheduled {
+		return nil, fmt.Errorf("position of job %d: %w: it is %s", id, driver.ErrConflict, s)
 	}
-	return &queue.Position{
+	return &driver.Position{
 		Ahead: int(ahead), Running: int(running), Limit: int(limit),
 		AvgDuration: time.Duration(avgSecs * float64(time.Second)),
 		Paused:      paused,

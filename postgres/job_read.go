@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
-// JobGet returns one job, or queue.ErrNotFound.
-func (e *Executor) JobGet(ctx context.Context, id int64) (*queue.Job, error) {
+// JobGet returns one job, or driver.ErrNotFound.
+func (e *Executor) JobGet(ctx context.Context, id int64) (*driver.Job, error) {
 	j, err := e.jobGet(ctx, id, "")
 	if err != nil {
 		return nil, fmt.Errorf("get job %d: %w", id, interpretError(err))
@@ -22,12 +22,12 @@ func (e *Executor) JobGet(ctx context.Context, id int64) (*queue.Job, error) {
 var jobGetSQL = `SELECT ` + jobColumns + ` FROM docket_jobs WHERE id = $1 AND ($2 = '' OR tenant_id = $2)`
 
 // jobGet reads a job, of tenant when it is not empty.
-func (e *Executor) jobGet(ctx context.Context, id int64, tenant string) (*queue.Job, error) {
+func (e *Executor) jobGet(ctx context.Context, id int64, tenant string) (*driver.Job, error) {
 	return scanJob(e.db.QueryRow(ctx, jobGetSQL, id, tenant))
 }
 
 // JobList returns jobs matching params, newest first.
-func (e *Executor) JobList(ctx context.Context, params *queue.JobListParams) ([]*queue.Job, error) {
+func (e *Executor) JobList(ctx context.Context, params *driver.JobListParams) ([]*driver.Job, error) {
 	var where []string
 	var args []any
 	add := func(cond string, arg any) {
@@ -79,22 +79,22 @@ SELECT job_id, attempt, worker_id, started_at, finished_at, outcome, error
 FROM docket_job_attempts WHERE job_id = $1 ORDER BY id`
 
 // JobAttempts lists the finished attempts of a job, oldest first.
-func (e *Executor) JobAttempts(ctx context.Context, id int64) ([]*queue.Attempt, error) {
+func (e *Executor) JobAttempts(ctx context.Context, id int64) ([]*driver.Attempt, error) {
 	rows, err := e.db.Query(ctx, attemptsSQL, id)
 	if err != nil {
 		return nil, fmt.Errorf("attempts of job %d: %w", id, interpretError(err))
 	}
 	defer rows.Close()
-	var out []*queue.Attempt
+	var out []*driver.Attempt
 	for rows.Next() {
-		var a queue.Attempt
+		var a driver.Attempt
 		var attempt int32
 		var started *time.Time
 		var outcome string
 		if err := rows.Scan(&a.JobID, &attempt, &a.WorkerID, &started, &a.FinishedAt, &outcome, &a.Error); err != nil {
 			return nil, fmt.Errorf("attempts of job %d: %w", id, err)
 		}
-		a.Attempt, a.StartedAt, a.Outcome = int(attempt), deref(started), queue.Outcome(outcome)
+		a.Attempt, a.StartedAt, a.Outcome = int(attempt), deref(started), driver.Outcome(outcome)
 		out = append(out, &a)
 	}
 	if err := rows.Err(); err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // rescueSQL ends up to $1 attempts whose lease expired by the database
@@ -48,7 +48,7 @@ WITH expired AS (
 SELECT ` + jobColumns + ` FROM rescued WHERE (SELECT count(*) FROM notified) >= 0 ORDER BY id`
 
 // JobRescue ends up to params.Limit attempts whose lease expired.
-func (e *Executor) JobRescue(ctx context.Context, params *queue.JobRescueParams) ([]*queue.Job, error) {
+func (e *Executor) JobRescue(ctx context.Context, params *driver.JobRescueParams) ([]*driver.Job, error) {
 	limit := params.Limit
 	if limit <= 0 {
 		limit = 1000

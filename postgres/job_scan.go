@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // jobColumnNames are the docket_jobs columns scanJob reads, in its order.
@@ -33,9 +33,9 @@ func jobCols(prefix string) string {
 
 // scanJob scans the columns of jobColumns, after any leading
 // destinations.
-func scanJob(row pgx.Row, lead ...any) (*queue.Job, error) {
+func scanJob(row pgx.Row, lead ...any) (*driver.Job, error) {
 	var (
-		j                              queue.Job
+		j                              driver.Job
 		state                          string
 		uniqueKey                      *string
 		retryOf                        *int64
@@ -60,7 +60,7 @@ func scanJob(row pgx.Row, lead ...any) (*queue.Job, error) {
 			return nil, fmt.Errorf("job %d's metadata: %w", j.ID, err)
 		}
 	}
-	j.State = queue.State(state)
+	j.State = driver.State(state)
 	j.Args, j.Result, j.PartialResult = args, result, partial
 	j.Priority, j.Attempt, j.MaxAttempts, j.Progress = int(priority), int(attempt), int(maxAttempts), int(progress)
 	j.UniqueKey = deref(uniqueKey)
@@ -70,9 +70,9 @@ func scanJob(row pgx.Row, lead ...any) (*queue.Job, error) {
 }
 
 // scanJobs collects rows of jobColumns.
-func scanJobs(rows pgx.Rows) ([]*queue.Job, error) {
+func scanJobs(rows pgx.Rows) ([]*driver.Job, error) {
 	defer rows.Close()
-	var jobs []*queue.Job
+	var jobs []*driver.Job
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // scheduleSQL makes up to $1 due scheduled jobs pending and wakes their
@@ -89,7 +89,7 @@ func (c *repairClock) due(now time.Time) bool {
 
 // JobSchedule makes due scheduled jobs pending and repairs lost wake-ups
 // (see repairSQL). It returns how many jobs it moved.
-func (e *Executor) JobSchedule(ctx context.Context, params *queue.JobScheduleParams) (int, error) {
+func (e *Executor) JobSchedule(ctx context.Context, params *driver.JobScheduleParams) (int, error) {
 	limit := params.Limit
 	if limit <= 0 {
 		limit = 1000

@@ -3,7 +3,7 @@ package postgres_test
 import (
 	"testing"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestJobSchedule_RepairsLostWakeUp stages the lost wake-up (a tenant
@@ -17,7 +17,7 @@ func TestJobSchedule_RepairsLostWakeUp(t *testing.T) {
 	if got := f.claim(f.x, 10); len(got) != 0 {
 		t.Fatalf("claimed %d jobs of an idle-marked tenant", len(got))
 	}
-	if _, err := f.x.JobSchedule(f.ctx, &queue.JobScheduleParams{Limit: 10}); err != nil {
+	if _, err := f.x.JobSchedule(f.ctx, &driver.JobScheduleParams{Limit: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.claim(f.x, 10); len(got) != 1 {
@@ -33,7 +33,7 @@ func TestJobSchedule_RepairsOldLostWakeUp(t *testing.T) {
 	f.enqueue(1, "acme")
 	f.exec(`UPDATE docket_tenant_queues SET has_work = false, cleared_at = clock_timestamp() - interval '1 hour'
 		WHERE tenant_id = 'acme'`)
-	if _, err := f.x.JobSchedule(f.ctx, &queue.JobScheduleParams{Limit: 10}); err != nil {
+	if _, err := f.x.JobSchedule(f.ctx, &driver.JobScheduleParams{Limit: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.claim(f.x, 10); len(got) != 1 {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // leaderAttemptSQL takes the leadership $1 for $2 until the database clock
@@ -21,9 +21,9 @@ ON CONFLICT (name) DO UPDATE SET
 WHERE l.leader_id = excluded.leader_id OR l.expires_at <= clock_timestamp()`
 
 // LeaderAttempt elects or re-elects params.LeaderID.
-func (e *Executor) LeaderAttempt(ctx context.Context, params *queue.LeaderParams) (bool, error) {
+func (e *Executor) LeaderAttempt(ctx context.Context, params *driver.LeaderParams) (bool, error) {
 	if params.Name == "" || params.LeaderID == "" || params.TTL <= 0 {
-		return false, fmt.Errorf("%w: leader attempt needs a name, a leader id and a TTL", queue.ErrInvalid)
+		return false, fmt.Errorf("%w: leader attempt needs a name, a leader id and a TTL", driver.ErrInvalid)
 	}
 	tag, err := e.db.Exec(ctx, leaderAttemptSQL, params.Name, params.LeaderID, micros(params.TTL))
 	if err != nil {
@@ -33,7 +33,7 @@ func (e *Executor) LeaderAttempt(ctx context.Context, params *queue.LeaderParams
 }
 
 // LeaderResign ends params.LeaderID's leadership now, keeping the term.
-func (e *Executor) LeaderResign(ctx context.Context, params *queue.LeaderParams) error {
+func (e *Executor) LeaderResign(ctx context.Context, params *driver.LeaderParams) error {
 	_, err := e.db.Exec(ctx, `
 UPDATE docket_leaders SET expires_at = clock_timestamp()
 WHERE name = $1 AND leader_id = $2 AND expires_at > clock_timestamp()`, params.Name, params.LeaderID)

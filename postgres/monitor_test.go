@@ -8,7 +8,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/storetest"
 )
 
@@ -16,11 +16,11 @@ import (
 // their numbers against known states, each subtest on a fresh database.
 func TestMonitorConformance(t *testing.T) {
 	storetest.RunMonitor(t, storetest.MonitorConfig{
-		NewStore: func(t *testing.T) (docket.Store, queue.Driver) {
+		NewStore: func(t *testing.T) (docket.Store, driver.Driver) {
 			d := newDriver(t) // main_test.go
 			return d, d
 		},
-		SetTimes: func(t *testing.T, d queue.Driver, id int64, times storetest.JobTimes) {
+		SetTimes: func(t *testing.T, d driver.Driver, id int64, times storetest.JobTimes) {
 			t.Helper()
 			ts := func(v time.Time) *time.Time {
 				if v.IsZero() {
@@ -37,7 +37,7 @@ WHERE id = $1`, id, ts(times.CreatedAt), ts(times.RunAt), ts(times.StartedAt), t
 				t.Fatalf("set times of job %d: %v", id, err)
 			}
 		},
-		ViewColumns: func(t *testing.T, d queue.Driver, view string) []string {
+		ViewColumns: func(t *testing.T, d driver.Driver, view string) []string {
 			t.Helper()
 			rows, err := d.(*postgres.Driver).Pool().Query(t.Context(), `SELECT column_name::text FROM information_schema.columns
 WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`, view)

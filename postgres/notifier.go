@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
-var _ queue.Notifier = (*Notifier)(nil)
+var _ driver.Notifier = (*Notifier)(nil)
 
 // Reconnection backoff and liveness check of the listening connection.
 const (
@@ -42,7 +42,7 @@ type Notifier struct {
 func (n *Notifier) Listen(ctx context.Context, topics []string, fn func(topic, payload string)) error {
 	for _, t := range topics {
 		if !topicRE.MatchString(t) {
-			return fmt.Errorf("%w: topic %q", queue.ErrInvalid, t)
+			return fmt.Errorf("%w: topic %q", driver.ErrInvalid, t)
 		}
 	}
 	backoff := backoffStart

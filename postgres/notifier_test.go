@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // listener runs a notifier's Listen until the test ends and collects what
@@ -60,7 +60,7 @@ func (f *fixture) waitFor(l *listener, key string, send func()) {
 func TestNotifier_Delivers(t *testing.T) {
 	verifyNoLeaks(t)
 	f := setup(t)
-	l := f.listen(queue.TopicInsert, queue.TopicChange)
+	l := f.listen(driver.TopicInsert, driver.TopicChange)
 	f.waitFor(l, "docket_insert q", func() { f.enqueue(1, "acme") })
 	before := l.count("docket_insert q")
 	jobs := f.claim(f.x, 1)
@@ -76,7 +76,7 @@ func TestNotifier_Delivers(t *testing.T) {
 func TestNotifier_Reconnects(t *testing.T) {
 	verifyNoLeaks(t)
 	f := setup(t)
-	l := f.listen(queue.TopicInsert)
+	l := f.listen(driver.TopicInsert)
 	f.waitFor(l, "docket_insert q", func() { f.enqueue(1, "acme") })
 	for range 2 {
 		killed := f.queryInt(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity

@@ -15,6 +15,7 @@ import (
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestNotify_HotStatementsSkipTheNotifyLock holds PostgreSQL's notify lock
@@ -91,13 +92,13 @@ func TestNotify_HotStatementsSkipTheNotifyLock(t *testing.T) {
 		}
 	}
 	x := d.Executor()
-	jobs, err := x.JobClaim(ctx, &queue.JobClaimParams{Queue: "q", Max: 10, LeaseDuration: time.Minute, WorkerID: "w"})
+	jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", Max: 10, LeaseDuration: time.Minute, WorkerID: "w"})
 	if err != nil || len(jobs) == 0 {
 		t.Fatalf("claim with the notify lock held: %d jobs, %v", len(jobs), err)
 	}
-	finishes := make([]*queue.JobFinishParams, len(jobs))
+	finishes := make([]*driver.JobFinishParams, len(jobs))
 	for i, j := range jobs {
-		finishes[i] = &queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: "w"}
+		finishes[i] = &driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: "w"}
 	}
 	if errs, err := x.JobFinish(ctx, finishes); err != nil || errors.Join(errs...) != nil {
 		t.Fatalf("finish with the notify lock held: %v %v", err, errs)
@@ -152,7 +153,7 @@ func listenAll(ctx context.Context, t *testing.T, d *postgres.Driver) *noteLog {
 	ready := make(chan struct{})
 	var once sync.Once
 	go func() {
-		done <- d.Notifier().Listen(ctx, []string{queue.TopicInsert, queue.TopicChange, "ready"}, func(topic, payload string) {
+		done <- d.Notifier().Listen(ctx, []string{driver.TopicInsert, driver.TopicChange, "ready"}, func(topic, payload string) {
 			if topic == "ready" {
 				once.Do(func() { close(ready) })
 				return

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // Pause state (migration 007), by statement:
@@ -68,9 +68,9 @@ UNION ALL
 SELECT '', tenant_id, paused_at FROM docket_tenant_pauses`
 )
 
-// QueuePauseSet pauses or resumes a queue. See queue.Executor.
-func (e *Executor) QueuePauseSet(ctx context.Context, params *queue.QueuePauseParams) error {
-	if err := queue.ValidateQueueName(params.Queue); err != nil {
+// QueuePauseSet pauses or resumes a queue. See driver.Executor.
+func (e *Executor) QueuePauseSet(ctx context.Context, params *driver.QueuePauseParams) error {
+	if err := driver.ValidateQueueName(params.Queue); err != nil {
 		return err
 	}
 	sql := queuePauseSQL
@@ -84,10 +84,10 @@ func (e *Executor) QueuePauseSet(ctx context.Context, params *queue.QueuePausePa
 }
 
 // TenantPauseSet pauses or resumes a tenant in every queue. See
-// queue.Executor.
-func (e *Executor) TenantPauseSet(ctx context.Context, params *queue.TenantPauseParams) error {
+// driver.Executor.
+func (e *Executor) TenantPauseSet(ctx context.Context, params *driver.TenantPauseParams) error {
 	if params.TenantID == "" {
-		return fmt.Errorf("%w: pause needs a tenant", queue.ErrInvalid)
+		return fmt.Errorf("%w: pause needs a tenant", driver.ErrInvalid)
 	}
 	sql := tenantPauseSQL
 	if !params.Paused {
@@ -100,12 +100,12 @@ func (e *Executor) TenantPauseSet(ctx context.Context, params *queue.TenantPause
 }
 
 // PauseList returns the paused queues and tenants.
-func (e *Executor) PauseList(ctx context.Context) (*queue.Pauses, error) {
+func (e *Executor) PauseList(ctx context.Context) (*driver.Pauses, error) {
 	rows, err := e.db.Query(ctx, pauseListSQL)
 	if err != nil {
 		return nil, fmt.Errorf("list pauses: %w", interpretError(err))
 	}
-	out := &queue.Pauses{Queues: map[string]time.Time{}, Tenants: map[string]time.Time{}}
+	out := &driver.Pauses{Queues: map[string]time.Time{}, Tenants: map[string]time.Time{}}
 	var name, tenant string
 	var at time.Time
 	_, err = pgx.ForEachRow(rows, []any{&name, &tenant, &at}, func() error {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestPause_Explain checks the claim's plan with paused tenants and a
@@ -72,7 +72,7 @@ SELECT 'q', 'idle' || g, false FROM generate_series(1, 100000) g`)
 func TestPause_RowCreatedUnpaused(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	if err := f.x.TenantPauseSet(f.ctx, &queue.TenantPauseParams{TenantID: "a", Paused: true}); err != nil {
+	if err := f.x.TenantPauseSet(f.ctx, &driver.TenantPauseParams{TenantID: "a", Paused: true}); err != nil {
 		t.Fatal(err)
 	}
 	f.enqueue(2, "a", "b")
@@ -84,7 +84,7 @@ func TestPause_RowCreatedUnpaused(t *testing.T) {
 			}
 		}
 	}
-	if err := f.x.TenantPauseSet(f.ctx, &queue.TenantPauseParams{TenantID: "a", Paused: false}); err != nil {
+	if err := f.x.TenantPauseSet(f.ctx, &driver.TenantPauseParams{TenantID: "a", Paused: false}); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.claim(f.x, 10); len(got) != 1 || got[0].TenantID != "a" {
@@ -98,7 +98,7 @@ func TestPause_RowCreatedUnpaused(t *testing.T) {
 func TestPause_TenantScopedInsert(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	if err := f.x.TenantPauseSet(f.ctx, &queue.TenantPauseParams{TenantID: "a", Paused: true}); err != nil {
+	if err := f.x.TenantPauseSet(f.ctx, &driver.TenantPauseParams{TenantID: "a", Paused: true}); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := f.d.Pool().Begin(f.ctx)

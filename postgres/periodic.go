@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // periodicRegisterSQL inserts the missing records and resets the next run
@@ -33,17 +33,17 @@ UPDATE docket_periodic SET
 WHERE name = $1 AND schedule = $2 AND next_run = $3`
 
 // PeriodicRegister makes sure each task has a record and returns them.
-func (e *Executor) PeriodicRegister(ctx context.Context, params []*queue.PeriodicRegisterParams) ([]*queue.PeriodicRecord, error) {
+func (e *Executor) PeriodicRegister(ctx context.Context, params []*driver.PeriodicRegisterParams) ([]*driver.PeriodicRecord, error) {
 	names := make([]string, len(params))
 	specs := make([]string, len(params))
 	nexts := make([]time.Time, len(params))
 	for i, p := range params {
 		if p.Name == "" || p.Schedule == "" || p.NextRun.IsZero() {
-			return nil, fmt.Errorf("%w: periodic register needs a name, a schedule and a next run", queue.ErrInvalid)
+			return nil, fmt.Errorf("%w: periodic register needs a name, a schedule and a next run", driver.ErrInvalid)
 		}
 		names[i], specs[i], nexts[i] = p.Name, p.Schedule, p.NextRun
 	}
-	var out []*queue.PeriodicRecord
+	var out []*driver.PeriodicRecord
 	err := e.inTx(ctx, func(x *Executor) error {
 		if _, err := x.db.Exec(ctx, periodicRegisterSQL, names, specs, nexts); err != nil {
 			return err
@@ -63,9 +63,9 @@ WHERE name = ANY($1) ORDER BY array_position($1, name)`, names)
 }
 
 // PeriodicAdvance records the run of a tick if the record still expects it.
-func (e *Executor) PeriodicAdvance(ctx context.Context, p *queue.PeriodicAdvanceParams) (bool, error) {
+func (e *Executor) PeriodicAdvance(ctx context.Context, p *driver.PeriodicAdvanceParams) (bool, error) {
 	if p.Name == "" || p.Tick.IsZero() || p.NextRun.IsZero() {
-		return false, fmt.Errorf("%w: periodic advance needs a name, a tick and a next run", queue.ErrInvalid)
+		return false, fmt.Errorf("%w: periodic advance needs a name, a tick and a next run", driver.ErrInvalid)
 	}
 	if e.tx != nil && p.TxIdleLimit > 0 {
 		// The update below locks the record until the commit: a
@@ -85,7 +85,7 @@ func (e *Executor) PeriodicAdvance(ctx context.Context, p *queue.PeriodicAdvance
 }
 
 // PeriodicList returns every record by name.
-func (e *Executor) PeriodicList(ctx context.Context) ([]*queue.PeriodicRecord, error) {
+func (e *Executor) PeriodicList(ctx context.Context) ([]*driver.PeriodicRecord, error) {
 	rows, err := e.db.Query(ctx, `SELECT `+periodicColumns+` FROM docket_periodic ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list periodic tasks: %w", interpretError(err))
@@ -97,9 +97,9 @@ func (e *Executor) PeriodicList(ctx context.Context) ([]*queue.PeriodicRecord, e
 	return out, nil
 }
 
-func scanPeriodic(row pgx.CollectableRow) (*queue.PeriodicRecord, error) {
+func scanPeriodic(row pgx.CollectableRow) (*driver.PeriodicRecord, error) {
 	var (
-		r             queue.PeriodicRecord
+		r             driver.PeriodicRecord
 		tick, lastRun *time.Time
 	)
 	if err := row.Scan(&r.Name, &r.Schedule, &r.NextRun, &tick, &lastRun, &r.Runs, &r.Missed); err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestPeriodicAdvance_TxIdleLimit: a leader stopped between a tick's
@@ -18,7 +18,7 @@ func TestPeriodicAdvance_TxIdleLimit(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	next := time.Now().UTC().Truncate(time.Second).Add(time.Second)
-	if _, err := f.x.PeriodicRegister(f.ctx, []*queue.PeriodicRegisterParams{{Name: "tick", Schedule: "* * * * * *", NextRun: next}}); err != nil {
+	if _, err := f.x.PeriodicRegister(f.ctx, []*driver.PeriodicRegisterParams{{Name: "tick", Schedule: "* * * * * *", NextRun: next}}); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := f.x.Begin(f.ctx)
@@ -26,7 +26,7 @@ func TestPeriodicAdvance_TxIdleLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tx.Rollback(context.WithoutCancel(f.ctx)) })
-	ok, err := tx.PeriodicAdvance(f.ctx, &queue.PeriodicAdvanceParams{
+	ok, err := tx.PeriodicAdvance(f.ctx, &driver.PeriodicAdvanceParams{
 		Name: "tick", Schedule: "* * * * * *", Expect: next, Tick: next, NextRun: next.Add(time.Second),
 		TxIdleLimit: 300 * time.Millisecond,
 	})
@@ -46,7 +46,7 @@ func TestPeriodicAdvance_TxIdleLimit(t *testing.T) {
 		t.Fatal("the silent leader's commit succeeded after its transaction was ended")
 	}
 	// The next leader records the same tick: it was never committed.
-	ok, err = f.x.PeriodicAdvance(f.ctx, &queue.PeriodicAdvanceParams{
+	ok, err = f.x.PeriodicAdvance(f.ctx, &driver.PeriodicAdvanceParams{
 		Name: "tick", Schedule: "* * * * * *", Expect: next, Tick: next, NextRun: next.Add(time.Second),
 	})
 	if err != nil || !ok {

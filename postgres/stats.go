@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // statsSQL reads a queue's counts per state, the wait of its oldest
@@ -27,7 +27,7 @@ SELECT
     EXISTS (SELECT FROM docket_queues WHERE name = $1 AND paused_at IS NOT NULL)`
 
 // QueueStats reports counts per state and store health for a queue.
-func (e *Executor) QueueStats(ctx context.Context, queueName string) (*queue.QueueStats, error) {
+func (e *Executor) QueueStats(ctx context.Context, queueName string) (*driver.QueueStats, error) {
 	var counts map[string]int
 	var pendingSecs, xactSecs float64
 	var dead int64
@@ -36,16 +36,16 @@ func (e *Executor) QueueStats(ctx context.Context, queueName string) (*queue.Que
 	if err != nil {
 		return nil, fmt.Errorf("queue stats: %w", interpretError(err))
 	}
-	st := &queue.QueueStats{
+	st := &driver.QueueStats{
 		Queue:            queueName,
-		Counts:           make(map[queue.State]int, len(counts)),
+		Counts:           make(map[driver.State]int, len(counts)),
 		OldestPendingAge: seconds(pendingSecs),
 		DeadTuples:       dead,
 		OldestXactAge:    seconds(xactSecs),
 		Paused:           paused,
 	}
 	for s, n := range counts {
-		st.Counts[queue.State(s)] = n
+		st.Counts[driver.State(s)] = n
 	}
 	return st, nil
 }

@@ -6,28 +6,28 @@ import (
 	"time"
 
 	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/storetest"
+	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/drivertest"
 )
 
 // TestConformance runs the driver conformance suite, each subtest on a
 // fresh migrated database of the cluster TestMain starts.
 func TestConformance(t *testing.T) {
-	storetest.RunConfig(t, storetest.Config{
-		NewDriver: func(t *testing.T) queue.Driver { return newDriver(t) }, // main_test.go
-		BeginNative: func(t *testing.T, d queue.Driver) storetest.NativeTx {
+	drivertest.RunConfig(t, drivertest.Config{
+		NewDriver: func(t *testing.T) driver.Driver { return newDriver(t) }, // main_test.go
+		BeginNative: func(t *testing.T, d driver.Driver) drivertest.NativeTx {
 			ctx := context.WithoutCancel(t.Context())
 			tx, err := d.(*postgres.Driver).Pool().Begin(ctx)
 			if err != nil {
 				t.Fatalf("begin: %v", err)
 			}
-			return storetest.NativeTx{
+			return drivertest.NativeTx{
 				Tx:       tx,
 				Commit:   func() error { return tx.Commit(ctx) },
 				Rollback: func() error { return tx.Rollback(ctx) },
 			}
 		},
-		EnqueueSQL: func(t *testing.T, d queue.Driver, p *queue.JobInsertParams) int64 {
+		EnqueueSQL: func(t *testing.T, d driver.Driver, p *driver.JobInsertParams) int64 {
 			var runAt *time.Time
 			if !p.RunAt.IsZero() {
 				runAt = &p.RunAt

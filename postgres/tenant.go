@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // refreshLimitsSQL recomputes max_running of a tenant's rows ($1 tenant,
@@ -16,12 +16,12 @@ WHERE tenant_id = $1 AND ($2 = '' OR queue = $2)
 
 // TenantLimitSet sets or (MaxRunning 0) removes a tenant's limit override
 // and applies it to the tenant's claim rows at once.
-func (e *Executor) TenantLimitSet(ctx context.Context, params *queue.TenantLimitParams) error {
+func (e *Executor) TenantLimitSet(ctx context.Context, params *driver.TenantLimitParams) error {
 	if params.TenantID == "" || params.MaxRunning < 0 {
-		return fmt.Errorf("%w: tenant limit needs a tenant and MaxRunning >= 0", queue.ErrInvalid)
+		return fmt.Errorf("%w: tenant limit needs a tenant and MaxRunning >= 0", driver.ErrInvalid)
 	}
 	if params.Queue != "" {
-		if err := queue.ValidateQueueName(params.Queue); err != nil {
+		if err := driver.ValidateQueueName(params.Queue); err != nil {
 			return err
 		}
 	}
@@ -50,12 +50,12 @@ ON CONFLICT (tenant_id, queue) DO UPDATE SET max_running = excluded.max_running`
 
 // QueueConfigSet sets a queue's default tenant limit and applies it to the
 // claim rows of tenants without an override.
-func (e *Executor) QueueConfigSet(ctx context.Context, params *queue.QueueConfigParams) error {
-	if err := queue.ValidateQueueName(params.Queue); err != nil {
+func (e *Executor) QueueConfigSet(ctx context.Context, params *driver.QueueConfigParams) error {
+	if err := driver.ValidateQueueName(params.Queue); err != nil {
 		return err
 	}
 	if params.DefaultTenantLimit < 1 {
-		return fmt.Errorf("%w: default tenant limit %d must be at least 1", queue.ErrInvalid, params.DefaultTenantLimit)
+		return fmt.Errorf("%w: default tenant limit %d must be at least 1", driver.ErrInvalid, params.DefaultTenantLimit)
 	}
 	err := e.inTx(ctx, func(x *Executor) error {
 		_, err := x.db.Exec(ctx, `

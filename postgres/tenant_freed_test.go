@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestJobFinish_FreedSlotsFoldedByClaim: a worker's finish records the
@@ -54,7 +55,7 @@ func TestJobFinish_FreedSlotsFoldedByClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs, err := x.JobFinish(f.ctx, []*queue.JobFinishParams{{Lease: second[0].Lease(), Outcome: queue.OutcomeCompleted}})
+	errs, err := x.JobFinish(f.ctx, []*driver.JobFinishParams{{Lease: second[0].Lease(), Outcome: queue.OutcomeCompleted}})
 	if err != nil || errs[0] != nil {
 		t.Fatalf("finish in a transaction: %v, %v", err, errs)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestJobFinish_TxIdleLimit: a caller's transaction that completed a job
@@ -40,7 +41,7 @@ func TestJobFinish_TxIdleLimit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		errs, err := x.JobFinish(f.ctx, []*queue.JobFinishParams{{
+		errs, err := x.JobFinish(f.ctx, []*driver.JobFinishParams{{
 			Lease: j.Lease(), Outcome: queue.OutcomeCompleted, TxIdleLimit: limit,
 		}})
 		if err != nil || errs[0] != nil {

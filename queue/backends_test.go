@@ -10,7 +10,7 @@ import (
 
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -105,4 +105,4 @@ func openSQLite(t *testing.T) *store {
 	}
 }
 
-var _ queue.Driver = (*postgres.Driver)(nil)
+var _ driver.Driver = (*postgres.Driver)(nil)

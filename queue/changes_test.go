@@ -63,3 +63,45 @@ func TestClient_ListenChanges(t *testing.T) {
 		}
 	}
 }
+
+// ListenChanges hears inserts too: a job enqueued by another process, with
+// no worker anywhere, is news to a watcher.
+func TestClient_ListenChangesHearsInserts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := testpg.NewDatabase(t)
+	open := func() *queue.Client {
+		d, err := postgres.Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.Close() })
+		return queue.NewClient(d, queue.ClientConfig{})
+	}
+	producer, watcher := open(), open()
+	hints := make(chan string, 100)
+	lctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- watcher.ListenChanges(lctx, func(q string) { hints <- q }) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ListenChanges: %v", err)
+		}
+	}()
+	deadline := time.After(10 * time.Second)
+	for {
+		// The listener subscribes asynchronously: enqueue until heard.
+		enqueue(t, producer, &queue.EnqueueParams{Kind: "doc", Queue: "inbox", TenantID: "a"})
+		select {
+		case q := <-hints:
+			if q != "inbox" {
+				t.Fatalf("hint for queue %q, want inbox", q)
+			}
+			return
+		case <-deadline:
+			t.Fatal("no hint of an insert reached the other process")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

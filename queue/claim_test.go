@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // A claim that takes a tenant's last pending job marks the tenant idle at
@@ -27,14 +28,14 @@ func TestJobClaim_NoEmptyClaimWhilePending(t *testing.T) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		claim := func(max int) []*queue.Job {
 			t.Helper()
-			jobs, err := x.JobClaim(ctx, &queue.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: "w", Max: max, LeaseDuration: time.Minute})
+			jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: "w", Max: max, LeaseDuration: time.Minute})
 			if err != nil {
 				t.Fatalf("claim: %v", err)
 			}
 			return jobs
 		}
 		for _, tenant := range []string{"t0", "t1", "t2", "z"} {
-			if err := x.TenantLimitSet(ctx, &queue.TenantLimitParams{TenantID: tenant, Queue: queue.DefaultQueue, MaxRunning: 10}); err != nil {
+			if err := x.TenantLimitSet(ctx, &driver.TenantLimitParams{TenantID: tenant, Queue: queue.DefaultQueue, MaxRunning: 10}); err != nil {
 				t.Fatal(err)
 			}
 		}

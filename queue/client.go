@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"regexp"
 	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // Defaults used when a field is left zero.
 const (
-	DefaultQueue       = "default"
-	DefaultMaxAttempts = 3
 	// MaxArgsBytes caps the encoded size of a job's arguments.
 	MaxArgsBytes = 1 << 20
 	// MaxMetadataEntries and MaxMetadataBytes cap a job's metadata: pairs,
@@ -21,19 +20,6 @@ const (
 	MaxMetadataEntries = 32
 	MaxMetadataBytes   = 4 << 10
 )
-
-// queueNameRE allows names that fit a notification payload with room to
-// spare (PostgreSQL caps payloads at 8000 bytes; identifiers at 63).
-var queueNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
-
-// ValidateQueueName returns an error wrapping ErrInvalid for a name that is
-// not 1 to 63 characters of lowercase letters, digits, '_', '.' and '-'.
-func ValidateQueueName(name string) error {
-	if !queueNameRE.MatchString(name) {
-		return fmt.Errorf("%w: queue name %q: want 1-63 of [a-z0-9_.-], starting with a letter or digit", ErrInvalid, name)
-	}
-	return nil
-}
 
 // ClientConfig configures a Client.
 type ClientConfig struct {
@@ -51,25 +37,22 @@ type ClientConfig struct {
 // built on a Client shares its event bus, so events of jobs worked in this
 // process reach the client's subscribers.
 type Client struct {
-	driver   Driver
-	exec     Executor
+	driver   driver.Driver
+	exec     driver.Executor
 	bus      *Bus
 	logger   *slog.Logger
 	metadata func(context.Context) map[string]string
 	resume   resumeHooks // this process's claim loops, woken on a resume
 }
 
-// NewClient returns a client that stores jobs through driver.
-func NewClient(driver Driver, cfg ClientConfig) *Client {
+// NewClient returns a client that stores jobs through d.
+func NewClient(d driver.Driver, cfg ClientConfig) *Client {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Client{driver: driver, exec: driver.Executor(), bus: NewBus(), logger: logger, metadata: cfg.Metadata}
+	return &Client{driver: d, exec: d.Executor(), bus: NewBus(), logger: logger, metadata: cfg.Metadata}
 }
-
-// Driver returns the client's driver.
-func (c *Client) Driver() Driver { return c.driver }
 
 // Bus returns the in-process event bus.
 func (c *Client) Bus() *Bus { return c.bus }
@@ -137,7 +120,7 @@ func (c *Client) EnqueueManyTx(ctx context.Context, tx any, ps []*EnqueueParams)
 	return c.insert(ctx, exec, ps)
 }
 
-func (c *Client) insert(ctx context.Context, exec Executor, ps []*EnqueueParams) ([]InsertResult, error) {
+func (c *Client) insert(ctx context.Context, exec driver.Executor, ps []*EnqueueParams) ([]InsertResult, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
@@ -145,7 +128,7 @@ func (c *Client) insert(ctx context.Context, exec Executor, ps []*EnqueueParams)
 	if c.metadata != nil {
 		extra = c.metadata(ctx)
 	}
-	params := make([]*JobInsertParams, len(ps))
+	params := make([]*driver.JobInsertParams, len(ps))
 	for i, p := range ps {
 		if len(extra) > 0 {
 			merged := maps.Clone(extra)
@@ -172,7 +155,7 @@ func (c *Client) insert(ctx context.Context, exec Executor, ps []*EnqueueParams)
 	return res, nil
 }
 
-func (p *EnqueueParams) toInsert() (*JobInsertParams, error) {
+func (p *EnqueueParams) toInsert() (*driver.JobInsertParams, error) {
 	queue := p.Queue
 	if queue == "" {
 		queue = DefaultQueue
@@ -203,7 +186,7 @@ func (p *EnqueueParams) toInsert() (*JobInsertParams, error) {
 	if maxAttempts == 0 {
 		maxAttempts = DefaultMaxAttempts
 	}
-	return &JobInsertParams{
+	return &driver.JobInsertParams{
 		Queue: queue, Kind: p.Kind, TenantID: p.TenantID, Args: args,
 		Priority: p.Priority, MaxAttempts: maxAttempts, RunAt: p.RunAt,
 		UniqueKey: p.UniqueKey, FailOnTimeout: p.FailOnTimeout, Metadata: p.Metadata,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // Get returns a job, or ErrNotFound.
@@ -39,7 +41,7 @@ func (c *Client) Attempts(ctx context.Context, id int64) ([]*Attempt, error) {
 // lease and its handler's context is cancelled at the worker's next
 // heartbeat. tenantID, when not empty, scopes the lookup.
 func (c *Client) Cancel(ctx context.Context, id int64, tenantID string) (*Job, error) {
-	job, err := c.exec.JobCancel(ctx, &JobCancelParams{ID: id, TenantID: tenantID})
+	job, err := c.exec.JobCancel(ctx, &driver.JobCancelParams{ID: id, TenantID: tenantID})
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +55,7 @@ func (c *Client) Discard(ctx context.Context, id int64, reason string) (*Job, er
 	if reason == "" {
 		reason = "discarded"
 	}
-	job, err := c.exec.JobCancel(ctx, &JobCancelParams{ID: id, Discard: true, Reason: reason})
+	job, err := c.exec.JobCancel(ctx, &driver.JobCancelParams{ID: id, Discard: true, Reason: reason})
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +66,11 @@ func (c *Client) Discard(ctx context.Context, id int64, reason string) (*Job, er
 // Retry enqueues a new job that retries a failed or cancelled one. The
 // original stays as it was; the new job's RetryOf names it.
 func (c *Client) Retry(ctx context.Context, id int64, tenantID string) (*Job, error) {
-	job, err := c.exec.JobRetry(ctx, &JobRetryParams{ID: id, TenantID: tenantID})
+	return c.retry(ctx, c.exec, id, tenantID)
+}
+
+func (c *Client) retry(ctx context.Context, exec driver.Executor, id int64, tenantID string) (*Job, error) {
+	job, err := exec.JobRetry(ctx, &driver.JobRetryParams{ID: id, TenantID: tenantID})
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +94,11 @@ type QueuePosition struct {
 // Position tells where a scheduled or pending job stands in its tenant's
 // queue. A job in any other state gives ErrConflict.
 func (c *Client) Position(ctx context.Context, id int64) (*QueuePosition, error) {
-	p, err := c.exec.JobPosition(ctx, id)
+	return c.position(ctx, c.exec, id)
+}
+
+func (c *Client) position(ctx context.Context, exec driver.Executor, id int64) (*QueuePosition, error) {
+	p, err := exec.JobPosition(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +111,7 @@ func (c *Client) Position(ctx context.Context, id int64) (*QueuePosition, error)
 // estimateStart assumes the tenant's slots turn over once per average job
 // duration: the job starts after the rounds needed to clear those ahead,
 // plus one round when every slot is busy now.
-func estimateStart(p *Position, now time.Time) time.Time {
+func estimateStart(p *driver.Position, now time.Time) time.Time {
 	if p.AvgDuration <= 0 || p.Limit <= 0 {
 		return time.Time{}
 	}
@@ -118,7 +128,7 @@ func (c *Client) SetTenantLimit(ctx context.Context, tenantID, queue string, lim
 	if limit < 0 {
 		return fmt.Errorf("%w: tenant limit %d is negative", ErrInvalid, limit)
 	}
-	return c.exec.TenantLimitSet(ctx, &TenantLimitParams{TenantID: tenantID, Queue: queue, MaxRunning: limit})
+	return c.exec.TenantLimitSet(ctx, &driver.TenantLimitParams{TenantID: tenantID, Queue: queue, MaxRunning: limit})
 }
 
 // SetQueueDefaultLimit sets the tenant limit of a queue for tenants without
@@ -130,7 +140,7 @@ func (c *Client) SetQueueDefaultLimit(ctx context.Context, queue string, limit i
 	if limit < 1 {
 		return fmt.Errorf("%w: default tenant limit %d must be at least 1", ErrInvalid, limit)
 	}
-	return c.exec.QueueConfigSet(ctx, &QueueConfigParams{Queue: queue, DefaultTenantLimit: limit})
+	return c.exec.QueueConfigSet(ctx, &driver.QueueConfigParams{Queue: queue, DefaultTenantLimit: limit})
 }
 
 // Stats reports counts per state and store health for a queue.
@@ -139,8 +149,8 @@ func (c *Client) Stats(ctx context.Context, queue string) (*QueueStats, error) {
 }
 
 // ListenChanges calls fn with a queue's name whenever a job of that queue
-// changes in another process (on PostgreSQL, through LISTEN/NOTIFY), until
-// ctx ends. Hints carry no job data: re-read what you show. Changes made in
+// is inserted or changes in another process (on PostgreSQL, through
+// LISTEN/NOTIFY), until ctx ends. Hints carry no job data: re-read what you show. Changes made in
 // this process arrive on the Bus instead. With a single-process driver
 // there are no other processes, and it just waits for ctx.
 func (c *Client) ListenChanges(ctx context.Context, fn func(queue string)) error {
@@ -149,5 +159,5 @@ func (c *Client) ListenChanges(ctx context.Context, fn func(queue string)) error
 		<-ctx.Done()
 		return nil
 	}
-	return n.Listen(ctx, []string{TopicChange}, func(_, queue string) { fn(queue) })
+	return n.Listen(ctx, []string{driver.TopicChange, driver.TopicInsert}, func(_, queue string) { fn(queue) })
 }

@@ -20,3 +20,24 @@ func (c *Client) ListTx(ctx context.Context, tx any, params *JobListParams) ([]*
 	}
 	return jobs, nil
 }
+
+// RetryTx is Retry inside the caller's transaction: the new job exists if
+// and only if the transaction commits, so a caller can point its own rows
+// at the new job in the same commit.
+func (c *Client) RetryTx(ctx context.Context, tx any, id int64, tenantID string) (*Job, error) {
+	exec, err := c.driver.UnwrapTx(tx)
+	if err != nil {
+		return nil, err
+	}
+	return c.retry(ctx, exec, id, tenantID)
+}
+
+// PositionTx is Position as the caller's transaction sees it: a job it
+// enqueued and has not committed yet has its place already.
+func (c *Client) PositionTx(ctx context.Context, tx any, id int64) (*QueuePosition, error) {
+	exec, err := c.driver.UnwrapTx(tx)
+	if err != nil {
+		return nil, err
+	}
+	return c.position(ctx, exec, id)
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // completerBatchMax caps how many finishes one store call carries.
@@ -46,7 +48,7 @@ type completer struct {
 
 type finishItem struct {
 	task   *Task
-	params *JobFinishParams
+	params *driver.JobFinishParams
 	err    error // the handler's error, for hooks
 }
 
@@ -56,7 +58,7 @@ func newCompleter(w *Worker) *completer {
 
 // submit queues a finish. After stop it drops the finish: the lease will
 // expire and the job be rescued.
-func (c *completer) submit(t *Task, p *JobFinishParams, err error) {
+func (c *completer) submit(t *Task, p *driver.JobFinishParams, err error) {
 	c.mu.Lock()
 	if c.stopped {
 		c.mu.Unlock()
@@ -202,7 +204,7 @@ func (c *completer) dropUnstored() {
 }
 
 func (c *completer) flush(ctx context.Context, batch []finishItem) error {
-	params := make([]*JobFinishParams, len(batch))
+	params := make([]*driver.JobFinishParams, len(batch))
 	for i, it := range batch {
 		params[i] = it.params
 	}

@@ -7,34 +7,35 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // finishGate wraps a driver so that its first JobFinish waits for the test:
 // it signals entered, then blocks until release is closed or its context
 // ends (which it reports on cancelled).
 type finishGate struct {
-	queue.Driver
+	driver.Driver
 	exec *gatedExecutor
 }
 
 type gatedExecutor struct {
-	queue.Executor
+	driver.Executor
 	once      sync.Once
 	entered   chan struct{}
 	release   chan struct{}
 	cancelled chan struct{}
 }
 
-func newFinishGate(d queue.Driver) *finishGate {
+func newFinishGate(d driver.Driver) *finishGate {
 	return &finishGate{Driver: d, exec: &gatedExecutor{
 		Executor: d.Executor(), entered: make(chan struct{}),
 		release: make(chan struct{}), cancelled: make(chan struct{}),
 	}}
 }
 
-func (g *finishGate) Executor() queue.Executor { return g.exec }
+func (g *finishGate) Executor() driver.Executor { return g.exec }
 
-func (e *gatedExecutor) JobFinish(ctx context.Context, params []*queue.JobFinishParams) ([]error, error) {
+func (e *gatedExecutor) JobFinish(ctx context.Context, params []*driver.JobFinishParams) ([]error, error) {
 	first := false
 	e.once.Do(func() { first = true; close(e.entered) })
 	if first {

@@ -1,7 +1,7 @@
 // Package queue is Docket's job engine: durable, fenced, fair across tenants.
 //
 // It is a library usable on its own. It knows nothing about documents; it
-// stores jobs through a [Driver] (PostgreSQL in package postgres, SQLite in
+// stores jobs through a [driver.Driver] (PostgreSQL in package postgres, SQLite in
 // package sqlite) and runs them with a [Worker].
 //
 // # Job states

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // store is a fresh, migrated store of one driver plus what the tests need
 // that the queue API does not offer: native transactions and an effects
 // table written by handlers.
 type store struct {
-	driver queue.Driver
+	driver driver.Driver
 	// begin starts a native transaction (pgx.Tx, *sql.Tx).
 	begin func(ctx context.Context) (tx any, commit, rollback func() error, err error)
 	// addEffect records an effect of jobID inside tx (UNIQUE per job).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // errHeartbeatDeadline is the cancellation cause of handlers whose leases
@@ -36,7 +38,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		}
 		expiry := renewed.Add(w.cfg.LeaseDuration)
 		hctx, cancel := context.WithTimeout(ctx, min(w.cfg.LeaseDuration/2, max(time.Until(expiry), w.cfg.HeartbeatInterval)))
-		held, err := w.exec.JobHeartbeat(hctx, &JobHeartbeatParams{Leases: leases, LeaseDuration: w.cfg.LeaseDuration})
+		held, err := w.exec.JobHeartbeat(hctx, &driver.JobHeartbeatParams{Leases: leases, LeaseDuration: w.cfg.LeaseDuration})
 		cancel()
 		if err != nil {
 			w.logger.Warn("heartbeat failed", "jobs", len(leases), "error", err, "leases_run_out_in", time.Until(expiry).Round(time.Millisecond))

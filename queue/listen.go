@@ -3,6 +3,8 @@ package queue
 import (
 	"context"
 	"sync"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // listenInProcess wakes producers on jobs inserted, and on queues and
@@ -43,7 +45,7 @@ func (w *Worker) listenNotifier(ctx context.Context, wg *sync.WaitGroup) {
 		return
 	}
 	wg.Go(func() {
-		err := n.Listen(ctx, []string{TopicInsert}, func(_, queue string) { w.wakeQueue(queue) })
+		err := n.Listen(ctx, []string{driver.TopicInsert}, func(_, queue string) { w.wakeQueue(queue) })
 		if err != nil && ctx.Err() == nil {
 			w.logger.Error("notifier stopped; polling only", "error", err)
 		}

@@ -3,6 +3,8 @@ package queue
 import (
 	"context"
 	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // MaintenanceConfig configures the sweeps that one elected worker runs for
@@ -53,7 +55,7 @@ const leaderName = "maintenance"
 // services (maintenanceServices). It resigns when ctx ends.
 func (w *Worker) maintain(ctx context.Context) {
 	cfg := w.cfg.Maintenance
-	leader := &LeaderParams{Name: leaderName, LeaderID: w.id, TTL: cfg.LeaderTTL}
+	leader := &driver.LeaderParams{Name: leaderName, LeaderID: w.id, TTL: cfg.LeaderTTL}
 	elect := time.NewTicker(cfg.ElectInterval)
 	defer elect.Stop()
 	l := &leadership{
@@ -76,7 +78,7 @@ const (
 	taskClean    = reservedPrefix + "clean"
 )
 
-func (w *Worker) elect(ctx context.Context, p *LeaderParams, was bool) bool {
+func (w *Worker) elect(ctx context.Context, p *driver.LeaderParams, was bool) bool {
 	ok, err := w.exec.LeaderAttempt(ctx, p)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -92,7 +94,7 @@ func (w *Worker) elect(ctx context.Context, p *LeaderParams, was bool) bool {
 
 // rescue is the rescuer's sweep.
 func (w *Worker) rescue(ctx context.Context) {
-	jobs, err := w.exec.JobRescue(ctx, &JobRescueParams{Limit: maintenanceBatch})
+	jobs, err := w.exec.JobRescue(ctx, &driver.JobRescueParams{Limit: maintenanceBatch})
 	if err != nil {
 		if ctx.Err() == nil {
 			w.logger.Warn("rescue failed", "error", err)

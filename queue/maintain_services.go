@@ -3,6 +3,8 @@ package queue
 import (
 	"context"
 	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // The maintenance services. Each runs its own periodic runner (runTasks),
@@ -35,7 +37,7 @@ type scheduler struct{ w *Worker }
 func (s scheduler) run(ctx context.Context) {
 	s.w.runTasks(ctx, []*periodicTask{sweepTask(taskSchedule, s.w.cfg.Maintenance.ScheduleInterval, func(ctx context.Context) {
 		s.w.sweep(ctx, "schedule", func() (int, error) {
-			return s.w.exec.JobSchedule(ctx, &JobScheduleParams{Limit: maintenanceBatch})
+			return s.w.exec.JobSchedule(ctx, &driver.JobScheduleParams{Limit: maintenanceBatch})
 		})
 	})})
 }
@@ -48,7 +50,7 @@ func (s cleaner) run(ctx context.Context) {
 	cfg := s.w.cfg.Maintenance
 	s.w.runTasks(ctx, []*periodicTask{sweepTask(taskClean, cfg.CleanInterval, func(ctx context.Context) {
 		s.w.sweep(ctx, "clean", func() (int, error) {
-			return s.w.exec.JobDeleteFinished(ctx, &JobDeleteFinishedParams{
+			return s.w.exec.JobDeleteFinished(ctx, &driver.JobDeleteFinishedParams{
 				CompletedAge: cfg.CompletedRetention, FailedAge: cfg.FailedRetention,
 				CancelledAge: cfg.CancelledRetention, Limit: maintenanceBatch * 10,
 			})
@@ -67,7 +69,7 @@ func (s periodicEnqueuer) run(ctx context.Context) { s.w.runTasks(ctx, s.w.perio
 // by the next).
 func sweepTask(name string, interval time.Duration, sweep func(ctx context.Context)) *periodicTask {
 	return &periodicTask{name: name, spec: every(interval).String(), sched: every(interval),
-		run: func(ctx context.Context, _ Executor, _ time.Time) (func(), error) {
+		run: func(ctx context.Context, _ driver.Executor, _ time.Time) (func(), error) {
 			sweep(ctx)
 			return func() {}, nil
 		}}

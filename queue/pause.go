@@ -4,39 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
-
-// QueuePauseParams pauses or resumes a queue.
-type QueuePauseParams struct {
-	Queue  string
-	Paused bool
-}
-
-// TenantPauseParams pauses or resumes a tenant in every queue.
-type TenantPauseParams struct {
-	TenantID string
-	Paused   bool
-}
-
-// Pauses are the queues and tenants paused now, each with the time its
-// pause began (the store's clock).
-type Pauses struct {
-	Queues  map[string]time.Time
-	Tenants map[string]time.Time
-}
-
-// QueuePaused reports whether queue is paused.
-func (p *Pauses) QueuePaused(queue string) bool {
-	_, ok := p.Queues[queue]
-	return ok
-}
-
-// TenantPaused reports whether tenantID is paused.
-func (p *Pauses) TenantPaused(tenantID string) bool {
-	_, ok := p.Tenants[tenantID]
-	return ok
-}
 
 // PauseQueue stops claims from queue in every process that shares the
 // store: from the next claim on (each claim reads the pause from the store,
@@ -65,7 +35,7 @@ func (c *Client) setQueuePause(ctx context.Context, queue string, paused bool) e
 	if err := ValidateQueueName(queue); err != nil {
 		return err
 	}
-	if err := c.exec.QueuePauseSet(ctx, &QueuePauseParams{Queue: queue, Paused: paused}); err != nil {
+	if err := c.exec.QueuePauseSet(ctx, &driver.QueuePauseParams{Queue: queue, Paused: paused}); err != nil {
 		return fmt.Errorf("%s queue %s: %w", pauseVerb(paused), queue, err)
 	}
 	return nil
@@ -97,7 +67,7 @@ func (c *Client) setTenantPause(ctx context.Context, tenantID string, paused boo
 	if tenantID == "" || len(tenantID) > 200 {
 		return fmt.Errorf("%w: tenant id must be 1-200 bytes", ErrInvalid)
 	}
-	if err := c.exec.TenantPauseSet(ctx, &TenantPauseParams{TenantID: tenantID, Paused: paused}); err != nil {
+	if err := c.exec.TenantPauseSet(ctx, &driver.TenantPauseParams{TenantID: tenantID, Paused: paused}); err != nil {
 		return fmt.Errorf("%s tenant %s: %w", pauseVerb(paused), tenantID, err)
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // PeriodicJob is a job enqueued on a schedule: once per tick across every
@@ -117,7 +119,7 @@ type periodicTask struct {
 	// job is the user's definition; nil for the engine's own tasks.
 	job *PeriodicJob
 	// run does the tick's work with x. The worker fills it in for jobs.
-	run func(ctx context.Context, x Executor, tick time.Time) (after func(), err error)
+	run func(ctx context.Context, x driver.Executor, tick time.Time) (after func(), err error)
 }
 
 // periodicTasks validates jobs and returns their tasks.

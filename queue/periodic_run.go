@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // periodicRetry is how long a task whose tick failed waits before trying
@@ -111,9 +113,9 @@ func (r *periodicRunner) sweepUnrecorded(ctx context.Context, now time.Time) {
 
 // sync registers the tasks and reads their next ticks from the store.
 func (r *periodicRunner) sync(ctx context.Context, now time.Time) error {
-	ps := make([]*PeriodicRegisterParams, len(r.tasks))
+	ps := make([]*driver.PeriodicRegisterParams, len(r.tasks))
 	for i, t := range r.tasks {
-		ps[i] = &PeriodicRegisterParams{Name: t.name, Schedule: t.spec, NextRun: storeTime(t.sched.Next(now))}
+		ps[i] = &driver.PeriodicRegisterParams{Name: t.name, Schedule: t.spec, NextRun: storeTime(t.sched.Next(now))}
 	}
 	recs, err := r.w.exec.PeriodicRegister(ctx, ps)
 	if err != nil {
@@ -137,7 +139,7 @@ func (r *periodicRunner) runTick(ctx context.Context, i int, t *periodicTask, no
 		r.wait[i] = now.Add(24 * time.Hour) // the schedule ended; a restart re-reads it
 		return fmt.Errorf("schedule %q has no tick after %s", t.spec, tick.Format(time.RFC3339))
 	}
-	adv := &PeriodicAdvanceParams{Name: t.name, Schedule: t.spec, Expect: expect, Tick: tick, NextRun: next, Missed: missed,
+	adv := &driver.PeriodicAdvanceParams{Name: t.name, Schedule: t.spec, Expect: expect, Tick: tick, NextRun: next, Missed: missed,
 		TxIdleLimit: r.w.cfg.Maintenance.LeaderTTL}
 	if !t.exact {
 		ok, err := r.w.exec.PeriodicAdvance(ctx, adv)
@@ -176,7 +178,7 @@ func (r *periodicRunner) runTick(ctx context.Context, i int, t *periodicTask, no
 }
 
 // exactly records the tick and runs the task in one transaction.
-func (r *periodicRunner) exactly(ctx context.Context, t *periodicTask, adv *PeriodicAdvanceParams) (func(), bool, error) {
+func (r *periodicRunner) exactly(ctx context.Context, t *periodicTask, adv *driver.PeriodicAdvanceParams) (func(), bool, error) {
 	tx, err := r.w.exec.Begin(ctx)
 	if err != nil {
 		return nil, false, err
@@ -207,8 +209,8 @@ func storeTime(t time.Time) time.Time {
 // enqueueTick is the run function of a periodic job: it inserts the job
 // of the tick with x, inside the transaction that records the tick, and
 // publishes it once that commits.
-func (w *Worker) enqueueTick(j *PeriodicJob) func(ctx context.Context, x Executor, tick time.Time) (func(), error) {
-	return func(ctx context.Context, x Executor, tick time.Time) (func(), error) {
+func (w *Worker) enqueueTick(j *PeriodicJob) func(ctx context.Context, x driver.Executor, tick time.Time) (func(), error) {
+	return func(ctx context.Context, x driver.Executor, tick time.Time) (func(), error) {
 		p := j.Params(tick)
 		if p == nil {
 			return nil, fmt.Errorf("%w: Params returned no job", ErrInvalid)
@@ -217,7 +219,7 @@ func (w *Worker) enqueueTick(j *PeriodicJob) func(ctx context.Context, x Executo
 		if err != nil {
 			return nil, err
 		}
-		res, err := x.JobInsertMany(ctx, []*JobInsertParams{ip})
+		res, err := x.JobInsertMany(ctx, []*driver.JobInsertParams{ip})
 		if err != nil {
 			return nil, fmt.Errorf("enqueue: %w", err)
 		}

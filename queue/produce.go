@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // claimBatchMax caps how many jobs one claim asks for.
@@ -116,7 +118,7 @@ func (g *claimGate) leave(full bool) {
 func (w *Worker) claim(ctx context.Context, queue string, n int) (int, error) {
 	cctx, cancel := context.WithTimeout(w.storeCtx, w.cfg.LeaseDuration)
 	defer cancel()
-	jobs, err := w.exec.JobClaim(cctx, &JobClaimParams{
+	jobs, err := w.exec.JobClaim(cctx, &driver.JobClaimParams{
 		Queue: queue, WorkerID: w.id, Max: n, LeaseDuration: w.cfg.LeaseDuration,
 	})
 	if err != nil || len(jobs) == 0 {
@@ -138,9 +140,9 @@ func (w *Worker) claim(ctx context.Context, queue string, n int) (int, error) {
 // releaseClaimed hands back jobs claimed as the shutdown began, before
 // any of them started; what it cannot hand back is rescued after a lease.
 func (w *Worker) releaseClaimed(jobs []*Job) {
-	params := make([]*JobFinishParams, len(jobs))
+	params := make([]*driver.JobFinishParams, len(jobs))
 	for i, j := range jobs {
-		params[i] = &JobFinishParams{Lease: j.Lease(), Outcome: OutcomeReleased, WorkerID: w.id}
+		params[i] = &driver.JobFinishParams{Lease: j.Lease(), Outcome: OutcomeReleased, WorkerID: w.id}
 	}
 	ctx, cancel := context.WithTimeout(w.storeCtx, finalWriteTimeout)
 	defer cancel()

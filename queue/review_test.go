@@ -13,17 +13,18 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // faultDriver wraps a driver so a test can make the store refuse finishes,
 // heartbeats or progress writes.
 type faultDriver struct {
-	queue.Driver
+	driver.Driver
 	exec *faultExecutor
 }
 
 type faultExecutor struct {
-	queue.Executor
+	driver.Executor
 	refuseFinish    atomic.Bool
 	refuseHeartbeat atomic.Bool
 	refuseProgress  atomic.Bool
@@ -31,27 +32,27 @@ type faultExecutor struct {
 
 var errRefused = errors.New("store refused (test)")
 
-func newFaultDriver(d queue.Driver) *faultDriver {
+func newFaultDriver(d driver.Driver) *faultDriver {
 	return &faultDriver{Driver: d, exec: &faultExecutor{Executor: d.Executor()}}
 }
 
-func (d *faultDriver) Executor() queue.Executor { return d.exec }
+func (d *faultDriver) Executor() driver.Executor { return d.exec }
 
-func (e *faultExecutor) JobFinish(ctx context.Context, ps []*queue.JobFinishParams) ([]error, error) {
+func (e *faultExecutor) JobFinish(ctx context.Context, ps []*driver.JobFinishParams) ([]error, error) {
 	if e.refuseFinish.Load() {
 		return nil, errRefused
 	}
 	return e.Executor.JobFinish(ctx, ps)
 }
 
-func (e *faultExecutor) JobProgress(ctx context.Context, p *queue.JobProgressParams) error {
+func (e *faultExecutor) JobProgress(ctx context.Context, p *driver.JobProgressParams) error {
 	if e.refuseProgress.Load() {
 		return errRefused
 	}
 	return e.Executor.JobProgress(ctx, p)
 }
 
-func (e *faultExecutor) JobHeartbeat(ctx context.Context, p *queue.JobHeartbeatParams) ([]queue.Lease, error) {
+func (e *faultExecutor) JobHeartbeat(ctx context.Context, p *driver.JobHeartbeatParams) ([]queue.Lease, error) {
 	if e.refuseHeartbeat.Load() {
 		return nil, errRefused
 	}
@@ -613,12 +614,12 @@ func TestWorker_BriefHeartbeatOutageKeepsHandlers(t *testing.T) {
 // client does when its context ended during the call: with the context's
 // error, though the claim committed.
 type claimHeldExecutor struct {
-	queue.Executor
+	driver.Executor
 	entered, release chan struct{}
 	once             sync.Once
 }
 
-func (e *claimHeldExecutor) JobClaim(ctx context.Context, p *queue.JobClaimParams) ([]*queue.Job, error) {
+func (e *claimHeldExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*queue.Job, error) {
 	first := false
 	e.once.Do(func() { first = true })
 	if !first {
@@ -634,11 +635,11 @@ func (e *claimHeldExecutor) JobClaim(ctx context.Context, p *queue.JobClaimParam
 }
 
 type claimHeldDriver struct {
-	queue.Driver
+	driver.Driver
 	exec *claimHeldExecutor
 }
 
-func (d *claimHeldDriver) Executor() queue.Executor { return d.exec }
+func (d *claimHeldDriver) Executor() driver.Executor { return d.exec }
 
 // A claim in flight when the shutdown begins may commit on the server:
 // the worker waits for its answer and hands the jobs back at once, no

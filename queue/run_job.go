@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // start runs a claimed job on its own goroutine.
@@ -124,7 +126,7 @@ func (w *Worker) finish(t *Task, err, cause error) {
 		w.finished(t, "", ErrLeaseLost, "")
 		return
 	}
-	p := &JobFinishParams{Lease: t.lease, WorkerID: w.id}
+	p := &driver.JobFinishParams{Lease: t.lease, WorkerID: w.id}
 	var snooze *SnoozeError
 	var permanent *PermanentError
 	switch {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // RunOne claims at most one job of queue, one of the worker's queues, runs
@@ -83,7 +85,7 @@ func (w *Worker) claimOne(ctx context.Context, queue string) (*Job, error) {
 	}
 	cctx, cancel := context.WithTimeout(w.storeCtx, w.cfg.LeaseDuration)
 	defer cancel()
-	jobs, err := w.exec.JobClaim(cctx, &JobClaimParams{
+	jobs, err := w.exec.JobClaim(cctx, &driver.JobClaimParams{
 		Queue: queue, WorkerID: w.id, Max: 1, LeaseDuration: w.cfg.LeaseDuration,
 	})
 	if err != nil {

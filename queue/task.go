@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // progressInterval is the least time between two progress writes of one
@@ -36,8 +38,8 @@ type Task struct {
 	endedBy       Outcome         // how another holder ended it (EndedBy)
 	endedMessage  string
 	lastWrite     time.Time
-	seq           uint64             // numbers progress reports, in call order
-	pending       *JobProgressParams // coalesced progress not yet written
+	seq           uint64                    // numbers progress reports, in call order
+	pending       *driver.JobProgressParams // coalesced progress not yet written
 	pendingSeq    uint64
 	timer         *time.Timer
 	partial       json.RawMessage // the last partial result reported, else as claimed
@@ -74,7 +76,7 @@ func (t *Task) ProgressPartial(ctx context.Context, stage string, percent int, m
 	if partial == nil {
 		return t.report(ctx, stage, percent, message, nil)
 	}
-	if err := ValidatePartialResult(partial); err != nil {
+	if err := driver.ValidatePartialResult(partial); err != nil {
 		return err
 	}
 	return t.report(ctx, stage, percent, message, bytes.Clone(partial))
@@ -83,7 +85,7 @@ func (t *Task) ProgressPartial(ctx context.Context, stage string, percent int, m
 // report records one progress report and writes it, or coalesces it.
 func (t *Task) report(ctx context.Context, stage string, percent int, message string, partial json.RawMessage) error {
 	percent = min(max(percent, 0), 100)
-	p := &JobProgressParams{Lease: t.lease, Stage: stage, Percent: percent, Message: message}
+	p := &driver.JobProgressParams{Lease: t.lease, Stage: stage, Percent: percent, Message: message}
 	t.mu.Lock()
 	if t.lost {
 		t.mu.Unlock()
@@ -128,7 +130,7 @@ func (t *Task) flushProgress() {
 }
 
 // writeProgress writes the latest report (a final flush).
-func (t *Task) writeProgress(ctx context.Context, p *JobProgressParams) error {
+func (t *Task) writeProgress(ctx context.Context, p *driver.JobProgressParams) error {
 	t.mu.Lock()
 	seq := t.seq
 	t.mu.Unlock()
@@ -136,7 +138,7 @@ func (t *Task) writeProgress(ctx context.Context, p *JobProgressParams) error {
 }
 
 // writeProgressSeq writes report number seq unless a later one is stored.
-func (t *Task) writeProgressSeq(ctx context.Context, p *JobProgressParams, seq uint64) error {
+func (t *Task) writeProgressSeq(ctx context.Context, p *driver.JobProgressParams, seq uint64) error {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	if seq <= t.written {
@@ -165,7 +167,7 @@ func (t *Task) writeProgressSeq(ctx context.Context, p *JobProgressParams, seq u
 // withPartial returns p carrying the last partial result reported when no
 // write has stored it yet, and the number of the report that set it (0
 // when p carries none).
-func (t *Task) withPartial(p *JobProgressParams) (*JobProgressParams, uint64) {
+func (t *Task) withPartial(p *driver.JobProgressParams) (*driver.JobProgressParams, uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.partialSeq <= t.partialStored {
@@ -181,7 +183,7 @@ func (t *Task) withPartial(p *JobProgressParams) (*JobProgressParams, uint64) {
 // completes (completion sets its own progress), or else the current
 // progress when the last partial result is not stored yet (the write
 // carries it).
-func (t *Task) finalProgress(completing bool) *JobProgressParams {
+func (t *Task) finalProgress(completing bool) *driver.JobProgressParams {
 	pending := t.stopProgress()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -189,14 +191,14 @@ func (t *Task) finalProgress(completing bool) *JobProgressParams {
 	case pending != nil && !completing:
 		return pending
 	case t.partialSeq > t.partialStored:
-		return &JobProgressParams{Lease: t.lease, Stage: t.stage, Percent: t.percent, Message: t.message}
+		return &driver.JobProgressParams{Lease: t.lease, Stage: t.stage, Percent: t.percent, Message: t.message}
 	}
 	return nil
 }
 
 // stopProgress cancels a pending coalesced write and returns it, so the
 // caller can write it before finishing the job.
-func (t *Task) stopProgress() *JobProgressParams {
+func (t *Task) stopProgress() *driver.JobProgressParams {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.timer != nil {
@@ -238,7 +240,7 @@ func (t *Task) CompleteTx(ctx context.Context, tx any) error {
 			return t.fenced(ctx, tx, fmt.Errorf("complete in transaction: %w", err))
 		}
 	}
-	errs, err := exec.JobFinish(ctx, []*JobFinishParams{{
+	errs, err := exec.JobFinish(ctx, []*driver.JobFinishParams{{
 		Lease: t.lease, Outcome: OutcomeCompleted, WorkerID: t.w.id,
 		TxIdleLimit: t.w.cfg.LeaseDuration,
 	}})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // TestTask_SetResult: the result a handler records is stored with the
@@ -71,7 +72,7 @@ func TestTask_EndedBy(t *testing.T) {
 		exec := s.driver.Executor()
 		h := queue.HandlerFunc(func(ctx context.Context, task *queue.Task) error {
 			task.AwaitEnd()
-			errs, err := exec.JobFinish(ctx, []*queue.JobFinishParams{{
+			errs, err := exec.JobFinish(ctx, []*driver.JobFinishParams{{
 				Lease: task.Lease(), Outcome: queue.OutcomeCompleted, Result: json.RawMessage(`{"by":"endpoint"}`), WorkerID: "endpoint",
 			}})
 			if err != nil || errs[0] != nil {
@@ -128,7 +129,7 @@ func TestTask_AwaitEndLost(t *testing.T) {
 		startWorker(t, c, cfg)
 		enqueue(t, c, &queue.EnqueueParams{Kind: "x", TenantID: "t1"})
 		id := <-started
-		if _, err := s.driver.Executor().JobCancel(context.Background(), &queue.JobCancelParams{ID: id}); err != nil {
+		if _, err := s.driver.Executor().JobCancel(context.Background(), &driver.JobCancelParams{ID: id}); err != nil {
 			t.Fatalf("JobCancel: %v", err)
 		}
 		waitFor(t, 10*time.Second, "the lease loss reported", func() bool { _, lost := rec.get(); return lost == 1 })

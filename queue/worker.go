@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/docketq/docket/queue/driver"
 )
 
 // WorkerConfig configures a Worker. Zero fields take the defaults named.
@@ -99,7 +101,7 @@ type Hooks struct {
 // Worker claims and runs jobs. Build it with NewWorker and call Run.
 type Worker struct {
 	client *Client
-	exec   Executor
+	exec   driver.Executor
 	cfg    WorkerConfig
 	id     string
 	logger *slog.Logger
@@ -295,7 +297,7 @@ func (w *Worker) drain() {
 func (w *Worker) releaseAbandoned() {
 	for _, t := range w.active.settleRest() {
 		w.logger.Warn("handler ignored cancellation; releasing its job", "job_id", t.lease.JobID)
-		w.completer.submit(t, &JobFinishParams{Lease: t.lease, Outcome: OutcomeReleased, WorkerID: w.id}, nil)
+		w.completer.submit(t, &driver.JobFinishParams{Lease: t.lease, Outcome: OutcomeReleased, WorkerID: w.id}, nil)
 	}
 }
 

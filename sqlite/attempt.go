@@ -7,18 +7,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // attemptEnd is how one attempt ends: the record it leaves and the job's
 // next state. JobFinish, JobRescue and JobCancel all end attempts with it.
 type attemptEnd struct {
-	lease    queue.Lease
-	outcome  queue.Outcome
+	lease    driver.Lease
+	outcome  driver.Outcome
 	errText  string // the attempt record's error
 	workerID string // the record's worker; empty: the job's
 
-	state     queue.State
+	state     driver.State
 	uncount   bool // Attempt-1: the attempt is not spent
 	runAgain  bool // run_at = now + max(runIn, 0)
 	runIn     time.Duration
@@ -54,7 +54,7 @@ RETURNING `
 // now, or ErrLeaseLost. With full false the job has only ID, Queue,
 // TenantID and State. It does not free the tenant's slot: the caller adds
 // the job to a slotDelta.
-func (t *txn) endAttempt(ctx context.Context, a *attemptEnd, full bool) (*queue.Job, error) {
+func (t *txn) endAttempt(ctx context.Context, a *attemptEnd, full bool) (*driver.Job, error) {
 	l := a.lease
 	res, err := t.exec(ctx, recordAttemptSQL, l.JobID, l.Attempt, l.Token, a.workerID, t.now, string(a.outcome), a.errText)
 	if err != nil {
@@ -79,11 +79,11 @@ func (t *txn) endAttempt(ctx context.Context, a *attemptEnd, full bool) (*queue.
 		uncount = 1
 	}
 	args := []any{l.JobID, string(a.state), uncount, runAt, completedAt, errMsg, jsonText(a.result), t.now}
-	var j *queue.Job
+	var j *driver.Job
 	if full {
 		j, err = scanJob(t.queryRow(ctx, endAttemptJobSQL, args...))
 	} else {
-		j = &queue.Job{}
+		j = &driver.Job{}
 		err = t.queryRow(ctx, endAttemptSlotSQL, args...).Scan(&j.ID, &j.Queue, &j.TenantID, &j.State)
 	}
 	if err != nil {
@@ -101,7 +101,7 @@ type slotChange struct {
 	hasWork bool
 }
 
-func (s slotDelta) add(j *queue.Job) {
+func (s slotDelta) add(j *driver.Job) {
 	k := slot{j.Queue, j.TenantID}
 	c := s[k]
 	if c == nil {
@@ -109,7 +109,7 @@ func (s slotDelta) add(j *queue.Job) {
 		s[k] = c
 	}
 	c.freed++
-	c.hasWork = c.hasWork || j.State == queue.StatePending
+	c.hasWork = c.hasWork || j.State == driver.StatePending
 }
 
 const freeSlotsSQL = `

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -21,20 +22,20 @@ func BenchmarkClaimFinish(b *testing.B) {
 			ctx := context.Background()
 			d := benchDriver(b, sync)
 			x := d.Executor()
-			if err := x.QueueConfigSet(ctx, &queue.QueueConfigParams{Queue: "bench", DefaultTenantLimit: 10}); err != nil {
+			if err := x.QueueConfigSet(ctx, &driver.QueueConfigParams{Queue: "bench", DefaultTenantLimit: 10}); err != nil {
 				b.Fatal(err)
 			}
 			benchInsert(b, x, b.N, 100)
 			b.ResetTimer()
 			done := 0
 			for done < b.N {
-				jobs, err := x.JobClaim(ctx, &queue.JobClaimParams{Queue: "bench", WorkerID: "w", Max: 100, LeaseDuration: time.Minute})
+				jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "bench", WorkerID: "w", Max: 100, LeaseDuration: time.Minute})
 				if err != nil || len(jobs) == 0 {
 					b.Fatalf("claim: %d jobs, %v", len(jobs), err)
 				}
-				ps := make([]*queue.JobFinishParams, len(jobs))
+				ps := make([]*driver.JobFinishParams, len(jobs))
 				for i, j := range jobs {
-					ps[i] = &queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: "w"}
+					ps[i] = &driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: "w"}
 				}
 				if _, err := x.JobFinish(ctx, ps); err != nil {
 					b.Fatal(err)
@@ -68,12 +69,12 @@ func benchDriver(b *testing.B, sync string) *sqlite.Driver {
 	return d
 }
 
-func benchInsert(b *testing.B, x queue.Executor, n, tenants int) {
+func benchInsert(b *testing.B, x driver.Executor, n, tenants int) {
 	b.Helper()
 	for start := 0; start < n; start += 100 {
-		ps := make([]*queue.JobInsertParams, min(100, n-start))
+		ps := make([]*driver.JobInsertParams, min(100, n-start))
 		for i := range ps {
-			ps[i] = &queue.JobInsertParams{
+			ps[i] = &driver.JobInsertParams{
 				Queue: "bench", Kind: "k", TenantID: fmt.Sprintf("t%d", (start+i)%tenants),
 				Args: []byte(`{"doc":"x"}`), MaxAttempts: 3,
 			}
@@ -90,7 +91,7 @@ func BenchmarkEnqueueOne(b *testing.B) {
 	for _, sync := range []string{"FULL", "NORMAL"} {
 		b.Run("sync="+sync, func(b *testing.B) {
 			x := benchDriver(b, sync).Executor()
-			p := []*queue.JobInsertParams{{Queue: "bench", Kind: "k", TenantID: "t", MaxAttempts: 3}}
+			p := []*driver.JobInsertParams{{Queue: "bench", Kind: "k", TenantID: "t", MaxAttempts: 3}}
 			b.ResetTimer()
 			for b.Loop() {
 				if _, err := x.JobInsertMany(context.Background(), p); err != nil {

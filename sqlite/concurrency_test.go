@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // tenantWatch counts, per tenant, the jobs the test sees running, and
@@ -61,11 +62,11 @@ func (w *tenantWatch) check(total int) {
 	}
 }
 
-func enqueueTenants(t *testing.T, x queue.Executor, queueName string, tenants, perTenant int) int {
+func enqueueTenants(t *testing.T, x driver.Executor, queueName string, tenants, perTenant int) int {
 	t.Helper()
-	ps := make([]*queue.JobInsertParams, 0, tenants*perTenant)
+	ps := make([]*driver.JobInsertParams, 0, tenants*perTenant)
 	for i := range tenants * perTenant {
-		ps = append(ps, &queue.JobInsertParams{Queue: queueName, Kind: "k", TenantID: fmt.Sprintf("t%d", i%tenants), MaxAttempts: 3})
+		ps = append(ps, &driver.JobInsertParams{Queue: queueName, Kind: "k", TenantID: fmt.Sprintf("t%d", i%tenants), MaxAttempts: 3})
 	}
 	if _, err := x.JobInsertMany(context.Background(), ps); err != nil {
 		t.Fatal(err)
@@ -102,9 +103,9 @@ func TestJobClaim_ConcurrentLimitOne(t *testing.T) {
 }
 
 // claimRun claims up to max jobs, heartbeats and completes them.
-func claimRun(t *testing.T, x queue.Executor, w *tenantWatch, worker string, max int) {
+func claimRun(t *testing.T, x driver.Executor, w *tenantWatch, worker string, max int) {
 	ctx := context.Background()
-	jobs, err := x.JobClaim(ctx, &queue.JobClaimParams{Queue: "q", WorkerID: worker, Max: max, LeaseDuration: time.Minute})
+	jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: worker, Max: max, LeaseDuration: time.Minute})
 	if err != nil || len(jobs) == 0 {
 		if err != nil {
 			t.Errorf("JobClaim: %v", err)
@@ -114,12 +115,12 @@ func claimRun(t *testing.T, x queue.Executor, w *tenantWatch, worker string, max
 	}
 	w.start(jobs...)
 	leases := make([]queue.Lease, len(jobs))
-	ps := make([]*queue.JobFinishParams, len(jobs))
+	ps := make([]*driver.JobFinishParams, len(jobs))
 	for i, j := range jobs {
 		leases[i] = j.Lease()
-		ps[i] = &queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}
+		ps[i] = &driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}
 	}
-	if held, err := x.JobHeartbeat(ctx, &queue.JobHeartbeatParams{Leases: leases, LeaseDuration: time.Minute}); err != nil || len(held) != len(jobs) {
+	if held, err := x.JobHeartbeat(ctx, &driver.JobHeartbeatParams{Leases: leases, LeaseDuration: time.Minute}); err != nil || len(held) != len(jobs) {
 		t.Errorf("JobHeartbeat: %d of %d held, %v", len(held), len(jobs), err)
 	}
 	w.stop(jobs...)

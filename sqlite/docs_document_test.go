@@ -8,6 +8,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -66,7 +67,7 @@ func statusCases() []statusCase {
 		}, docket.StatusPending},
 		{"running job", docket.StatusPending, func(t *testing.T, d *sqlite.Driver, clk *testClock) int64 {
 			id := enqueue(t, d, clk, "t1", 0)
-			jobs, err := d.Executor().JobClaim(t.Context(), &queue.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: "w", Max: 1, LeaseDuration: time.Minute})
+			jobs, err := d.Executor().JobClaim(t.Context(), &driver.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: "w", Max: 1, LeaseDuration: time.Minute})
 			if err != nil || len(jobs) != 1 {
 				t.Fatalf("JobClaim: %v, %v", jobs, err)
 			}

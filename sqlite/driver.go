@@ -14,10 +14,10 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
-var _ queue.Driver = (*Driver)(nil)
+var _ driver.Driver = (*Driver)(nil)
 
 var _ docket.Store = (*Driver)(nil)
 
@@ -45,7 +45,7 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Driver is a queue.Driver on one SQLite database file, for one process.
+// Driver is a driver.Driver on one SQLite database file, for one process.
 type Driver struct {
 	writer *sql.DB // one connection: every write transaction, in turn
 	reader *sql.DB // read-only connections, which never wait for the writer
@@ -89,9 +89,9 @@ func OpenConfig(ctx context.Context, cfg Config) (*Driver, error) {
 func (c *Config) setDefaults() error {
 	switch {
 	case c.Path == "" || c.Path == ":memory:" || strings.HasPrefix(c.Path, "file:"):
-		return fmt.Errorf("%w: sqlite: path %q: want a file path", queue.ErrInvalid, c.Path)
+		return fmt.Errorf("%w: sqlite: path %q: want a file path", driver.ErrInvalid, c.Path)
 	case strings.ContainsRune(c.Path, '?'):
-		return fmt.Errorf("%w: sqlite: path %q contains '?'", queue.ErrInvalid, c.Path)
+		return fmt.Errorf("%w: sqlite: path %q contains '?'", driver.ErrInvalid, c.Path)
 	}
 	abs, err := filepath.Abs(c.Path)
 	if err != nil {
@@ -104,7 +104,7 @@ func (c *Config) setDefaults() error {
 		c.Synchronous = "FULL"
 	case "FULL", "NORMAL", "EXTRA":
 	default:
-		return fmt.Errorf("%w: sqlite: synchronous %q: want FULL or NORMAL", queue.ErrInvalid, c.Synchronous)
+		return fmt.Errorf("%w: sqlite: synchronous %q: want FULL or NORMAL", driver.ErrInvalid, c.Synchronous)
 	}
 	if c.ReadConns <= 0 {
 		c.ReadConns = 4
@@ -162,25 +162,25 @@ func dsn(path string, params ...string) string {
 func (d *Driver) DB() *sql.DB { return d.writer }
 
 // Executor runs each operation in its own transaction.
-func (d *Driver) Executor() queue.Executor { return d.exec }
+func (d *Driver) Executor() driver.Executor { return d.exec }
 
 // UnwrapTx returns an executor bound to tx, a *sql.Tx begun on DB().
-func (d *Driver) UnwrapTx(tx any) (queue.Executor, error) {
+func (d *Driver) UnwrapTx(tx any) (driver.Executor, error) {
 	sqlTx, ok := tx.(*sql.Tx)
 	if !ok || sqlTx == nil {
-		return nil, fmt.Errorf("%w: sqlite: UnwrapTx of %T, want *sql.Tx", queue.ErrInvalid, tx)
+		return nil, fmt.Errorf("%w: sqlite: UnwrapTx of %T, want *sql.Tx", driver.ErrInvalid, tx)
 	}
 	return &executor{d: d, tx: sqlTx}, nil
 }
 
 // Notifier returns nil: one process uses the store, and the engine
 // notifies in process.
-func (d *Driver) Notifier() queue.Notifier { return nil }
+func (d *Driver) Notifier() driver.Notifier { return nil }
 
 // Capabilities reports one process, no cross-process notifications and no
 // SQL enqueue function.
-func (d *Driver) Capabilities() queue.Capabilities {
-	return queue.Capabilities{MultiProcess: false, Notify: false, SQLEnqueue: false}
+func (d *Driver) Capabilities() driver.Capabilities {
+	return driver.Capabilities{MultiProcess: false, Notify: false, SQLEnqueue: false}
 }
 
 // Close closes the database and releases the lock file.

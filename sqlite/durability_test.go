@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -52,15 +53,15 @@ func TestDriver_DurableAcrossReopen(t *testing.T) {
 	}
 	// Leadership does not survive a reopen: its holder was the process
 	// that closed the file.
-	if ok, err := x.LeaderAttempt(ctx, &queue.LeaderParams{Name: "m", LeaderID: "other", TTL: time.Hour}); !ok || err != nil {
+	if ok, err := x.LeaderAttempt(ctx, &driver.LeaderParams{Name: "m", LeaderID: "other", TTL: time.Hour}); !ok || err != nil {
 		t.Fatalf("leadership of the dead process kept across reopen: %v %v", ok, err)
 	}
-	dup, err := x.JobInsertMany(ctx, []*queue.JobInsertParams{{Queue: "q", Kind: "k", TenantID: "a", UniqueKey: "u1"}})
+	dup, err := x.JobInsertMany(ctx, []*driver.JobInsertParams{{Queue: "q", Kind: "k", TenantID: "a", UniqueKey: "u1"}})
 	if err != nil || !dup[0].Duplicate {
 		t.Fatalf("unique key after reopen: %+v, %v", dup, err)
 	}
 	// a's slot is still taken by its running job; b's was freed.
-	more, err := x.JobClaim(ctx, &queue.JobClaimParams{Queue: "q", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
+	more, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
 	if err != nil || len(more) != 0 {
 		t.Fatalf("claim after reopen: %d jobs, %v; want none (a at its limit, b and c have none pending)", len(more), err)
 	}
@@ -68,10 +69,10 @@ func TestDriver_DurableAcrossReopen(t *testing.T) {
 
 // fillStore leaves jobs in several states, an attempt record and a leader,
 // and returns the jobs as stored and the id of the completed one.
-func fillStore(t *testing.T, x queue.Executor) (map[int64]*queue.Job, int64) {
+func fillStore(t *testing.T, x driver.Executor) (map[int64]*queue.Job, int64) {
 	t.Helper()
 	ctx := context.Background()
-	res, err := x.JobInsertMany(ctx, []*queue.JobInsertParams{
+	res, err := x.JobInsertMany(ctx, []*driver.JobInsertParams{
 		{Queue: "q", Kind: "k", TenantID: "a", Args: json.RawMessage(`{"n":1}`), MaxAttempts: 3, UniqueKey: "u1"},
 		{Queue: "q", Kind: "k", TenantID: "a", Args: json.RawMessage(`{"n":2}`), MaxAttempts: 3},
 		{Queue: "q", Kind: "k", TenantID: "b", Args: json.RawMessage(`{"n":3}`), MaxAttempts: 3},
@@ -80,7 +81,7 @@ func fillStore(t *testing.T, x queue.Executor) (map[int64]*queue.Job, int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claimed, err := x.JobClaim(ctx, &queue.JobClaimParams{Queue: "q", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
+	claimed, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
 	if err != nil || len(claimed) != 2 {
 		t.Fatalf("claim: %d jobs, %v; want a's first and b's", len(claimed), err)
 	}
@@ -88,11 +89,11 @@ func fillStore(t *testing.T, x queue.Executor) (map[int64]*queue.Job, int64) {
 	if done.TenantID != "b" {
 		done = claimed[1]
 	}
-	errs, err := x.JobFinish(ctx, []*queue.JobFinishParams{{Lease: done.Lease(), Outcome: queue.OutcomeCompleted, Result: json.RawMessage(`{"ok":true}`)}})
+	errs, err := x.JobFinish(ctx, []*driver.JobFinishParams{{Lease: done.Lease(), Outcome: queue.OutcomeCompleted, Result: json.RawMessage(`{"ok":true}`)}})
 	if err != nil || errs[0] != nil {
 		t.Fatalf("finish: %v %v", err, errs)
 	}
-	if ok, err := x.LeaderAttempt(ctx, &queue.LeaderParams{Name: "m", LeaderID: "w", TTL: time.Hour}); !ok || err != nil {
+	if ok, err := x.LeaderAttempt(ctx, &driver.LeaderParams{Name: "m", LeaderID: "w", TTL: time.Hour}); !ok || err != nil {
 		t.Fatalf("leader: %v %v", ok, err)
 	}
 	jobs := make(map[int64]*queue.Job)

@@ -8,7 +8,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // ErrLocked means another process, or another Driver in this one, has the
@@ -26,27 +26,27 @@ func lockedError(path, holder string) error {
 }
 
 // translate maps SQLite's errors to the queue's sentinels, keeping the
-// cause in the chain as a queue.DatabaseError. Every error the driver returns passes through it.
+// cause in the chain as a driver.DatabaseError. Every error the driver returns passes through it.
 func translate(err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%w: %w", queue.ErrNotFound, err)
+		return fmt.Errorf("%w: %w", driver.ErrNotFound, err)
 	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return err
 	}
-	if dbErr := (*queue.DatabaseError)(nil); !errors.As(err, &dbErr) {
-		err = &queue.DatabaseError{Err: err}
+	if dbErr := (*driver.DatabaseError)(nil); !errors.As(err, &dbErr) {
+		err = &driver.DatabaseError{Err: err}
 	}
 	switch se.Code() {
 	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-		return fmt.Errorf("%w: %w", queue.ErrDuplicate, err)
+		return fmt.Errorf("%w: %w", driver.ErrDuplicate, err)
 	case sqlite3.SQLITE_CONSTRAINT_CHECK, sqlite3.SQLITE_CONSTRAINT_NOTNULL,
 		sqlite3.SQLITE_CONSTRAINT_DATATYPE, sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_MISMATCH:
-		return fmt.Errorf("%w: %w", queue.ErrInvalid, err)
+		return fmt.Errorf("%w: %w", driver.ErrInvalid, err)
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
@@ -60,6 +60,6 @@ func translate(err error) error {
 }
 
 // leaseLost is the error of a lease-checked write that matched no row.
-func leaseLost(l queue.Lease) error {
-	return fmt.Errorf("%w: job %d attempt %d", queue.ErrLeaseLost, l.JobID, l.Attempt)
+func leaseLost(l driver.Lease) error {
+	return fmt.Errorf("%w: job %d attempt %d", driver.ErrLeaseLost, l.JobID, l.Attempt)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -50,7 +51,7 @@ func enqueueAndClaim(ctx context.Context, path string) error {
 		return err
 	}
 
-	jobs, err := d.Executor().JobClaim(ctx, &queue.JobClaimParams{
+	jobs, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{
 		Queue: queue.DefaultQueue, WorkerID: "example", Max: 10, LeaseDuration: 30 * time.Second,
 	})
 	if err != nil {

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 var (
-	_ queue.Executor   = (*executor)(nil)
-	_ queue.ExecutorTx = (*executorTx)(nil)
+	_ driver.Executor   = (*executor)(nil)
+	_ driver.ExecutorTx = (*executorTx)(nil)
 )
 
 // executor runs the queue's operations. Without tx each runs in its own
@@ -101,7 +101,7 @@ func (e *executor) readOne(fn func(q querier) error) error {
 
 // Begin starts a write transaction, or a savepoint inside the executor's
 // transaction.
-func (e *executor) Begin(ctx context.Context) (queue.ExecutorTx, error) {
+func (e *executor) Begin(ctx context.Context) (driver.ExecutorTx, error) {
 	if e.tx == nil {
 		tx, err := e.d.writer.BeginTx(ctx, nil)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -44,7 +45,7 @@ func TestDriver_StoreClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := d.Executor()
-	res, err := x.JobInsertMany(ctx, []*queue.JobInsertParams{
+	res, err := x.JobInsertMany(ctx, []*driver.JobInsertParams{
 		{Queue: "q", Kind: "k", TenantID: "a", MaxAttempts: 3},
 		{Queue: "q", Kind: "k", TenantID: "b", MaxAttempts: 3, RunAt: clock.Now().Add(time.Hour)},
 	})
@@ -54,24 +55,24 @@ func TestDriver_StoreClock(t *testing.T) {
 	if !res[0].Job.CreatedAt.Equal(clock.Now()) || res[1].Job.State != queue.StateScheduled {
 		t.Fatalf("inserted %+v / %+v: want CreatedAt at the store clock and the second scheduled", res[0].Job, res[1].Job)
 	}
-	jobs, err := x.JobClaim(ctx, &queue.JobClaimParams{Queue: "q", WorkerID: "w", Max: 5, LeaseDuration: 30 * time.Minute})
+	jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 5, LeaseDuration: 30 * time.Minute})
 	if err != nil || len(jobs) != 1 || !jobs[0].LeaseExpiresAt.Equal(clock.Now().Add(30*time.Minute)) {
 		t.Fatalf("claim: %+v, %v", jobs, err)
 	}
 	clock.Add(29 * time.Minute)
-	if got, err := x.JobRescue(ctx, &queue.JobRescueParams{Limit: 10}); err != nil || len(got) != 0 {
+	if got, err := x.JobRescue(ctx, &driver.JobRescueParams{Limit: 10}); err != nil || len(got) != 0 {
 		t.Fatalf("rescue before expiry: %d jobs, %v", len(got), err)
 	}
 	clock.Add(2 * time.Minute)
-	got, err := x.JobRescue(ctx, &queue.JobRescueParams{Limit: 10})
+	got, err := x.JobRescue(ctx, &driver.JobRescueParams{Limit: 10})
 	if err != nil || len(got) != 1 || got[0].State != queue.StatePending {
 		t.Fatalf("rescue after expiry: %+v, %v", got, err)
 	}
-	if n, err := x.JobSchedule(ctx, &queue.JobScheduleParams{Limit: 10}); err != nil || n != 0 {
+	if n, err := x.JobSchedule(ctx, &driver.JobScheduleParams{Limit: 10}); err != nil || n != 0 {
 		t.Fatalf("schedule at +31m moved %d (%v), want 0 (due at +1h)", n, err)
 	}
 	clock.Add(30 * time.Minute)
-	if n, err := x.JobSchedule(ctx, &queue.JobScheduleParams{Limit: 10}); err != nil || n != 1 {
+	if n, err := x.JobSchedule(ctx, &driver.JobScheduleParams{Limit: 10}); err != nil || n != 1 {
 		t.Fatalf("schedule at +61m moved %d (%v), want 1", n, err)
 	}
 }
@@ -87,9 +88,9 @@ func TestExecutor_NestedBegin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = outer.Rollback(ctx) }()
-	insert := func(x queue.Executor, tenant string) int64 {
+	insert := func(x driver.Executor, tenant string) int64 {
 		t.Helper()
-		res, err := x.JobInsertMany(ctx, []*queue.JobInsertParams{{Queue: "q", Kind: "k", TenantID: tenant, MaxAttempts: 1}})
+		res, err := x.JobInsertMany(ctx, []*driver.JobInsertParams{{Queue: "q", Kind: "k", TenantID: tenant, MaxAttempts: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,12 +137,12 @@ func TestExecutor_AtomicInCallerTx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := &queue.JobInsertParams{Queue: "q", Kind: "k", TenantID: "a", MaxAttempts: 1}
-	bad := &queue.JobInsertParams{Queue: "q", Kind: "k", TenantID: ""}
-	if _, err := x.JobInsertMany(ctx, []*queue.JobInsertParams{ok, bad}); !errors.Is(err, queue.ErrInvalid) {
+	ok := &driver.JobInsertParams{Queue: "q", Kind: "k", TenantID: "a", MaxAttempts: 1}
+	bad := &driver.JobInsertParams{Queue: "q", Kind: "k", TenantID: ""}
+	if _, err := x.JobInsertMany(ctx, []*driver.JobInsertParams{ok, bad}); !errors.Is(err, queue.ErrInvalid) {
 		t.Fatalf("insert with an invalid job: %v, want ErrInvalid", err)
 	}
-	if _, err := x.JobInsertMany(ctx, []*queue.JobInsertParams{ok}); err != nil {
+	if _, err := x.JobInsertMany(ctx, []*driver.JobInsertParams{ok}); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(); err != nil {

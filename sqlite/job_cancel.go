@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 const cancelWaitingSQL = `
@@ -14,24 +14,24 @@ RETURNING ` + jobColumns
 
 // JobCancel cancels (or, with Discard, fails) a job that has not finished.
 // A running job's attempt ends with outcome cancelled and frees its slot.
-func (e *executor) JobCancel(ctx context.Context, p *queue.JobCancelParams) (*queue.Job, error) {
-	state, msg := queue.StateCancelled, p.Reason
+func (e *executor) JobCancel(ctx context.Context, p *driver.JobCancelParams) (*driver.Job, error) {
+	state, msg := driver.StateCancelled, p.Reason
 	if p.Discard {
-		state = queue.StateFailed
+		state = driver.StateFailed
 		if msg == "" {
 			msg = "discarded"
 		}
 	}
-	var job *queue.Job
+	var job *driver.Job
 	err := e.write(ctx, func(t *txn) error {
 		j, err := getJob(ctx, t.tx, p.ID, p.TenantID)
 		if err != nil {
 			return err
 		}
 		switch j.State {
-		case queue.StateCompleted, queue.StateFailed, queue.StateCancelled:
-			return fmt.Errorf("%w: job %d is already %s", queue.ErrConflict, p.ID, j.State)
-		case queue.StateRunning:
+		case driver.StateCompleted, driver.StateFailed, driver.StateCancelled:
+			return fmt.Errorf("%w: job %d is already %s", driver.ErrConflict, p.ID, j.State)
+		case driver.StateRunning:
 			job, err = t.cancelRunning(ctx, j, state, msg)
 			return err
 		}
@@ -44,9 +44,9 @@ func (e *executor) JobCancel(ctx context.Context, p *queue.JobCancelParams) (*qu
 	return job, nil
 }
 
-func (t *txn) cancelRunning(ctx context.Context, j *queue.Job, state queue.State, msg string) (*queue.Job, error) {
+func (t *txn) cancelRunning(ctx context.Context, j *driver.Job, state driver.State, msg string) (*driver.Job, error) {
 	a := &attemptEnd{
-		lease: j.Lease(), outcome: queue.OutcomeCancelled, errText: msg,
+		lease: j.Lease(), outcome: driver.OutcomeCancelled, errText: msg,
 		state: state, completed: true,
 	}
 	if msg != "" {

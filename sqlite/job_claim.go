@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // readyTenantsSQL lists the tenants of a queue that have work, a free slot
@@ -53,14 +53,14 @@ type readyTenant struct {
 // JobClaim claims up to p.Max pending jobs of one queue. The whole claim is
 // one write transaction, and SQLite runs one at a time, so the running
 // counts it checks cannot change under it: no tenant exceeds its limit.
-func (e *executor) JobClaim(ctx context.Context, p *queue.JobClaimParams) ([]*queue.Job, error) {
-	if err := queue.ValidateQueueName(p.Queue); err != nil {
+func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*driver.Job, error) {
+	if err := driver.ValidateQueueName(p.Queue); err != nil {
 		return nil, err
 	}
 	if p.Max <= 0 || p.LeaseDuration <= 0 {
-		return nil, fmt.Errorf("claim jobs: %w: claim needs Max > 0 and LeaseDuration > 0", queue.ErrInvalid)
+		return nil, fmt.Errorf("claim jobs: %w: claim needs Max > 0 and LeaseDuration > 0", driver.ErrInvalid)
 	}
-	var jobs []*queue.Job
+	var jobs []*driver.Job
 	err := e.write(ctx, func(t *txn) error {
 		tenants, err := t.readyTenants(ctx, p.Queue, p.Max)
 		if err != nil || len(tenants) == 0 {
@@ -109,7 +109,7 @@ func (t *txn) readyTenants(ctx context.Context, queueName string, limit int) ([]
 // pending job is left (the fetch index ran short, or a look-up finds none
 // after a full take). The flag is exact, so a later claim never picks a
 // tenant whose last job is gone and comes back empty.
-func (t *txn) claimTenant(ctx context.Context, p *queue.JobClaimParams, tenant string, want int, expires int64) ([]*queue.Job, error) {
+func (t *txn) claimTenant(ctx context.Context, p *driver.JobClaimParams, tenant string, want int, expires int64) ([]*driver.Job, error) {
 	jobs, err := scanJobs(t.query(ctx, claimTenantJobsSQL, expires, p.WorkerID, t.now, p.Queue, tenant, want))
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: %w", tenant, err)
@@ -119,7 +119,7 @@ func (t *txn) claimTenant(ctx context.Context, p *queue.JobClaimParams, tenant s
 		return nil, err
 	}
 	// RETURNING follows no order: restore the tenant's start order.
-	slices.SortFunc(jobs, func(a, b *queue.Job) int {
+	slices.SortFunc(jobs, func(a, b *driver.Job) int {
 		return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.ID, b.ID))
 	})
 	hasWork := false

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 const deleteFinishedSQL = `
@@ -14,14 +14,14 @@ DELETE FROM docket_jobs WHERE id IN (
 
 // JobDeleteFinished deletes finished jobs older than their retention, and
 // their attempt records with them.
-func (e *executor) JobDeleteFinished(ctx context.Context, p *queue.JobDeleteFinishedParams) (int, error) {
+func (e *executor) JobDeleteFinished(ctx context.Context, p *driver.JobDeleteFinishedParams) (int, error) {
 	ages := []struct {
-		state queue.State
+		state driver.State
 		age   time.Duration
 	}{
-		{queue.StateCompleted, p.CompletedAge},
-		{queue.StateFailed, p.FailedAge},
-		{queue.StateCancelled, p.CancelledAge},
+		{driver.StateCompleted, p.CompletedAge},
+		{driver.StateFailed, p.FailedAge},
+		{driver.StateCancelled, p.CancelledAge},
 	}
 	left := limitOr(p.Limit, 10000)
 	deleted := 0

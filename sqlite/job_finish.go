@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // JobFinish ends attempts in one transaction: the batch costs one commit.
-func (e *executor) JobFinish(ctx context.Context, params []*queue.JobFinishParams) ([]error, error) {
+func (e *executor) JobFinish(ctx context.Context, params []*driver.JobFinishParams) ([]error, error) {
 	results := make([]error, len(params))
 	if len(params) == 0 {
 		return results, nil
@@ -23,7 +23,7 @@ func (e *executor) JobFinish(ctx context.Context, params []*queue.JobFinishParam
 			}
 			j, err := t.endAttempt(ctx, a, false)
 			switch {
-			case errors.Is(err, queue.ErrLeaseLost):
+			case errors.Is(err, driver.ErrLeaseLost):
 				results[i] = err
 				continue
 			case err != nil:
@@ -40,29 +40,29 @@ func (e *executor) JobFinish(ctx context.Context, params []*queue.JobFinishParam
 }
 
 // finishEnd turns a worker's outcome into an attempt end.
-func finishEnd(p *queue.JobFinishParams) (*attemptEnd, error) {
+func finishEnd(p *driver.JobFinishParams) (*attemptEnd, error) {
 	a := &attemptEnd{lease: p.Lease, outcome: p.Outcome, errText: p.Error, workerID: p.WorkerID}
 	switch p.Outcome {
-	case queue.OutcomeCompleted:
+	case driver.OutcomeCompleted:
 		noError := ""
-		a.state, a.completed, a.result, a.errMsg = queue.StateCompleted, true, p.Result, &noError
-	case queue.OutcomeFailed:
-		a.state, a.completed, a.errMsg = queue.StateFailed, true, &p.Error
-	case queue.OutcomeRetry, queue.OutcomeSnoozed:
+		a.state, a.completed, a.result, a.errMsg = driver.StateCompleted, true, p.Result, &noError
+	case driver.OutcomeFailed:
+		a.state, a.completed, a.errMsg = driver.StateFailed, true, &p.Error
+	case driver.OutcomeRetry, driver.OutcomeSnoozed:
 		// Scheduled after the delay, or pending at once without one.
-		a.state, a.runAgain, a.runIn = queue.StatePending, true, p.RetryIn
+		a.state, a.runAgain, a.runIn = driver.StatePending, true, p.RetryIn
 		if p.RetryIn > 0 {
-			a.state = queue.StateScheduled
+			a.state = driver.StateScheduled
 		}
-		if p.Outcome == queue.OutcomeRetry {
+		if p.Outcome == driver.OutcomeRetry {
 			a.errMsg = &p.Error
 		} else {
 			a.uncount = true
 		}
-	case queue.OutcomeReleased:
-		a.state, a.uncount = queue.StatePending, true
+	case driver.OutcomeReleased:
+		a.state, a.uncount = driver.StatePending, true
 	default:
-		return nil, fmt.Errorf("%w: finish job %d with outcome %q", queue.ErrInvalid, p.Lease.JobID, p.Outcome)
+		return nil, fmt.Errorf("%w: finish job %d with outcome %q", driver.ErrInvalid, p.Lease.JobID, p.Outcome)
 	}
 	return a, nil
 }

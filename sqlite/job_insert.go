@@ -7,16 +7,16 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // JobInsertMany inserts jobs in one transaction. SQLite has one writer, so
 // the lookup of an existing unique key cannot race with another insert.
-func (e *executor) JobInsertMany(ctx context.Context, params []*queue.JobInsertParams) ([]queue.InsertResult, error) {
+func (e *executor) JobInsertMany(ctx context.Context, params []*driver.JobInsertParams) ([]driver.InsertResult, error) {
 	if len(params) == 0 {
-		return []queue.InsertResult{}, nil
+		return []driver.InsertResult{}, nil
 	}
-	results := make([]queue.InsertResult, len(params))
+	results := make([]driver.InsertResult, len(params))
 	err := e.write(ctx, func(t *txn) error {
 		work := make(map[slot]bool)
 		for i, p := range params {
@@ -25,7 +25,7 @@ func (e *executor) JobInsertMany(ctx context.Context, params []*queue.JobInsertP
 				return fmt.Errorf("job %d of %d: %w", i+1, len(params), err)
 			}
 			results[i] = res
-			if !res.Duplicate && res.Job.State == queue.StatePending {
+			if !res.Duplicate && res.Job.State == driver.StatePending {
 				work[slot{res.Job.Queue, res.Job.TenantID}] = true
 			}
 		}
@@ -46,18 +46,18 @@ RETURNING ` + jobColumns
 
 const getUniqueSQL = `SELECT ` + jobColumns + ` FROM docket_jobs WHERE tenant_id = ? AND unique_key = ?`
 
-func (t *txn) insertJob(ctx context.Context, p *queue.JobInsertParams) (queue.InsertResult, error) {
-	if err := queue.ValidateQueueName(p.Queue); err != nil {
-		return queue.InsertResult{}, err
+func (t *txn) insertJob(ctx context.Context, p *driver.JobInsertParams) (driver.InsertResult, error) {
+	if err := driver.ValidateQueueName(p.Queue); err != nil {
+		return driver.InsertResult{}, err
 	}
 	if p.Kind == "" || p.TenantID == "" {
-		return queue.InsertResult{}, fmt.Errorf("%w: kind and tenant are required", queue.ErrInvalid)
+		return driver.InsertResult{}, fmt.Errorf("%w: kind and tenant are required", driver.ErrInvalid)
 	}
-	runAt, state := t.now, queue.StatePending
+	runAt, state := t.now, driver.StatePending
 	if !p.RunAt.IsZero() {
 		runAt = toMicros(p.RunAt)
 		if runAt > t.now {
-			state = queue.StateScheduled
+			state = driver.StateScheduled
 		}
 	}
 	args := p.Args
@@ -66,13 +66,13 @@ func (t *txn) insertJob(ctx context.Context, p *queue.JobInsertParams) (queue.In
 	}
 	maxAttempts := p.MaxAttempts
 	if maxAttempts <= 0 {
-		maxAttempts = queue.DefaultMaxAttempts
+		maxAttempts = driver.DefaultMaxAttempts
 	}
 	var metadata sql.NullString
 	if len(p.Metadata) > 0 {
 		b, err := json.Marshal(p.Metadata)
 		if err != nil {
-			return queue.InsertResult{}, fmt.Errorf("job metadata: %w", err)
+			return driver.InsertResult{}, fmt.Errorf("job metadata: %w", err)
 		}
 		metadata = sql.NullString{String: string(b), Valid: true}
 	}
@@ -81,9 +81,9 @@ func (t *txn) insertJob(ctx context.Context, p *queue.JobInsertParams) (queue.In
 	if errors.Is(err, sql.ErrNoRows) && p.UniqueKey != "" {
 		// The only conflict an insert can meet: the tenant's unique key.
 		j, err = scanJob(t.queryRow(ctx, getUniqueSQL, p.TenantID, p.UniqueKey))
-		return queue.InsertResult{Job: j, Duplicate: true}, err
+		return driver.InsertResult{Job: j, Duplicate: true}, err
 	}
-	return queue.InsertResult{Job: j}, err
+	return driver.InsertResult{Job: j}, err
 }
 
 // slot names a tenant in a queue: the unit of concurrency limits.
@@ -125,15 +125,15 @@ FROM docket_jobs WHERE id = ?1
 RETURNING ` + jobColumns
 
 // JobRetry inserts a pending copy of a failed or cancelled job.
-func (e *executor) JobRetry(ctx context.Context, p *queue.JobRetryParams) (*queue.Job, error) {
-	var job *queue.Job
+func (e *executor) JobRetry(ctx context.Context, p *driver.JobRetryParams) (*driver.Job, error) {
+	var job *driver.Job
 	err := e.write(ctx, func(t *txn) error {
 		orig, err := getJob(ctx, t.tx, p.ID, p.TenantID)
 		if err != nil {
 			return err
 		}
-		if orig.State != queue.StateFailed && orig.State != queue.StateCancelled {
-			return fmt.Errorf("%w: job %d is %s, not failed or cancelled", queue.ErrConflict, p.ID, orig.State)
+		if orig.State != driver.StateFailed && orig.State != driver.StateCancelled {
+			return fmt.Errorf("%w: job %d is %s, not failed or cancelled", driver.ErrConflict, p.ID, orig.State)
 		}
 		if job, err = scanJob(t.queryRow(ctx, retryJobSQL, p.ID, t.now)); err != nil {
 			return err

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // The lease check every write about a running job makes: this attempt,
@@ -14,11 +14,11 @@ const leaseHeld = `id = ?1 AND attempt = ?2 AND lease_token = ?3 AND state = 'ru
 const heartbeatSQL = `UPDATE docket_jobs SET lease_expires_at = ?4 WHERE ` + leaseHeld
 
 // JobHeartbeat extends the leases still held, in one transaction.
-func (e *executor) JobHeartbeat(ctx context.Context, p *queue.JobHeartbeatParams) ([]queue.Lease, error) {
+func (e *executor) JobHeartbeat(ctx context.Context, p *driver.JobHeartbeatParams) ([]driver.Lease, error) {
 	if len(p.Leases) == 0 {
-		return []queue.Lease{}, nil
+		return []driver.Lease{}, nil
 	}
-	var held []queue.Lease
+	var held []driver.Lease
 	err := e.write(ctx, func(t *txn) error {
 		held = held[:0]
 		expires := t.now + p.LeaseDuration.Microseconds()
@@ -48,13 +48,13 @@ WHERE ` + leaseHeld
 
 // JobProgress stores a running job's progress, and its partial result when
 // p carries one, while its lease is held.
-func (e *executor) JobProgress(ctx context.Context, p *queue.JobProgressParams) error {
+func (e *executor) JobProgress(ctx context.Context, p *driver.JobProgressParams) error {
 	if p.Percent < 0 || p.Percent > 100 {
-		return fmt.Errorf("progress: %w: percent %d outside 0..100", queue.ErrInvalid, p.Percent)
+		return fmt.Errorf("progress: %w: percent %d outside 0..100", driver.ErrInvalid, p.Percent)
 	}
 	var partial any // NULL keeps the stored one
 	if p.PartialResult != nil {
-		if err := queue.ValidatePartialResult(p.PartialResult); err != nil {
+		if err := driver.ValidatePartialResult(p.PartialResult); err != nil {
 			return fmt.Errorf("progress: %w", err)
 		}
 		partial = string(p.PartialResult)

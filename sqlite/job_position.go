@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // Two range scans of the fetch index, so the cost is the number of jobs
@@ -39,15 +39,15 @@ SELECT avg(completed_at - started_at) FROM (
 	ORDER BY completed_at DESC LIMIT 100)`
 
 // JobPosition tells where a scheduled or pending job stands.
-func (e *executor) JobPosition(ctx context.Context, id int64) (*queue.Position, error) {
-	var pos queue.Position
+func (e *executor) JobPosition(ctx context.Context, id int64) (*driver.Position, error) {
+	var pos driver.Position
 	err := e.read(ctx, func(q querier, _ int64) error {
 		j, err := getJob(ctx, q, id, "")
 		if err != nil {
 			return err
 		}
 		switch j.State {
-		case queue.StatePending:
+		case driver.StatePending:
 			var higher, same int
 			if err := q.QueryRowContext(ctx, aheadHigherSQL, j.Queue, j.TenantID, j.Priority).Scan(&higher); err != nil {
 				return err
@@ -56,12 +56,12 @@ func (e *executor) JobPosition(ctx context.Context, id int64) (*queue.Position, 
 				return err
 			}
 			pos.Ahead = higher + same
-		case queue.StateScheduled:
+		case driver.StateScheduled:
 			if err := q.QueryRowContext(ctx, pendingAllSQL, j.Queue, j.TenantID).Scan(&pos.Ahead); err != nil {
 				return err
 			}
 		default:
-			return fmt.Errorf("%w: job %d is %s", queue.ErrConflict, id, j.State)
+			return fmt.Errorf("%w: job %d is %s", driver.ErrConflict, id, j.State)
 		}
 		if err := q.QueryRowContext(ctx, slotStateSQL, j.Queue, j.TenantID).Scan(&pos.Running, &pos.Limit, &pos.Paused); err != nil {
 			return err

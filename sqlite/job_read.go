@@ -7,24 +7,24 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 const getJobSQL = `SELECT ` + jobColumns + ` FROM docket_jobs WHERE id = ?`
 
 // getJob reads a job; a job of another tenant than tenant (when set) is
 // not found.
-func getJob(ctx context.Context, q querier, id int64, tenant string) (*queue.Job, error) {
+func getJob(ctx context.Context, q querier, id int64, tenant string) (*driver.Job, error) {
 	j, err := scanJob(q.QueryRowContext(ctx, getJobSQL, id))
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && tenant != "" && j.TenantID != tenant) {
-		return nil, fmt.Errorf("%w: job %d", queue.ErrNotFound, id)
+		return nil, fmt.Errorf("%w: job %d", driver.ErrNotFound, id)
 	}
 	return j, err
 }
 
 // JobGet returns one job, or ErrNotFound.
-func (e *executor) JobGet(ctx context.Context, id int64) (*queue.Job, error) {
-	var j *queue.Job
+func (e *executor) JobGet(ctx context.Context, id int64) (*driver.Job, error) {
+	var j *driver.Job
 	err := e.readOne(func(q querier) (err error) {
 		j, err = getJob(ctx, q, id, "")
 		return err
@@ -33,7 +33,7 @@ func (e *executor) JobGet(ctx context.Context, id int64) (*queue.Job, error) {
 }
 
 // JobList returns jobs matching params, newest first.
-func (e *executor) JobList(ctx context.Context, p *queue.JobListParams) ([]*queue.Job, error) {
+func (e *executor) JobList(ctx context.Context, p *driver.JobListParams) ([]*driver.Job, error) {
 	var where []string
 	var args []any
 	add := func(cond string, arg any) {
@@ -56,7 +56,7 @@ func (e *executor) JobList(ctx context.Context, p *queue.JobListParams) ([]*queu
 		marks := make([]string, len(p.States))
 		for i, s := range p.States {
 			if !s.Valid() {
-				return nil, fmt.Errorf("list jobs: %w: state %q", queue.ErrInvalid, s)
+				return nil, fmt.Errorf("list jobs: %w: state %q", driver.ErrInvalid, s)
 			}
 			marks[i] = "?"
 			args = append(args, string(s))
@@ -73,7 +73,7 @@ func (e *executor) JobList(ctx context.Context, p *queue.JobListParams) ([]*queu
 	}
 	query += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, limit)
-	var jobs []*queue.Job
+	var jobs []*driver.Job
 	err := e.readOne(func(q querier) (err error) {
 		jobs, err = scanJobs(q.QueryContext(ctx, query, args...))
 		return err
@@ -89,8 +89,8 @@ SELECT job_id, attempt, worker_id, started_at, finished_at, outcome, error
 FROM docket_job_attempts WHERE job_id = ? ORDER BY id`
 
 // JobAttempts lists the finished attempts of a job, oldest first.
-func (e *executor) JobAttempts(ctx context.Context, id int64) ([]*queue.Attempt, error) {
-	var out []*queue.Attempt
+func (e *executor) JobAttempts(ctx context.Context, id int64) ([]*driver.Attempt, error) {
+	var out []*driver.Attempt
 	err := e.readOne(func(q querier) error {
 		rows, err := q.QueryContext(ctx, attemptsSQL, id)
 		if err != nil {
@@ -98,7 +98,7 @@ func (e *executor) JobAttempts(ctx context.Context, id int64) ([]*queue.Attempt,
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var a queue.Attempt
+			var a driver.Attempt
 			var started, finished int64
 			if err := rows.Scan(&a.JobID, &a.Attempt, &a.WorkerID, &started, &finished, &a.Outcome, &a.Error); err != nil {
 				return err

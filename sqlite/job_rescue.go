@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // timedOutMessage is the error of a job the rescue sweep fails.
@@ -17,14 +17,14 @@ ORDER BY lease_expires_at
 LIMIT ?`
 
 type expiredLease struct {
-	lease         queue.Lease
+	lease         driver.Lease
 	maxAttempts   int
 	failOnTimeout bool
 }
 
 // JobRescue ends attempts whose lease expired by the store's clock.
-func (e *executor) JobRescue(ctx context.Context, p *queue.JobRescueParams) ([]*queue.Job, error) {
-	var jobs []*queue.Job
+func (e *executor) JobRescue(ctx context.Context, p *driver.JobRescueParams) ([]*driver.Job, error) {
+	var jobs []*driver.Job
 	err := e.write(ctx, func(t *txn) error {
 		expired, err := t.expiredLeases(ctx, limitOr(p.Limit, 1000))
 		if err != nil {
@@ -32,10 +32,10 @@ func (e *executor) JobRescue(ctx context.Context, p *queue.JobRescueParams) ([]*
 		}
 		freed := make(slotDelta)
 		for _, x := range expired {
-			a := &attemptEnd{lease: x.lease, outcome: queue.OutcomeTimedOut, errText: "lease expired", state: queue.StatePending}
+			a := &attemptEnd{lease: x.lease, outcome: driver.OutcomeTimedOut, errText: "lease expired", state: driver.StatePending}
 			if x.lease.Attempt >= x.maxAttempts || x.failOnTimeout {
 				msg := timedOutMessage
-				a.state, a.completed, a.errMsg = queue.StateFailed, true, &msg
+				a.state, a.completed, a.errMsg = driver.StateFailed, true, &msg
 			}
 			j, err := t.endAttempt(ctx, a, true)
 			if err != nil {

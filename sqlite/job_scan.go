@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // jobColumns are the columns scanJob reads, in its order.
@@ -19,9 +19,9 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
-func scanJob(s scanner) (*queue.Job, error) {
+func scanJob(s scanner) (*driver.Job, error) {
 	var (
-		j                                     queue.Job
+		j                                     driver.Job
 		args, result, partial                 []byte
 		state                                 string
 		uniqueKey, metadata                   sql.NullString
@@ -47,7 +47,7 @@ func scanJob(s scanner) (*queue.Job, error) {
 	if partial != nil {
 		j.PartialResult = json.RawMessage(partial)
 	}
-	j.State = queue.State(state)
+	j.State = driver.State(state)
 	j.UniqueKey = uniqueKey.String
 	j.RetryOf = retryOf.Int64
 	j.RunAt, j.CreatedAt, j.UpdatedAt = fromMicros(runAt), fromMicros(created), fromMicros(updated)
@@ -56,12 +56,12 @@ func scanJob(s scanner) (*queue.Job, error) {
 }
 
 // scanJobs reads every row of rows and closes it.
-func scanJobs(rows *sql.Rows, err error) ([]*queue.Job, error) {
+func scanJobs(rows *sql.Rows, err error) ([]*driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var jobs []*queue.Job
+	var jobs []*driver.Job
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 const scheduleSQL = `
@@ -16,7 +16,7 @@ RETURNING queue, tenant_id`
 
 // JobSchedule makes scheduled jobs whose time has come pending, and their
 // tenants claimable.
-func (e *executor) JobSchedule(ctx context.Context, p *queue.JobScheduleParams) (int, error) {
+func (e *executor) JobSchedule(ctx context.Context, p *driver.JobScheduleParams) (int, error) {
 	n := 0
 	err := e.write(ctx, func(t *txn) error {
 		rows, err := t.query(ctx, scheduleSQL, t.now, limitOr(p.Limit, 1000))

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // electSQL takes a free or expired leadership, or renews one's own.
@@ -18,9 +18,9 @@ WHERE leader_id = excluded.leader_id OR expires_at <= ?3`
 const leaderSQL = `SELECT leader_id FROM docket_leaders WHERE name = ?`
 
 // LeaderAttempt elects or re-elects p.LeaderID for p.TTL.
-func (e *executor) LeaderAttempt(ctx context.Context, p *queue.LeaderParams) (bool, error) {
+func (e *executor) LeaderAttempt(ctx context.Context, p *driver.LeaderParams) (bool, error) {
 	if p.Name == "" || p.LeaderID == "" || p.TTL <= 0 {
-		return false, fmt.Errorf("elect leader: %w: name, leader id and TTL are required", queue.ErrInvalid)
+		return false, fmt.Errorf("elect leader: %w: name, leader id and TTL are required", driver.ErrInvalid)
 	}
 	var leader string
 	err := e.write(ctx, func(t *txn) error {
@@ -36,7 +36,7 @@ func (e *executor) LeaderAttempt(ctx context.Context, p *queue.LeaderParams) (bo
 }
 
 // LeaderResign gives up leadership if p.LeaderID holds it.
-func (e *executor) LeaderResign(ctx context.Context, p *queue.LeaderParams) error {
+func (e *executor) LeaderResign(ctx context.Context, p *driver.LeaderParams) error {
 	err := e.write(ctx, func(t *txn) error {
 		_, err := t.exec(ctx, `DELETE FROM docket_leaders WHERE name = ? AND leader_id = ?`, p.Name, p.LeaderID)
 		return err

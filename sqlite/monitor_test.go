@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 	"github.com/docketq/docket/storetest"
 )
@@ -16,11 +16,11 @@ import (
 // the views' columns is skipped.
 func TestMonitorConformance(t *testing.T) {
 	storetest.RunMonitor(t, storetest.MonitorConfig{
-		NewStore: func(t *testing.T) (docket.Store, queue.Driver) {
+		NewStore: func(t *testing.T) (docket.Store, driver.Driver) {
 			d := setup(t)
 			return d, d
 		},
-		SetTimes: func(t *testing.T, d queue.Driver, id int64, times storetest.JobTimes) {
+		SetTimes: func(t *testing.T, d driver.Driver, id int64, times storetest.JobTimes) {
 			t.Helper()
 			us := func(v time.Time) sql.NullInt64 {
 				return sql.NullInt64{Int64: v.UnixMicro(), Valid: !v.IsZero()}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // Pause state (migration 0005), by statement, as on PostgreSQL
@@ -38,10 +38,10 @@ UNION ALL
 SELECT '', tenant_id, paused_at FROM docket_tenant_pauses`
 )
 
-// QueuePauseSet pauses or resumes a queue. See queue.Executor. SQLite has
+// QueuePauseSet pauses or resumes a queue. See driver.Executor. SQLite has
 // no notifier: the queue's client wakes its workers in process.
-func (e *executor) QueuePauseSet(ctx context.Context, p *queue.QueuePauseParams) error {
-	if err := queue.ValidateQueueName(p.Queue); err != nil {
+func (e *executor) QueuePauseSet(ctx context.Context, p *driver.QueuePauseParams) error {
+	if err := driver.ValidateQueueName(p.Queue); err != nil {
 		return err
 	}
 	err := e.write(ctx, func(t *txn) error {
@@ -60,10 +60,10 @@ func (e *executor) QueuePauseSet(ctx context.Context, p *queue.QueuePauseParams)
 }
 
 // TenantPauseSet pauses or resumes a tenant in every queue. See
-// queue.Executor.
-func (e *executor) TenantPauseSet(ctx context.Context, p *queue.TenantPauseParams) error {
+// driver.Executor.
+func (e *executor) TenantPauseSet(ctx context.Context, p *driver.TenantPauseParams) error {
 	if p.TenantID == "" {
-		return fmt.Errorf("set tenant pause: %w: tenant is required", queue.ErrInvalid)
+		return fmt.Errorf("set tenant pause: %w: tenant is required", driver.ErrInvalid)
 	}
 	err := e.write(ctx, func(t *txn) error {
 		var err error
@@ -85,8 +85,8 @@ func (e *executor) TenantPauseSet(ctx context.Context, p *queue.TenantPauseParam
 }
 
 // PauseList returns the paused queues and tenants.
-func (e *executor) PauseList(ctx context.Context) (*queue.Pauses, error) {
-	out := &queue.Pauses{Queues: map[string]time.Time{}, Tenants: map[string]time.Time{}}
+func (e *executor) PauseList(ctx context.Context) (*driver.Pauses, error) {
+	out := &driver.Pauses{Queues: map[string]time.Time{}, Tenants: map[string]time.Time{}}
 	err := e.readOne(func(q querier) error {
 		rows, err := q.QueryContext(ctx, pauseListSQL)
 		if err != nil {

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // periodicRegisterSQL inserts a missing record and resets the next run of
@@ -26,13 +26,13 @@ UPDATE docket_periodic SET
 WHERE name = ?1 AND schedule = ?2 AND next_run = ?3`
 
 // PeriodicRegister makes sure each task has a record and returns them.
-func (e *executor) PeriodicRegister(ctx context.Context, params []*queue.PeriodicRegisterParams) ([]*queue.PeriodicRecord, error) {
+func (e *executor) PeriodicRegister(ctx context.Context, params []*driver.PeriodicRegisterParams) ([]*driver.PeriodicRecord, error) {
 	for _, p := range params {
 		if p.Name == "" || p.Schedule == "" || p.NextRun.IsZero() {
-			return nil, fmt.Errorf("register periodic tasks: %w: a name, a schedule and a next run are required", queue.ErrInvalid)
+			return nil, fmt.Errorf("register periodic tasks: %w: a name, a schedule and a next run are required", driver.ErrInvalid)
 		}
 	}
-	out := make([]*queue.PeriodicRecord, len(params))
+	out := make([]*driver.PeriodicRecord, len(params))
 	err := e.write(ctx, func(t *txn) error {
 		for i, p := range params {
 			if _, err := t.exec(ctx, periodicRegisterSQL, p.Name, p.Schedule, toMicros(p.NextRun), t.now); err != nil {
@@ -53,9 +53,9 @@ func (e *executor) PeriodicRegister(ctx context.Context, params []*queue.Periodi
 }
 
 // PeriodicAdvance records the run of a tick if the record still expects it.
-func (e *executor) PeriodicAdvance(ctx context.Context, p *queue.PeriodicAdvanceParams) (bool, error) {
+func (e *executor) PeriodicAdvance(ctx context.Context, p *driver.PeriodicAdvanceParams) (bool, error) {
 	if p.Name == "" || p.Tick.IsZero() || p.NextRun.IsZero() {
-		return false, fmt.Errorf("advance periodic task: %w: a name, a tick and a next run are required", queue.ErrInvalid)
+		return false, fmt.Errorf("advance periodic task: %w: a name, a tick and a next run are required", driver.ErrInvalid)
 	}
 	var changed int64
 	err := e.write(ctx, func(t *txn) error {
@@ -74,8 +74,8 @@ func (e *executor) PeriodicAdvance(ctx context.Context, p *queue.PeriodicAdvance
 }
 
 // PeriodicList returns every record by name.
-func (e *executor) PeriodicList(ctx context.Context) ([]*queue.PeriodicRecord, error) {
-	var out []*queue.PeriodicRecord
+func (e *executor) PeriodicList(ctx context.Context) ([]*driver.PeriodicRecord, error) {
+	var out []*driver.PeriodicRecord
 	err := e.read(ctx, func(q querier, _ int64) error {
 		rows, err := q.QueryContext(ctx, `SELECT `+periodicColumns+` FROM docket_periodic ORDER BY name`)
 		if err != nil {
@@ -97,9 +97,9 @@ func (e *executor) PeriodicList(ctx context.Context) ([]*queue.PeriodicRecord, e
 	return out, nil
 }
 
-func scanPeriodic(row rowScanner) (*queue.PeriodicRecord, error) {
+func scanPeriodic(row rowScanner) (*driver.PeriodicRecord, error) {
 	var (
-		r             queue.PeriodicRecord
+		r             driver.PeriodicRecord
 		next          int64
 		tick, lastRun sql.NullInt64
 	)

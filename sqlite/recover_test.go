@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // A job left running by a process that died is rescued at once after the
@@ -18,14 +19,14 @@ func TestMigrate_ExpiresOrphanedLeases(t *testing.T) {
 	ctx := t.Context()
 	d := openAt(t, path)
 	x := d.Executor()
-	if _, err := x.JobInsertMany(ctx, []*queue.JobInsertParams{
+	if _, err := x.JobInsertMany(ctx, []*driver.JobInsertParams{
 		{Queue: "q", Kind: "k", TenantID: "a", Args: json.RawMessage(`{}`), MaxAttempts: 3},
 		{Queue: "q", Kind: "k", TenantID: "b", Args: json.RawMessage(`{}`), MaxAttempts: 3},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	claim := func(x queue.Executor) []*queue.Job {
-		jobs, err := x.JobClaim(ctx, &queue.JobClaimParams{Queue: "q", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
+	claim := func(x driver.Executor) []*queue.Job {
+		jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
 		if err != nil || len(jobs) != 1 {
 			t.Fatalf("claim: %v, %d jobs", err, len(jobs))
 		}
@@ -42,7 +43,7 @@ func TestMigrate_ExpiresOrphanedLeases(t *testing.T) {
 	if err := d2.Migrate(ctx); err != nil { // a second Migrate must not end live leases
 		t.Fatal(err)
 	}
-	rescued, err := x2.JobRescue(ctx, &queue.JobRescueParams{Limit: 10})
+	rescued, err := x2.JobRescue(ctx, &driver.JobRescueParams{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 const (
@@ -19,8 +19,8 @@ const (
 // tuples or vacuum horizon: DeadTuples reports the database file's free
 // pages instead (PRAGMA freelist_count), space left by deleted rows that
 // only VACUUM returns; OldestXactAge is 0.
-func (e *executor) QueueStats(ctx context.Context, queueName string) (*queue.QueueStats, error) {
-	st := &queue.QueueStats{Queue: queueName, Counts: make(map[queue.State]int)}
+func (e *executor) QueueStats(ctx context.Context, queueName string) (*driver.QueueStats, error) {
+	st := &driver.QueueStats{Queue: queueName, Counts: make(map[driver.State]int)}
 	err := e.read(ctx, func(q querier, now int64) error {
 		if err := stateCounts(ctx, q, queueName, st.Counts); err != nil {
 			return err
@@ -43,7 +43,7 @@ func (e *executor) QueueStats(ctx context.Context, queueName string) (*queue.Que
 	return st, nil
 }
 
-func stateCounts(ctx context.Context, q querier, queueName string, counts map[queue.State]int) error {
+func stateCounts(ctx context.Context, q querier, queueName string, counts map[driver.State]int) error {
 	rows, err := q.QueryContext(ctx, stateCountsSQL, queueName)
 	if err != nil {
 		return err
@@ -55,7 +55,7 @@ func stateCounts(ctx context.Context, q querier, queueName string, counts map[qu
 		if err := rows.Scan(&state, &n); err != nil {
 			return err
 		}
-		counts[queue.State(state)] = n
+		counts[driver.State(state)] = n
 	}
 	return rows.Err()
 }

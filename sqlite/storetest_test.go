@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/drivertest"
 	"github.com/docketq/docket/sqlite"
-	"github.com/docketq/docket/storetest"
 )
 
 // setup opens a fresh, migrated database in a temporary directory and
@@ -31,14 +31,14 @@ func openAt(t testing.TB, path string) *sqlite.Driver {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.RunConfig(t, storetest.Config{
-		NewDriver: func(t *testing.T) queue.Driver { return setup(t) },
-		BeginNative: func(t *testing.T, d queue.Driver) storetest.NativeTx {
+	drivertest.RunConfig(t, drivertest.Config{
+		NewDriver: func(t *testing.T) driver.Driver { return setup(t) },
+		BeginNative: func(t *testing.T, d driver.Driver) drivertest.NativeTx {
 			tx, err := d.(*sqlite.Driver).DB().BeginTx(t.Context(), nil)
 			if err != nil {
 				t.Fatalf("BeginTx: %v", err)
 			}
-			return storetest.NativeTx{Tx: tx, Commit: tx.Commit, Rollback: tx.Rollback}
+			return drivertest.NativeTx{Tx: tx, Commit: tx.Commit, Rollback: tx.Rollback}
 		},
 	})
 }

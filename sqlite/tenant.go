@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 const (
@@ -24,12 +24,12 @@ var refreshLimitsSQL = `UPDATE docket_tenant_queues SET max_running = ` +
 
 // TenantLimitSet sets or (with MaxRunning 0) removes a tenant's override,
 // and applies it to the tenant's slots at once.
-func (e *executor) TenantLimitSet(ctx context.Context, p *queue.TenantLimitParams) error {
+func (e *executor) TenantLimitSet(ctx context.Context, p *driver.TenantLimitParams) error {
 	switch {
 	case p.TenantID == "":
-		return fmt.Errorf("set tenant limit: %w: tenant is required", queue.ErrInvalid)
+		return fmt.Errorf("set tenant limit: %w: tenant is required", driver.ErrInvalid)
 	case p.MaxRunning < 0:
-		return fmt.Errorf("set tenant limit: %w: limit %d is negative", queue.ErrInvalid, p.MaxRunning)
+		return fmt.Errorf("set tenant limit: %w: limit %d is negative", driver.ErrInvalid, p.MaxRunning)
 	}
 	err := e.write(ctx, func(t *txn) error {
 		var err error
@@ -56,10 +56,10 @@ func (e *executor) TenantLimitSet(ctx context.Context, p *queue.TenantLimitParam
 
 // QueueConfigSet sets a queue's default tenant limit and applies it to the
 // queue's slots at once.
-func (e *executor) QueueConfigSet(ctx context.Context, p *queue.QueueConfigParams) error {
+func (e *executor) QueueConfigSet(ctx context.Context, p *driver.QueueConfigParams) error {
 	if p.Queue == "" || p.DefaultTenantLimit < 1 {
 		return fmt.Errorf("configure queue: %w: queue %q, default tenant limit %d (want at least 1)",
-			queue.ErrInvalid, p.Queue, p.DefaultTenantLimit)
+			driver.ErrInvalid, p.Queue, p.DefaultTenantLimit)
 	}
 	err := e.write(ctx, func(t *txn) error {
 		if _, err := t.exec(ctx, setQueueConfigSQL, p.Queue, p.DefaultTenantLimit); err != nil {

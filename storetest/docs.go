@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // DocsConfig configures a run of the document-store suite.
@@ -12,7 +12,7 @@ type DocsConfig struct {
 	// NewStore returns a fresh, migrated, empty store and the queue driver
 	// on the same database (for our drivers, the same object twice). It
 	// registers its own cleanup and fails t when it cannot.
-	NewStore func(t *testing.T) (docket.Store, queue.Driver)
+	NewStore func(t *testing.T) (docket.Store, driver.Driver)
 }
 
 // RunDocs runs the document-store suite against the stores cfg.NewStore
@@ -22,7 +22,7 @@ type DocsConfig struct {
 // of every Tx method.
 //
 // Subtests are grouped by method and run in parallel, each against its own
-// store. Like Run, it never sleeps to synchronise: the rate-limit window
+// store. Like drivertest.Run, it never sleeps to synchronise: the rate-limit window
 // that must pass is polled with a deadline.
 func RunDocs(t *testing.T, cfg DocsConfig) {
 	t.Helper()

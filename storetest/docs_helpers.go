@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // Names the document checks share.
@@ -26,12 +26,12 @@ type docFixture struct {
 	t   testing.TB
 	ctx context.Context
 	s   docket.Store
-	d   queue.Driver
-	x   queue.Executor
+	d   driver.Driver
+	x   driver.Executor
 	seq *atomic.Int64
 }
 
-func newDocFixture(t testing.TB, s docket.Store, d queue.Driver) *docFixture {
+func newDocFixture(t testing.TB, s docket.Store, d driver.Driver) *docFixture {
 	return &docFixture{t: t, ctx: t.Context(), s: s, d: d, x: d.Executor(), seq: new(atomic.Int64)}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 func documentListChecks() []docCheck {
@@ -103,7 +104,7 @@ func (f *docFixture) statusDocs(tenant string) map[docket.DocumentStatus][]strin
 	f.updateDoc(tenant, &docket.DocumentUpdateParams{ID: stale.ID, Status: &pending})
 	add(docket.StatusCompleted, stale.ID)
 	cancelled, job := f.docWithJob(tenant, time.Time{})
-	if _, err := f.x.JobCancel(f.ctx, &queue.JobCancelParams{ID: job.ID}); err != nil {
+	if _, err := f.x.JobCancel(f.ctx, &driver.JobCancelParams{ID: job.ID}); err != nil {
 		f.t.Fatalf("JobCancel: %v", err)
 	}
 	add(docket.StatusCancelled, cancelled.ID)

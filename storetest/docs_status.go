@@ -5,6 +5,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 func documentStatusChecks() []docCheck {
@@ -54,7 +55,7 @@ func (f *docFixture) docWithJob(tenant string, runAt time.Time) (*docket.Documen
 // claimDoc claims the one claimable document job.
 func (f *docFixture) claimDoc() *queue.Job {
 	f.t.Helper()
-	jobs, err := f.x.JobClaim(f.ctx, &queue.JobClaimParams{Queue: docQueue, WorkerID: workerID, Max: 1, LeaseDuration: longLease})
+	jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: docQueue, WorkerID: workerID, Max: 1, LeaseDuration: longLease})
 	if err != nil || len(jobs) != 1 {
 		f.t.Fatalf("JobClaim(%s): %d jobs, %v; want 1", docQueue, len(jobs), err)
 	}
@@ -62,8 +63,8 @@ func (f *docFixture) claimDoc() *queue.Job {
 }
 
 // finishJob ends a claimed job's attempt with outcome.
-func (f *docFixture) finishJob(x queue.Executor, j *queue.Job, outcome queue.Outcome) error {
-	errs, err := x.JobFinish(f.ctx, []*queue.JobFinishParams{{Lease: j.Lease(), Outcome: outcome, Error: "it broke", WorkerID: workerID}})
+func (f *docFixture) finishJob(x driver.Executor, j *queue.Job, outcome queue.Outcome) error {
+	errs, err := x.JobFinish(f.ctx, []*driver.JobFinishParams{{Lease: j.Lease(), Outcome: outcome, Error: "it broke", WorkerID: workerID}})
 	if err != nil {
 		return err
 	}
@@ -147,7 +148,7 @@ func checkStatusErrorOnlyWhenFailed(f *docFixture) {
 func checkStatusCancelled(f *docFixture) {
 	tn := f.tenant("a")
 	doc, job := f.docWithJob(tn.ID, time.Time{})
-	if _, err := f.x.JobCancel(f.ctx, &queue.JobCancelParams{ID: job.ID}); err != nil {
+	if _, err := f.x.JobCancel(f.ctx, &driver.JobCancelParams{ID: job.ID}); err != nil {
 		f.t.Fatalf("JobCancel: %v", err)
 	}
 	f.wantStatus(tn.ID, doc.ID, docket.StatusCancelled)
@@ -200,7 +201,7 @@ func checkStatusJobGone(f *docFixture) {
 	recorded := docket.StatusCancelled
 	f.updateDoc(tn.ID, &docket.DocumentUpdateParams{ID: doc.ID, Status: &recorded})
 	f.wantStatus(tn.ID, doc.ID, docket.StatusCompleted)
-	n, err := f.x.JobDeleteFinished(f.ctx, &queue.JobDeleteFinishedParams{Limit: 100})
+	n, err := f.x.JobDeleteFinished(f.ctx, &driver.JobDeleteFinishedParams{Limit: 100})
 	if err != nil || n != 1 {
 		f.t.Fatalf("JobDeleteFinished: %d, %v; want 1 deleted", n, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // The checks of Store.TenantDelete (docket/tenant_delete.go): everything of
@@ -137,7 +138,7 @@ func checkTenantDeleteEverything(f *docFixture) {
 	if jobs := f.tenantJobs(b.ID); len(jobs) != 1 {
 		f.t.Fatalf("other tenant has %d jobs, want 1", len(jobs))
 	}
-	if jobs, err := f.x.JobClaim(f.ctx, &queue.JobClaimParams{Queue: docQueue, WorkerID: workerID, Max: 5, LeaseDuration: longLease}); err != nil || len(jobs) != 1 || jobs[0].TenantID != b.ID {
+	if jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: docQueue, WorkerID: workerID, Max: 5, LeaseDuration: longLease}); err != nil || len(jobs) != 1 || jobs[0].TenantID != b.ID {
 		f.t.Fatalf("JobClaim after the deletion: %v, %v; want the other tenant's one job", jobs, err)
 	}
 }
@@ -200,7 +201,7 @@ func checkTenantDeleteRunning(f *docFixture) {
 	if _, err := f.s.TenantDelete(f.ctx, &docket.TenantDeleteParams{ID: a.ID}); err != nil {
 		f.t.Fatalf("TenantDelete: %v", err)
 	}
-	held, err := f.x.JobHeartbeat(f.ctx, &queue.JobHeartbeatParams{Leases: []queue.Lease{running.Lease()}, LeaseDuration: time.Hour})
+	held, err := f.x.JobHeartbeat(f.ctx, &driver.JobHeartbeatParams{Leases: []queue.Lease{running.Lease()}, LeaseDuration: time.Hour})
 	if err != nil || len(held) != 0 {
 		f.t.Fatalf("JobHeartbeat of the deleted tenant's running job: %v held, %v; want its lease gone", held, err)
 	}
@@ -234,7 +235,7 @@ func checkTenantDeleteResume(f *docFixture) {
 	if docs := f.listDocs(a.ID, &docket.DocumentListParams{}); len(docs) == 0 {
 		f.t.Fatal("the failed deletion deleted every document; the check needs it cut short")
 	}
-	jobs, err := f.x.JobClaim(f.ctx, &queue.JobClaimParams{Queue: docQueue, WorkerID: workerID, Max: 5, LeaseDuration: longLease})
+	jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: docQueue, WorkerID: workerID, Max: 5, LeaseDuration: longLease})
 	if err != nil || len(jobs) != 1 || jobs[0].TenantID != "t_b" {
 		f.t.Fatalf("JobClaim during the deletion: %v, %v; want only the other tenant's job", jobs, err)
 	}

@@ -6,25 +6,26 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // MonitorConfig configures a run of the monitoring suite.
 type MonitorConfig struct {
 	// NewStore returns a fresh, migrated, empty store and the queue driver
 	// on the same database, as for RunDocs.
-	NewStore func(t *testing.T) (docket.Store, queue.Driver)
+	NewStore func(t *testing.T) (docket.Store, driver.Driver)
 
 	// SetTimes overwrites the times of job id that are set in times (a
 	// zero field is left as it is). The store's clock cannot be injected,
 	// and the views' ages and durations are only worth checking when they
 	// are known: the suite sets them. Required.
-	SetTimes func(t *testing.T, d queue.Driver, id int64, times JobTimes)
+	SetTimes func(t *testing.T, d driver.Driver, id int64, times JobTimes)
 
 	// ViewColumns, when set, returns the columns of a view of the store, in
 	// order (PostgreSQL: information_schema.columns). The suite checks
 	// them against MonitorViews. Without it (a store without SQL views)
 	// that check is skipped.
-	ViewColumns func(t *testing.T, d queue.Driver, view string) []string
+	ViewColumns func(t *testing.T, d driver.Driver, view string) []string
 }
 
 // JobTimes are the times of a job that SetTimes can overwrite.
@@ -166,7 +167,7 @@ func (m *monitorFixture) claimAgain(id int64) *queue.Job {
 // end finishes a running job with an outcome.
 func (m *monitorFixture) end(j *queue.Job, outcome queue.Outcome, msg string) {
 	m.t.Helper()
-	err := m.finish(&queue.JobFinishParams{Lease: j.Lease(), Outcome: outcome, Error: msg, WorkerID: workerID})
+	err := m.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: outcome, Error: msg, WorkerID: workerID})
 	if err != nil {
 		m.t.Fatalf("finish job %d (%s): %v", j.ID, outcome, err)
 	}

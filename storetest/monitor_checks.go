@@ -5,6 +5,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // checkQueueHealth: per queue and state, the count and the ages since the
@@ -17,7 +18,7 @@ func checkQueueHealth(m *monitorFixture) {
 	running := m.claimTenants(3, "a", "b", "c")
 	m.end(running["b"], queue.OutcomeCompleted, "")
 	m.end(running["c"], queue.OutcomeFailed, "broken")
-	m.cancel(&queue.JobCancelParams{ID: m.enqueue("d").ID})
+	m.cancel(&driver.JobCancelParams{ID: m.enqueue("d").ID})
 	later := params("e")
 	later.RunAt = time.Now().Add(time.Hour)
 	m.insert(later)
@@ -192,7 +193,7 @@ func checkFailedJobs(m *monitorFixture) {
 	m.end(permanent, queue.OutcomeFailed, "unreadable")
 	retried := m.claimTenants(3, "retried")["retried"]
 	m.end(retried, queue.OutcomeFailed, "fixed since")
-	m.retry(&queue.JobRetryParams{ID: retried.ID})
+	m.retry(&driver.JobRetryParams{ID: retried.ID})
 	m.setTimes(exhausted.ID, JobTimes{CompletedAt: ago(2 * time.Minute)})
 	m.setTimes(permanent.ID, JobTimes{CompletedAt: ago(time.Minute)})
 

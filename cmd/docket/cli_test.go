@@ -13,6 +13,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -121,11 +122,11 @@ func newCLIFixture(t *testing.T) *cliFixture {
 	}
 	finish := func(outcome queue.Outcome, msg string) {
 		t.Helper()
-		jobs, err := d.Executor().JobClaim(ctx, &queue.JobClaimParams{Queue: "q", WorkerID: "w-" + string(outcome), Max: 1, LeaseDuration: time.Hour})
+		jobs, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w-" + string(outcome), Max: 1, LeaseDuration: time.Hour})
 		if err != nil || len(jobs) != 1 {
 			t.Fatalf("claim: %v %v", jobs, err)
 		}
-		if _, err := d.Executor().JobFinish(ctx, []*queue.JobFinishParams{{Lease: jobs[0].Lease(), Outcome: outcome, Error: msg, WorkerID: jobs[0].WorkerID}}); err != nil {
+		if _, err := d.Executor().JobFinish(ctx, []*driver.JobFinishParams{{Lease: jobs[0].Lease(), Outcome: outcome, Error: msg, WorkerID: jobs[0].WorkerID}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -66,9 +66,9 @@ func (f *storeFlags) logger(w io.Writer) (*slog.Logger, error) {
 }
 
 // open opens and migrates the store the flags name.
-func (f *storeFlags) open(ctx context.Context) (queue.Driver, error) {
+func (f *storeFlags) open(ctx context.Context) (driver.Driver, error) {
 	var (
-		d   queue.Driver
+		d   driver.Driver
 		err error
 	)
 	switch u := f.databaseURL; {

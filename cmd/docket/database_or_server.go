@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -23,7 +23,7 @@ import (
 //
 // Any other error opening the database is returned as it is.
 func databaseOrServer[T any](ctx context.Context, sf *storeFlags, server string, stderr io.Writer,
-	local func(d queue.Driver) (T, error), remote func(base string) (T, error)) (T, error) {
+	local func(d driver.Driver) (T, error), remote func(base string) (T, error)) (T, error) {
 	if server != "" {
 		return remote(server)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -22,7 +23,7 @@ func TestDatabaseOrServer(t *testing.T) {
 	call := func(server string) (string, string, error) {
 		var stderr bytes.Buffer
 		way, err := databaseOrServer(ctx, sf, server, &stderr,
-			func(d queue.Driver) (string, error) {
+			func(d driver.Driver) (string, error) {
 				if _, err := queue.NewClient(d, queue.ClientConfig{}).Periodic(ctx); err != nil {
 					return "", err
 				}

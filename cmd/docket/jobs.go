@@ -13,6 +13,7 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -107,7 +108,7 @@ func runJobs(ctx context.Context, args []string, getenv func(string) string, std
 
 // open opens the database; while an embedded serve holds it, the error
 // says how to reach the same through serve.
-func (c *jobsCmd) open(ctx context.Context) (queue.Driver, error) {
+func (c *jobsCmd) open(ctx context.Context) (driver.Driver, error) {
 	d, err := c.sf.open(ctx)
 	if base := readServeURL(c.sf.dataDir); errors.Is(err, sqlite.ErrLocked) && c.sf.embedded() && base != "" {
 		return nil, fmt.Errorf("serve is running on %s and holds its database: stop it, or use its admin API, "+

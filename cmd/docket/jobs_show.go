@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // show prints a job with its attempt history: as a table, or with --json
@@ -30,12 +31,12 @@ func (c *jobsCmd) show(ctx context.Context, id int64, stdout, stderr io.Writer) 
 // embedded serve holds it, from that serve's admin API.
 func (c *jobsCmd) detail(ctx context.Context, id int64, stderr io.Writer) (*httpapi.JobDetailView, error) {
 	return databaseOrServer(ctx, &c.sf, c.server, stderr,
-		func(d queue.Driver) (*httpapi.JobDetailView, error) { return localDetail(ctx, d, id) },
+		func(d driver.Driver) (*httpapi.JobDetailView, error) { return localDetail(ctx, d, id) },
 		func(base string) (*httpapi.JobDetailView, error) { return c.remoteDetail(ctx, base, id) })
 }
 
 // localDetail reads the job from the database.
-func localDetail(ctx context.Context, d queue.Driver, id int64) (*httpapi.JobDetailView, error) {
+func localDetail(ctx context.Context, d driver.Driver, id int64) (*httpapi.JobDetailView, error) {
 	client := queue.NewClient(d, queue.ClientConfig{})
 	j, err := client.Get(ctx, id)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -102,7 +102,7 @@ func (s *service) opsRunner(ctx context.Context, f *opsFlags, stdout io.Writer) 
 }
 
 // notifyUsage reads PostgreSQL's LISTEN/NOTIFY queue use; nil on SQLite.
-func notifyUsage(d queue.Driver) func(context.Context) (float64, error) {
+func notifyUsage(d driver.Driver) func(context.Context) (float64, error) {
 	if pd, ok := d.(*postgres.Driver); ok {
 		return pd.NotifyQueueUsage
 	}
@@ -110,7 +110,7 @@ func notifyUsage(d queue.Driver) func(context.Context) (float64, error) {
 }
 
 // poolStats reads the store's connection pool.
-func poolStats(d queue.Driver) func() map[string]ops.PoolStats {
+func poolStats(d driver.Driver) func() map[string]ops.PoolStats {
 	switch d := d.(type) {
 	case *postgres.Driver:
 		return func() map[string]ops.PoolStats {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -82,7 +83,7 @@ func readPeriodic(ctx context.Context, sf *storeFlags, server, keyFile string, g
 		}
 		return &v, nil
 	}
-	local := func(d queue.Driver) (*httpapi.PeriodicListView, error) {
+	local := func(d driver.Driver) (*httpapi.PeriodicListView, error) {
 		recs, err := queue.NewClient(d, queue.ClientConfig{}).Periodic(ctx)
 		if err != nil {
 			return nil, err

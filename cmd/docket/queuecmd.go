@@ -15,7 +15,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/httpapi"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 const queueUsage = `usage: docket queue <health|pause|resume> [flags]
@@ -81,12 +81,12 @@ func runQueue(ctx context.Context, args []string, getenv func(string) string, st
 // embedded serve holds it, from that serve's admin API.
 func (c *queueCmd) health(ctx context.Context) (*httpapi.HealthView, error) {
 	return databaseOrServer(ctx, &c.sf, c.server, c.stderr,
-		func(d queue.Driver) (*httpapi.HealthView, error) { return c.local(ctx, d) },
+		func(d driver.Driver) (*httpapi.HealthView, error) { return c.local(ctx, d) },
 		func(base string) (*httpapi.HealthView, error) { return c.remote(ctx, base) })
 }
 
 // local reads the views from the database.
-func (c *queueCmd) local(ctx context.Context, d queue.Driver) (*httpapi.HealthView, error) {
+func (c *queueCmd) local(ctx context.Context, d driver.Driver) (*httpapi.HealthView, error) {
 	store, ok := d.(docket.Monitor)
 	if !ok {
 		return nil, errors.New("the store has no monitoring views")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -32,11 +33,11 @@ func TestRun_QueueHealth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	jobs, err := d.Executor().JobClaim(ctx, &queue.JobClaimParams{Queue: "q", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
+	jobs, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("claim: %v %v", jobs, err)
 	}
-	if _, err := d.Executor().JobFinish(ctx, []*queue.JobFinishParams{{Lease: jobs[0].Lease(), Outcome: queue.OutcomeFailed, Error: "bad input"}}); err != nil {
+	if _, err := d.Executor().JobFinish(ctx, []*driver.JobFinishParams{{Lease: jobs[0].Lease(), Outcome: queue.OutcomeFailed, Error: "bad input"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {

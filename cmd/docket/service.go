@@ -19,6 +19,7 @@ import (
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // serviceFlags configure the document service: blobs, embeddings, workers.
@@ -80,7 +81,7 @@ func (f *serviceFlags) check() error {
 
 // service is the document service's parts, opened from flags.
 type service struct {
-	driver    queue.Driver
+	driver    driver.Driver
 	store     docket.Store
 	client    *queue.Client
 	blobs     blob.Store

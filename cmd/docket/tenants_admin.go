@@ -10,6 +10,7 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // The admin API's bodies, which --json prints.
@@ -53,12 +54,12 @@ var (
 // same database sees a changed plan or rate limit, and a revoked key,
 // within its auth cache's TTL.
 type storeAdmin struct {
-	driver queue.Driver
+	driver driver.Driver
 	store  docket.Store
 	client *queue.Client
 }
 
-func newStoreAdmin(d queue.Driver) (*storeAdmin, error) {
+func newStoreAdmin(d driver.Driver) (*storeAdmin, error) {
 	store, ok := d.(docket.Store)
 	if !ok {
 		_ = d.Close()

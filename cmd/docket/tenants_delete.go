@@ -12,7 +12,7 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/httpapi"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 const tenantDeleteUsage = `usage: docket tenants delete ID [flags]
@@ -116,12 +116,12 @@ func (c *tenantDeleteCmd) takeArgs(pos []string) error {
 // (databaseOrServer).
 func (c *tenantDeleteCmd) run(ctx context.Context) (*httpapi.TenantDeleteView, error) {
 	return databaseOrServer(ctx, &c.sf, c.server, c.stderr,
-		func(d queue.Driver) (*httpapi.TenantDeleteView, error) { return c.local(ctx, d) },
+		func(d driver.Driver) (*httpapi.TenantDeleteView, error) { return c.local(ctx, d) },
 		func(base string) (*httpapi.TenantDeleteView, error) { return c.remote(ctx, base) })
 }
 
 // local deletes on the database, the blobs from --blob-url.
-func (c *tenantDeleteCmd) local(ctx context.Context, d queue.Driver) (*httpapi.TenantDeleteView, error) {
+func (c *tenantDeleteCmd) local(ctx context.Context, d driver.Driver) (*httpapi.TenantDeleteView, error) {
 	store, ok := d.(docket.Store)
 	if !ok {
 		return nil, errors.New("the store keeps no tenants")

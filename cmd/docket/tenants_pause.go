@@ -12,6 +12,7 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // pauseUsage is the usage of `docket queue pause|resume` and `docket
@@ -109,13 +110,13 @@ func runPause(ctx context.Context, what string, args []string, getenv func(strin
 // an embedded serve holds it, through that serve's admin API.
 func (c *pauseCmd) run(ctx context.Context) error {
 	_, err := databaseOrServer(ctx, &c.sf, c.server, c.stderr,
-		func(d queue.Driver) (struct{}, error) { return struct{}{}, c.local(ctx, d) },
+		func(d driver.Driver) (struct{}, error) { return struct{}{}, c.local(ctx, d) },
 		func(base string) (struct{}, error) { return struct{}{}, c.remote(ctx, base) })
 	return err
 }
 
 // local pauses or resumes on the database.
-func (c *pauseCmd) local(ctx context.Context, d queue.Driver) error {
+func (c *pauseCmd) local(ctx context.Context, d driver.Driver) error {
 	client := queue.NewClient(d, queue.ClientConfig{})
 	if c.what == "queue" {
 		if c.paused {
@@ -155,6 +156,6 @@ func (c *pauseCmd) remote(ctx context.Context, base string) error {
 }
 
 // pausesOf reads the store's pauses for `docket queue health`.
-func pausesOf(ctx context.Context, d queue.Driver) (*queue.Pauses, error) {
+func pausesOf(ctx context.Context, d driver.Driver) (*queue.Pauses, error) {
 	return queue.NewClient(d, queue.ClientConfig{}).Pauses(ctx)
 }

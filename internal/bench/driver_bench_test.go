@@ -15,6 +15,7 @@ import (
 
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // benchEnv opens a fresh store of the named kind for a benchmark.
@@ -73,7 +74,7 @@ func BenchmarkJobClaimFinish(b *testing.B) {
 					b.Fatal(err)
 				}
 				exec := env.Driver.Executor()
-				params := &queue.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: "b", Max: claimMax, LeaseDuration: time.Minute}
+				params := &driver.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: "b", Max: claimMax, LeaseDuration: time.Minute}
 				pending, jobs := 0, 0
 				for b.Loop() {
 					if pending < claimMax {

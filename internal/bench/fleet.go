@@ -24,6 +24,7 @@ import (
 
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // The fleet scenario: K worker processes, each its own OS process with its
@@ -519,7 +520,7 @@ func (t *tailBuffer) String() string {
 }
 
 // pgPool returns the pool of a PostgreSQL driver, or nil.
-func pgPool(d queue.Driver) *pgxpool.Pool {
+func pgPool(d driver.Driver) *pgxpool.Pool {
 	if p, ok := d.(interface{ Pool() *pgxpool.Pool }); ok {
 		return p.Pool()
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // The scale scenario's shape: claims of scaleClaim jobs, timed over
@@ -130,12 +131,12 @@ func (r *runner) scaleOne(ctx context.Context, env *Env, res *Result, tenants, s
 // scaleChurnClaim in the background and meanwhile times, round after round
 // until the churn is done, a claim of scaleClaim (finished and replaced
 // too) and one pass of the rescue, schedule and retention sweeps.
-func timeChurn(ctx context.Context, client *queue.Client, exec queue.Executor, churn int) (claims, sweeps []time.Duration, err error) {
+func timeChurn(ctx context.Context, client *queue.Client, exec driver.Executor, churn int) (claims, sweeps []time.Duration, err error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	churned := make(chan error, 1)
 	go func() { churned <- churnJobs(cctx, client, exec, churn) }()
-	params := &queue.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: scaleWorkerName, Max: scaleClaim, LeaseDuration: scaleLease}
+	params := &driver.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: scaleWorkerName, Max: scaleClaim, LeaseDuration: scaleLease}
 	for {
 		select {
 		case err := <-churned:
@@ -165,8 +166,8 @@ func timeChurn(ctx context.Context, client *queue.Client, exec queue.Executor, c
 }
 
 // churnJobs claims, finishes and replaces n jobs, scaleChurnClaim at a time.
-func churnJobs(ctx context.Context, client *queue.Client, exec queue.Executor, n int) error {
-	params := &queue.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: scaleWorkerName + "-churn", Max: scaleChurnClaim, LeaseDuration: scaleLease}
+func churnJobs(ctx context.Context, client *queue.Client, exec driver.Executor, n int) error {
+	params := &driver.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: scaleWorkerName + "-churn", Max: scaleChurnClaim, LeaseDuration: scaleLease}
 	for emptyRun := 0; n > 0; {
 		jobs, err := exec.JobClaim(ctx, params)
 		if err != nil {
@@ -192,26 +193,26 @@ func churnJobs(ctx context.Context, client *queue.Client, exec queue.Executor, n
 
 // sweepOnce runs the maintenance sweeps once, with the default retention
 // (nothing is old enough to go).
-func sweepOnce(ctx context.Context, exec queue.Executor) error {
-	if _, err := exec.JobRescue(ctx, &queue.JobRescueParams{Limit: 1000}); err != nil {
+func sweepOnce(ctx context.Context, exec driver.Executor) error {
+	if _, err := exec.JobRescue(ctx, &driver.JobRescueParams{Limit: 1000}); err != nil {
 		return err
 	}
-	if _, err := exec.JobSchedule(ctx, &queue.JobScheduleParams{Limit: 1000}); err != nil {
+	if _, err := exec.JobSchedule(ctx, &driver.JobScheduleParams{Limit: 1000}); err != nil {
 		return err
 	}
-	_, err := exec.JobDeleteFinished(ctx, &queue.JobDeleteFinishedParams{
+	_, err := exec.JobDeleteFinished(ctx, &driver.JobDeleteFinishedParams{
 		CompletedAge: 24 * time.Hour, FailedAge: 7 * 24 * time.Hour, CancelledAge: 24 * time.Hour, Limit: 1000,
 	})
 	return err
 }
 
 // primeTenants makes every tenant run and finish one job.
-func primeTenants(ctx context.Context, client *queue.Client, exec queue.Executor, tenants int) error {
+func primeTenants(ctx context.Context, client *queue.Client, exec driver.Executor, tenants int) error {
 	if _, err := enqueueSpread(ctx, client, tenants, tenants, 0); err != nil {
 		return err
 	}
 	for left := tenants; left > 0; {
-		jobs, err := exec.JobClaim(ctx, &queue.JobClaimParams{
+		jobs, err := exec.JobClaim(ctx, &driver.JobClaimParams{
 			Queue: queue.DefaultQueue, WorkerID: scaleWorkerName, Max: 1000, LeaseDuration: scaleLease,
 		})
 		if err != nil {
@@ -231,8 +232,8 @@ func primeTenants(ctx context.Context, client *queue.Client, exec queue.Executor
 // timeClaims claims, finishes and replaces jobs for the warm-up and timed
 // rounds and returns the timed claim and finish durations, and how many
 // timed claims came back empty although jobs were pending.
-func timeClaims(ctx context.Context, client *queue.Client, exec queue.Executor) (claims, finishes []time.Duration, empty int, err error) {
-	params := &queue.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: scaleWorkerName, Max: scaleClaim, LeaseDuration: scaleLease}
+func timeClaims(ctx context.Context, client *queue.Client, exec driver.Executor) (claims, finishes []time.Duration, empty int, err error) {
+	params := &driver.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: scaleWorkerName, Max: scaleClaim, LeaseDuration: scaleLease}
 	emptyRun := 0
 	for i := -scaleWarmup; i < scaleRounds; i++ {
 		start := time.Now()
@@ -278,10 +279,10 @@ func replace(ctx context.Context, client *queue.Client, jobs []*queue.Job) error
 	return err
 }
 
-func finishAll(ctx context.Context, exec queue.Executor, jobs []*queue.Job) error {
-	ps := make([]*queue.JobFinishParams, len(jobs))
+func finishAll(ctx context.Context, exec driver.Executor, jobs []*queue.Job) error {
+	ps := make([]*driver.JobFinishParams, len(jobs))
 	for i, j := range jobs {
-		ps[i] = &queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: scaleWorkerName}
+		ps[i] = &driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: scaleWorkerName}
 	}
 	errs, err := exec.JobFinish(ctx, ps)
 	if err != nil {

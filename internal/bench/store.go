@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -26,12 +26,12 @@ type Store interface {
 // Env is one scenario's store.
 type Env struct {
 	// Driver is open and migrated.
-	Driver queue.Driver
+	Driver driver.Driver
 	// Describe names the store, e.g. "postgres 15.8".
 	Describe string
 	// OpenPeer opens a second driver on the same database, as another
 	// process would; nil when the store serves one process.
-	OpenPeer func(ctx context.Context) (queue.Driver, error)
+	OpenPeer func(ctx context.Context) (driver.Driver, error)
 	// Settle brings the store to rest after a bulk load: vacuum and
 	// fresh planner statistics (what autovacuum does soon after), then a
 	// checkpoint, so the next measurement does not pay for the load's
@@ -84,7 +84,7 @@ func (s *PostgresStore) Open(ctx context.Context) (*Env, error) {
 	return &Env{
 		Driver:   d,
 		Describe: "postgres " + strings.Fields(version + " ?")[0],
-		OpenPeer: func(ctx context.Context) (queue.Driver, error) { return openPostgres(ctx, connString) },
+		OpenPeer: func(ctx context.Context) (driver.Driver, error) { return openPostgres(ctx, connString) },
 		Settle: func(ctx context.Context) error {
 			if _, err := d.Pool().Exec(ctx, "VACUUM (ANALYZE)"); err != nil {
 				return err

@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 func (s *suite) testDriver(t *testing.T) {
@@ -53,7 +54,7 @@ func (s *suite) testJobInsertMany(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
 		before := time.Now()
-		p := &queue.JobInsertParams{
+		p := &driver.JobInsertParams{
 			Queue: testQueue, Kind: "send", TenantID: "acme",
 			Args: json.RawMessage(`{"n": 1, "s": "x"}`), MaxAttempts: 5,
 			FailOnTimeout: true, RetryOf: 0,
@@ -101,7 +102,7 @@ func (s *suite) testJobInsertMany(t *testing.T) {
 	t.Run("ResultOrder", func(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
-		var ps []*queue.JobInsertParams
+		var ps []*driver.JobInsertParams
 		for i := range 20 {
 			p := params("acme")
 			p.Kind = "k" + string(rune('a'+i))
@@ -195,7 +196,7 @@ func (s *suite) testJobInsertMany(t *testing.T) {
 				p := params("acme")
 				p.UniqueKey = "same"
 				<-start
-				res, err := f.x.JobInsertMany(f.ctx, []*queue.JobInsertParams{p})
+				res, err := f.x.JobInsertMany(f.ctx, []*driver.JobInsertParams{p})
 				if err == nil {
 					results[i] = res[0]
 				}
@@ -279,7 +280,7 @@ func (s *suite) testJobInsertMany(t *testing.T) {
 // txEnqueue inserts a job through x, a transaction's executor, checks that
 // only the transaction sees it, ends the transaction with end, and checks
 // that the job exists if and only if it committed.
-func (f *fixture) txEnqueue(x queue.Executor, commit bool, end func() error) {
+func (f *fixture) txEnqueue(x driver.Executor, commit bool, end func() error) {
 	t := f.t
 	t.Helper()
 	j := insertWith(t, f.ctx, x, params("acme"))[0].Job

@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // periodicTime is a tick on a whole second, as cron schedules give.
@@ -14,7 +15,7 @@ func periodicTime(offset time.Duration) time.Time {
 	return time.Now().Truncate(time.Second).Add(offset).UTC()
 }
 
-func (f *fixture) register(ps ...*queue.PeriodicRegisterParams) []*queue.PeriodicRecord {
+func (f *fixture) register(ps ...*driver.PeriodicRegisterParams) []*queue.PeriodicRecord {
 	f.t.Helper()
 	recs, err := f.x.PeriodicRegister(f.ctx, ps)
 	if err != nil {
@@ -26,7 +27,7 @@ func (f *fixture) register(ps ...*queue.PeriodicRegisterParams) []*queue.Periodi
 	return recs
 }
 
-func (f *fixture) advance(p *queue.PeriodicAdvanceParams) bool {
+func (f *fixture) advance(p *driver.PeriodicAdvanceParams) bool {
 	f.t.Helper()
 	ok, err := f.x.PeriodicAdvance(f.ctx, p)
 	if err != nil {
@@ -55,8 +56,8 @@ func (s *suite) testPeriodic(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
 		t1, t2 := periodicTime(time.Minute), periodicTime(2*time.Minute)
-		recs := f.register(&queue.PeriodicRegisterParams{Name: "b", Schedule: "@every 1m", NextRun: t1},
-			&queue.PeriodicRegisterParams{Name: "a", Schedule: "0 * * * *", NextRun: t2})
+		recs := f.register(&driver.PeriodicRegisterParams{Name: "b", Schedule: "@every 1m", NextRun: t1},
+			&driver.PeriodicRegisterParams{Name: "a", Schedule: "0 * * * *", NextRun: t2})
 		if recs[0].Name != "b" || recs[1].Name != "a" {
 			t.Fatalf("records %q, %q: want b, a (params' order)", recs[0].Name, recs[1].Name)
 		}
@@ -64,15 +65,15 @@ func (s *suite) testPeriodic(t *testing.T) {
 			t.Fatalf("new record %+v: want schedule @every 1m, next run %s, no run", r, t1)
 		}
 		// The same schedule again keeps the stored next run.
-		if r := f.register(&queue.PeriodicRegisterParams{Name: "b", Schedule: "@every 1m", NextRun: t2})[0]; !r.NextRun.Equal(t1) {
+		if r := f.register(&driver.PeriodicRegisterParams{Name: "b", Schedule: "@every 1m", NextRun: t2})[0]; !r.NextRun.Equal(t1) {
 			t.Fatalf("re-registered with the same schedule: next run %s, want %s kept", r.NextRun, t1)
 		}
-		if !f.advance(&queue.PeriodicAdvanceParams{Name: "b", Schedule: "@every 1m", Expect: t1, Tick: t1, NextRun: t2}) {
+		if !f.advance(&driver.PeriodicAdvanceParams{Name: "b", Schedule: "@every 1m", Expect: t1, Tick: t1, NextRun: t2}) {
 			t.Fatal("advance of a registered record: not done")
 		}
 		// A new schedule resets the next run and keeps the history.
 		t3 := periodicTime(time.Hour)
-		r := f.register(&queue.PeriodicRegisterParams{Name: "b", Schedule: "@every 1h", NextRun: t3})[0]
+		r := f.register(&driver.PeriodicRegisterParams{Name: "b", Schedule: "@every 1h", NextRun: t3})[0]
 		if r.Schedule != "@every 1h" || !r.NextRun.Equal(t3) || !r.LastTick.Equal(t1) || r.Runs != 1 {
 			t.Fatalf("re-registered with a new schedule: %+v, want @every 1h next %s, last tick %s, 1 run", r, t3, t1)
 		}
@@ -87,34 +88,34 @@ func (s *suite) testPeriodic(t *testing.T) {
 	t.Run("Invalid", func(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
-		for _, p := range []*queue.PeriodicRegisterParams{
+		for _, p := range []*driver.PeriodicRegisterParams{
 			{Schedule: "@hourly", NextRun: periodicTime(0)},
 			{Name: "x", NextRun: periodicTime(0)},
 			{Name: "x", Schedule: "@hourly"},
 		} {
-			_, err := f.x.PeriodicRegister(f.ctx, []*queue.PeriodicRegisterParams{p})
+			_, err := f.x.PeriodicRegister(f.ctx, []*driver.PeriodicRegisterParams{p})
 			wantErr(t, fmt.Sprintf("PeriodicRegister(%+v)", p), err, queue.ErrInvalid)
 		}
-		_, err := f.x.PeriodicAdvance(f.ctx, &queue.PeriodicAdvanceParams{Name: "x", Schedule: "@hourly"})
+		_, err := f.x.PeriodicAdvance(f.ctx, &driver.PeriodicAdvanceParams{Name: "x", Schedule: "@hourly"})
 		wantErr(t, "PeriodicAdvance with no tick", err, queue.ErrInvalid)
 	})
 	t.Run("AdvanceCompareAndSet", func(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
 		t0, t1, t2, t3 := periodicTime(0), periodicTime(time.Second), periodicTime(2*time.Second), periodicTime(3*time.Second)
-		f.register(&queue.PeriodicRegisterParams{Name: "p", Schedule: "@every 1s", NextRun: t0})
+		f.register(&driver.PeriodicRegisterParams{Name: "p", Schedule: "@every 1s", NextRun: t0})
 		before := time.Now()
 		steps := []struct {
 			name string
-			p    queue.PeriodicAdvanceParams
+			p    driver.PeriodicAdvanceParams
 			want bool
 		}{
-			{"unknown name", queue.PeriodicAdvanceParams{Name: "nope", Schedule: "@every 1s", Expect: t0, Tick: t0, NextRun: t1}, false},
-			{"other schedule", queue.PeriodicAdvanceParams{Name: "p", Schedule: "@every 2s", Expect: t0, Tick: t0, NextRun: t1}, false},
-			{"stale expect", queue.PeriodicAdvanceParams{Name: "p", Schedule: "@every 1s", Expect: t1, Tick: t1, NextRun: t2}, false},
-			{"due tick", queue.PeriodicAdvanceParams{Name: "p", Schedule: "@every 1s", Expect: t0, Tick: t0, NextRun: t1}, true},
-			{"same tick again", queue.PeriodicAdvanceParams{Name: "p", Schedule: "@every 1s", Expect: t0, Tick: t0, NextRun: t1}, false},
-			{"late, one missed", queue.PeriodicAdvanceParams{Name: "p", Schedule: "@every 1s", Expect: t1, Tick: t2, NextRun: t3, Missed: 1}, true},
+			{"unknown name", driver.PeriodicAdvanceParams{Name: "nope", Schedule: "@every 1s", Expect: t0, Tick: t0, NextRun: t1}, false},
+			{"other schedule", driver.PeriodicAdvanceParams{Name: "p", Schedule: "@every 2s", Expect: t0, Tick: t0, NextRun: t1}, false},
+			{"stale expect", driver.PeriodicAdvanceParams{Name: "p", Schedule: "@every 1s", Expect: t1, Tick: t1, NextRun: t2}, false},
+			{"due tick", driver.PeriodicAdvanceParams{Name: "p", Schedule: "@every 1s", Expect: t0, Tick: t0, NextRun: t1}, true},
+			{"same tick again", driver.PeriodicAdvanceParams{Name: "p", Schedule: "@every 1s", Expect: t0, Tick: t0, NextRun: t1}, false},
+			{"late, one missed", driver.PeriodicAdvanceParams{Name: "p", Schedule: "@every 1s", Expect: t1, Tick: t2, NextRun: t3, Missed: 1}, true},
 		}
 		for _, st := range steps {
 			if got := f.advance(&st.p); got != st.want {
@@ -141,7 +142,7 @@ func (s *suite) testPeriodic(t *testing.T) {
 func periodicRace(f *fixture) {
 	t := f.t
 	t0, t1 := periodicTime(0), periodicTime(time.Second)
-	f.register(&queue.PeriodicRegisterParams{Name: "race", Schedule: "@every 1s", NextRun: t0})
+	f.register(&driver.PeriodicRegisterParams{Name: "race", Schedule: "@every 1s", NextRun: t0})
 	const n = 8
 	var (
 		wg       sync.WaitGroup
@@ -160,14 +161,14 @@ func periodicRace(f *fixture) {
 					return err
 				}
 				defer func() { _ = tx.Rollback(f.ctx) }()
-				ok, err := tx.PeriodicAdvance(f.ctx, &queue.PeriodicAdvanceParams{
+				ok, err := tx.PeriodicAdvance(f.ctx, &driver.PeriodicAdvanceParams{
 					Name: "race", Schedule: "@every 1s", Expect: t0, Tick: t0, NextRun: t1})
 				if err != nil || !ok {
 					return err
 				}
 				p := params("periodic")
 				p.Args = []byte(fmt.Sprintf(`{"n": %d}`, i))
-				if _, err := tx.JobInsertMany(f.ctx, []*queue.JobInsertParams{p}); err != nil {
+				if _, err := tx.JobInsertMany(f.ctx, []*driver.JobInsertParams{p}); err != nil {
 					return err
 				}
 				mu.Lock()

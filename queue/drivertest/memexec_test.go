@@ -1,4 +1,4 @@
-package storetest_test
+package drivertest_test
 
 import (
 	"cmp"
@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
-func (x *memExec) JobInsertMany(_ context.Context, ps []*queue.JobInsertParams) ([]queue.InsertResult, error) {
+func (x *memExec) JobInsertMany(_ context.Context, ps []*driver.JobInsertParams) ([]queue.InsertResult, error) {
 	out := make([]queue.InsertResult, len(ps))
 	err := x.write(func(st *memState, notify func(string, string)) error {
 		now := time.Now()
@@ -35,7 +36,7 @@ func (x *memExec) JobInsertMany(_ context.Context, ps []*queue.JobInsertParams) 
 			if j.RunAt.After(now) {
 				j.State = queue.StateScheduled
 			} else {
-				notify(queue.TopicInsert, j.Queue)
+				notify(driver.TopicInsert, j.Queue)
 			}
 			st.jobs[j.ID] = j
 			out[i] = queue.InsertResult{Job: copyJob(j)}
@@ -87,7 +88,7 @@ func (x *memExec) JobList(_ context.Context, p *queue.JobListParams) ([]*queue.J
 	return out[:min(limit, len(out))], err
 }
 
-func (x *memExec) JobClaim(_ context.Context, p *queue.JobClaimParams) ([]*queue.Job, error) {
+func (x *memExec) JobClaim(_ context.Context, p *driver.JobClaimParams) ([]*queue.Job, error) {
 	if err := queue.ValidateQueueName(p.Queue); err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func (x *memExec) JobClaim(_ context.Context, p *queue.JobClaimParams) ([]*queue
 	return out, err
 }
 
-func (x *memExec) JobHeartbeat(_ context.Context, p *queue.JobHeartbeatParams) ([]queue.Lease, error) {
+func (x *memExec) JobHeartbeat(_ context.Context, p *driver.JobHeartbeatParams) ([]queue.Lease, error) {
 	var out []queue.Lease
 	err := x.write(func(st *memState, _ func(string, string)) error {
 		for _, l := range p.Leases {
@@ -160,9 +161,9 @@ func (x *memExec) JobHeartbeat(_ context.Context, p *queue.JobHeartbeatParams) (
 	return out, err
 }
 
-func (x *memExec) JobProgress(_ context.Context, p *queue.JobProgressParams) error {
+func (x *memExec) JobProgress(_ context.Context, p *driver.JobProgressParams) error {
 	if p.PartialResult != nil {
-		if err := queue.ValidatePartialResult(p.PartialResult); err != nil {
+		if err := driver.ValidatePartialResult(p.PartialResult); err != nil {
 			return err
 		}
 	}
@@ -175,12 +176,12 @@ func (x *memExec) JobProgress(_ context.Context, p *queue.JobProgressParams) err
 		if p.PartialResult != nil {
 			j.PartialResult = slices.Clone(p.PartialResult)
 		}
-		notify(queue.TopicChange, j.Queue)
+		notify(driver.TopicChange, j.Queue)
 		return nil
 	})
 }
 
-func (x *memExec) JobFinish(_ context.Context, ps []*queue.JobFinishParams) ([]error, error) {
+func (x *memExec) JobFinish(_ context.Context, ps []*driver.JobFinishParams) ([]error, error) {
 	out := make([]error, len(ps))
 	err := x.write(func(st *memState, notify func(string, string)) error {
 		now := time.Now()
@@ -208,14 +209,14 @@ func (x *memExec) JobFinish(_ context.Context, ps []*queue.JobFinishParams) ([]e
 			default:
 				return fmt.Errorf("%w: outcome %q", queue.ErrInvalid, p.Outcome)
 			}
-			notify(queue.TopicChange, j.Queue)
+			notify(driver.TopicChange, j.Queue)
 		}
 		return nil
 	})
 	return out, err
 }
 
-func (x *memExec) JobCancel(_ context.Context, p *queue.JobCancelParams) (*queue.Job, error) {
+func (x *memExec) JobCancel(_ context.Context, p *driver.JobCancelParams) (*queue.Job, error) {
 	var out *queue.Job
 	err := x.write(func(st *memState, notify func(string, string)) error {
 		j := st.jobs[p.ID]
@@ -233,14 +234,14 @@ func (x *memExec) JobCancel(_ context.Context, p *queue.JobCancelParams) (*queue
 		if p.Discard {
 			j.State, j.ErrorMessage = queue.StateFailed, cmp.Or(p.Reason, "discarded")
 		}
-		notify(queue.TopicChange, j.Queue)
+		notify(driver.TopicChange, j.Queue)
 		out = copyJob(j)
 		return nil
 	})
 	return out, err
 }
 
-func (x *memExec) JobRetry(_ context.Context, p *queue.JobRetryParams) (*queue.Job, error) {
+func (x *memExec) JobRetry(_ context.Context, p *driver.JobRetryParams) (*queue.Job, error) {
 	var out *queue.Job
 	err := x.write(func(st *memState, notify func(string, string)) error {
 		j := st.jobs[p.ID]
@@ -258,14 +259,14 @@ func (x *memExec) JobRetry(_ context.Context, p *queue.JobRetryParams) (*queue.J
 			RetryOf: j.ID, FailOnTimeout: j.FailOnTimeout, Metadata: maps.Clone(j.Metadata), CreatedAt: now, UpdatedAt: now,
 		}
 		st.jobs[out.ID] = copyJob(out)
-		notify(queue.TopicInsert, j.Queue)
+		notify(driver.TopicInsert, j.Queue)
 		return nil
 	})
 	return out, err
 }
 
-func (x *memExec) JobPosition(_ context.Context, id int64) (*queue.Position, error) {
-	var out *queue.Position
+func (x *memExec) JobPosition(_ context.Context, id int64) (*driver.Position, error) {
+	var out *driver.Position
 	err := x.read(func(st *memState) error {
 		j := st.jobs[id]
 		if j == nil {
@@ -274,7 +275,7 @@ func (x *memExec) JobPosition(_ context.Context, id int64) (*queue.Position, err
 		if j.State != queue.StatePending && j.State != queue.StateScheduled {
 			return queue.ErrConflict
 		}
-		out = &queue.Position{Running: st.running(j.TenantID, j.Queue), Limit: st.limit(j.TenantID, j.Queue)}
+		out = &driver.Position{Running: st.running(j.TenantID, j.Queue), Limit: st.limit(j.TenantID, j.Queue)}
 		_, queuePaused := st.pausedQueues[j.Queue]
 		_, tenantPaused := st.pausedTenants[j.TenantID]
 		out.Paused = queuePaused || tenantPaused
@@ -312,7 +313,7 @@ func (x *memExec) JobAttempts(_ context.Context, id int64) ([]*queue.Attempt, er
 	return out, err
 }
 
-func (x *memExec) JobRescue(_ context.Context, p *queue.JobRescueParams) ([]*queue.Job, error) {
+func (x *memExec) JobRescue(_ context.Context, p *driver.JobRescueParams) ([]*queue.Job, error) {
 	var out []*queue.Job
 	err := x.write(func(st *memState, notify func(string, string)) error {
 		now := time.Now()
@@ -326,7 +327,7 @@ func (x *memExec) JobRescue(_ context.Context, p *queue.JobRescueParams) ([]*que
 			st.endAttempt(j, queue.OutcomeTimedOut, "Processing timed out", "", now)
 			if j.Attempt < j.MaxAttempts && !j.FailOnTimeout {
 				j.State = queue.StatePending
-				notify(queue.TopicInsert, j.Queue)
+				notify(driver.TopicInsert, j.Queue)
 			} else {
 				j.State, j.ErrorMessage, j.CompletedAt = queue.StateFailed, "Processing timed out", now
 			}
@@ -349,14 +350,14 @@ func (s *memState) sorted() []*queue.Job {
 	return jobs
 }
 
-func (x *memExec) JobSchedule(_ context.Context, p *queue.JobScheduleParams) (int, error) {
+func (x *memExec) JobSchedule(_ context.Context, p *driver.JobScheduleParams) (int, error) {
 	n := 0
 	err := x.write(func(st *memState, notify func(string, string)) error {
 		now := time.Now()
 		for _, j := range st.sorted() {
 			if n < p.Limit && j.State == queue.StateScheduled && !j.RunAt.After(now) {
 				j.State, j.UpdatedAt = queue.StatePending, now
-				notify(queue.TopicInsert, j.Queue)
+				notify(driver.TopicInsert, j.Queue)
 				n++
 			}
 		}
@@ -365,7 +366,7 @@ func (x *memExec) JobSchedule(_ context.Context, p *queue.JobScheduleParams) (in
 	return n, err
 }
 
-func (x *memExec) JobDeleteFinished(_ context.Context, p *queue.JobDeleteFinishedParams) (int, error) {
+func (x *memExec) JobDeleteFinished(_ context.Context, p *driver.JobDeleteFinishedParams) (int, error) {
 	n := 0
 	err := x.write(func(st *memState, _ func(string, string)) error {
 		now := time.Now()
@@ -384,7 +385,7 @@ func (x *memExec) JobDeleteFinished(_ context.Context, p *queue.JobDeleteFinishe
 	return n, err
 }
 
-func (x *memExec) TenantLimitSet(_ context.Context, p *queue.TenantLimitParams) error {
+func (x *memExec) TenantLimitSet(_ context.Context, p *driver.TenantLimitParams) error {
 	return x.write(func(st *memState, _ func(string, string)) error {
 		k := tenantQueue{p.TenantID, p.Queue}
 		if p.MaxRunning == 0 {
@@ -396,14 +397,14 @@ func (x *memExec) TenantLimitSet(_ context.Context, p *queue.TenantLimitParams) 
 	})
 }
 
-func (x *memExec) QueueConfigSet(_ context.Context, p *queue.QueueConfigParams) error {
+func (x *memExec) QueueConfigSet(_ context.Context, p *driver.QueueConfigParams) error {
 	return x.write(func(st *memState, _ func(string, string)) error {
 		st.queueLimits[p.Queue] = p.DefaultTenantLimit
 		return nil
 	})
 }
 
-func (x *memExec) LeaderAttempt(_ context.Context, p *queue.LeaderParams) (bool, error) {
+func (x *memExec) LeaderAttempt(_ context.Context, p *driver.LeaderParams) (bool, error) {
 	ok := false
 	err := x.write(func(st *memState, _ func(string, string)) error {
 		now := time.Now()
@@ -416,7 +417,7 @@ func (x *memExec) LeaderAttempt(_ context.Context, p *queue.LeaderParams) (bool,
 	return ok, err
 }
 
-func (x *memExec) LeaderResign(_ context.Context, p *queue.LeaderParams) error {
+func (x *memExec) LeaderResign(_ context.Context, p *driver.LeaderParams) error {
 	return x.write(func(st *memState, _ func(string, string)) error {
 		if st.leaders[p.Name].id == p.LeaderID {
 			delete(st.leaders, p.Name)

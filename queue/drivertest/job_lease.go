@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 func (s *suite) testJobHeartbeat(t *testing.T) {
@@ -78,7 +79,7 @@ func (s *suite) testHeartbeatInTx(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // the transaction ages
 	called := time.Now()
-	held, err := tx.JobHeartbeat(f.ctx, &queue.JobHeartbeatParams{Leases: []queue.Lease{j.Lease()}, LeaseDuration: time.Minute})
+	held, err := tx.JobHeartbeat(f.ctx, &driver.JobHeartbeatParams{Leases: []queue.Lease{j.Lease()}, LeaseDuration: time.Minute})
 	if err != nil || len(held) != 1 {
 		t.Fatalf("JobHeartbeat in a transaction: %v, %d held", err, len(held))
 	}
@@ -129,7 +130,7 @@ func (s *suite) testJobProgress(t *testing.T) {
 			{"Finished", done.Lease()},
 			{"Missing", queue.Lease{JobID: done.ID + 100, Attempt: 1, Token: 1}},
 		} {
-			err := f.x.JobProgress(f.ctx, &queue.JobProgressParams{Lease: c.lease, Stage: "zombie", Percent: 99})
+			err := f.x.JobProgress(f.ctx, &driver.JobProgressParams{Lease: c.lease, Stage: "zombie", Percent: 99})
 			if c.name == "Missing" && errors.Is(err, queue.ErrNotFound) {
 				continue // a lease of a missing job is not held either way
 			}
@@ -145,7 +146,7 @@ func (s *suite) testJobProgress(t *testing.T) {
 // heartbeat renews leases and returns the held ones.
 func (f *fixture) heartbeat(d time.Duration, leases ...queue.Lease) []queue.Lease {
 	f.t.Helper()
-	got, err := f.x.JobHeartbeat(f.ctx, &queue.JobHeartbeatParams{Leases: leases, LeaseDuration: d})
+	got, err := f.x.JobHeartbeat(f.ctx, &driver.JobHeartbeatParams{Leases: leases, LeaseDuration: d})
 	if err != nil {
 		f.t.Fatalf("JobHeartbeat: %v", err)
 	}
@@ -155,7 +156,7 @@ func (f *fixture) heartbeat(d time.Duration, leases ...queue.Lease) []queue.Leas
 // progress reports progress with a lease that must be held.
 func (f *fixture) progress(l queue.Lease, stage string, percent int, msg string) {
 	f.t.Helper()
-	err := f.x.JobProgress(f.ctx, &queue.JobProgressParams{Lease: l, Stage: stage, Percent: percent, Message: msg})
+	err := f.x.JobProgress(f.ctx, &driver.JobProgressParams{Lease: l, Stage: stage, Percent: percent, Message: msg})
 	if err != nil {
 		f.t.Fatalf("JobProgress(%+v): %v", l, err)
 	}

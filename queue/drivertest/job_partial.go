@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // testJobProgressPartial checks the partial result a progress report may
@@ -47,7 +48,7 @@ func (s *suite) testJobProgressPartial(t *testing.T) {
 		f.enqueue("a")
 		j := f.claimOne()
 		f.progressPartial(j.Lease(), "parsing", 50, `{"pages": 3}`)
-		if err := f.finish(&queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeRetry, Error: "boom"}); err != nil {
+		if err := f.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeRetry, Error: "boom"}); err != nil {
 			t.Fatalf("retry: %v", err)
 		}
 		wantPartial(t, "waiting for its next attempt", f.wantState(j.ID, queue.StatePending), `{"pages":3}`)
@@ -70,7 +71,7 @@ func (s *suite) testJobProgressPartial(t *testing.T) {
 		big := `{"text": "` + strings.Repeat("x", queue.MaxPartialResultBytes) + `"}`
 		fits := `"` + strings.Repeat("y", queue.MaxPartialResultBytes-2) + `"`
 		for _, c := range []struct{ name, partial string }{{"TooLarge", big}, {"NotJSON", `{"pages":`}} {
-			err := f.x.JobProgress(f.ctx, &queue.JobProgressParams{Lease: j.Lease(), Stage: "x", Percent: 70, PartialResult: json.RawMessage(c.partial)})
+			err := f.x.JobProgress(f.ctx, &driver.JobProgressParams{Lease: j.Lease(), Stage: "x", Percent: 70, PartialResult: json.RawMessage(c.partial)})
 			wantErr(t, "JobProgress "+c.name, err, queue.ErrInvalid)
 		}
 		got := f.get(j.ID)
@@ -90,7 +91,7 @@ func (s *suite) testJobProgressPartial(t *testing.T) {
 		j := f.claimOne()
 		forged := j.Lease()
 		forged.Token++
-		err := f.x.JobProgress(f.ctx, &queue.JobProgressParams{Lease: forged, Stage: "zombie", PartialResult: json.RawMessage(`{"zombie":true}`)})
+		err := f.x.JobProgress(f.ctx, &driver.JobProgressParams{Lease: forged, Stage: "zombie", PartialResult: json.RawMessage(`{"zombie":true}`)})
 		wantErr(t, "JobProgress with a forged lease", err, queue.ErrLeaseLost)
 		if got := f.get(j.ID).PartialResult; got != nil {
 			t.Fatalf("a report with a lost lease stored %s", got)
@@ -105,7 +106,7 @@ func (s *suite) testJobProgressPartial(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Begin: %v", err)
 		}
-		err = tx.JobProgress(f.ctx, &queue.JobProgressParams{Lease: j.Lease(), Stage: "s", Percent: 1, PartialResult: json.RawMessage(`{"n":1}`)})
+		err = tx.JobProgress(f.ctx, &driver.JobProgressParams{Lease: j.Lease(), Stage: "s", Percent: 1, PartialResult: json.RawMessage(`{"n":1}`)})
 		if err != nil {
 			t.Fatalf("JobProgress in a transaction: %v", err)
 		}
@@ -122,7 +123,7 @@ func (s *suite) testJobProgressPartial(t *testing.T) {
 // must be held.
 func (f *fixture) progressPartial(l queue.Lease, stage string, percent int, partial string) {
 	f.t.Helper()
-	err := f.x.JobProgress(f.ctx, &queue.JobProgressParams{Lease: l, Stage: stage, Percent: percent, PartialResult: json.RawMessage(partial)})
+	err := f.x.JobProgress(f.ctx, &driver.JobProgressParams{Lease: l, Stage: stage, Percent: percent, PartialResult: json.RawMessage(partial)})
 	if err != nil {
 		f.t.Fatalf("JobProgress(%+v, %s): %v", l, partial, err)
 	}

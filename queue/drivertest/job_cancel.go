@@ -1,10 +1,11 @@
-package storetest
+package drivertest
 
 import (
 	"testing"
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 func (s *suite) testJobCancel(t *testing.T) {
@@ -23,7 +24,7 @@ func (s *suite) testJobCancel(t *testing.T) {
 				}
 				j := f.insert(p)[0].Job
 				before := time.Now()
-				got := f.cancel(&queue.JobCancelParams{ID: j.ID, TenantID: "a", Reason: "user"})
+				got := f.cancel(&driver.JobCancelParams{ID: j.ID, TenantID: "a", Reason: "user"})
 				for _, c := range []*queue.Job{got, f.get(j.ID)} {
 					if c.ID != j.ID || c.State != queue.StateCancelled {
 						t.Fatalf("cancelled %+v, want job %d cancelled", c, j.ID)
@@ -43,15 +44,15 @@ func (s *suite) testJobCancel(t *testing.T) {
 		f.enqueue("a")
 		next := f.enqueue("a")
 		j := f.claimOne()
-		got := f.cancel(&queue.JobCancelParams{ID: j.ID})
+		got := f.cancel(&driver.JobCancelParams{ID: j.ID})
 		if got.State != queue.StateCancelled || got.LeaseToken != 0 {
 			t.Fatalf("cancelled %+v, want cancelled without a lease", got)
 		}
 		if held := f.heartbeat(time.Hour, j.Lease()); len(held) != 0 {
 			t.Fatal("the lease of a cancelled job is still held")
 		}
-		wantErr(t, "progress after cancel", f.x.JobProgress(f.ctx, &queue.JobProgressParams{Lease: j.Lease(), Stage: "x"}), queue.ErrLeaseLost)
-		wantErr(t, "finish after cancel", f.finish(&queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}), queue.ErrLeaseLost)
+		wantErr(t, "progress after cancel", f.x.JobProgress(f.ctx, &driver.JobProgressParams{Lease: j.Lease(), Stage: "x"}), queue.ErrLeaseLost)
+		wantErr(t, "finish after cancel", f.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}), queue.ErrLeaseLost)
 		f.wantState(j.ID, queue.StateCancelled)
 		wantAttempts(t, f.attempts(j.ID), attemptWant{1, queue.OutcomeCancelled, anyError})
 		if c := f.claimOne(); c.ID != next.ID {
@@ -61,7 +62,7 @@ func (s *suite) testJobCancel(t *testing.T) {
 	t.Run("Finished", func(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
-		for _, p := range []queue.JobFinishParams{
+		for _, p := range []driver.JobFinishParams{
 			{Outcome: queue.OutcomeCompleted},
 			{Outcome: queue.OutcomeFailed, Error: "bad"},
 		} {
@@ -72,25 +73,25 @@ func (s *suite) testJobCancel(t *testing.T) {
 				t.Fatalf("finish: %v", err)
 			}
 			before := f.get(j.ID)
-			_, err := f.x.JobCancel(f.ctx, &queue.JobCancelParams{ID: j.ID})
+			_, err := f.x.JobCancel(f.ctx, &driver.JobCancelParams{ID: j.ID})
 			wantErr(t, "cancel a "+string(before.State)+" job", err, queue.ErrConflict)
 			unchanged(t, before, f.get(j.ID))
 		}
 		j := f.enqueue("a")
-		f.cancel(&queue.JobCancelParams{ID: j.ID})
-		_, err := f.x.JobCancel(f.ctx, &queue.JobCancelParams{ID: j.ID})
+		f.cancel(&driver.JobCancelParams{ID: j.ID})
+		_, err := f.x.JobCancel(f.ctx, &driver.JobCancelParams{ID: j.ID})
 		wantErr(t, "cancel a cancelled job", err, queue.ErrConflict)
 	})
 	t.Run("TenantScope", func(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
 		j := f.enqueue("a")
-		_, err := f.x.JobCancel(f.ctx, &queue.JobCancelParams{ID: j.ID, TenantID: "b"})
+		_, err := f.x.JobCancel(f.ctx, &driver.JobCancelParams{ID: j.ID, TenantID: "b"})
 		wantErr(t, "cancel another tenant's job", err, queue.ErrNotFound)
 		f.wantState(j.ID, queue.StatePending)
-		_, err = f.x.JobCancel(f.ctx, &queue.JobCancelParams{ID: j.ID + 100})
+		_, err = f.x.JobCancel(f.ctx, &driver.JobCancelParams{ID: j.ID + 100})
 		wantErr(t, "cancel a missing job", err, queue.ErrNotFound)
-		f.cancel(&queue.JobCancelParams{ID: j.ID, TenantID: "a"})
+		f.cancel(&driver.JobCancelParams{ID: j.ID, TenantID: "a"})
 	})
 	t.Run("Discard", func(t *testing.T) {
 		t.Parallel()
@@ -110,14 +111,14 @@ func (s *suite) testJobCancel(t *testing.T) {
 				if tc.running {
 					j = f.claimOne()
 				}
-				got := f.cancel(&queue.JobCancelParams{ID: j.ID, Discard: true, Reason: tc.reason})
+				got := f.cancel(&driver.JobCancelParams{ID: j.ID, Discard: true, Reason: tc.reason})
 				if got.State != queue.StateFailed || got.ErrorMessage != tc.want || got.CompletedAt.IsZero() {
 					t.Fatalf("discarded %+v, want failed with %q", got, tc.want)
 				}
 				f.wantState(j.ID, queue.StateFailed)
 				if tc.running {
 					wantErr(t, "finish after discard",
-						f.finish(&queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}), queue.ErrLeaseLost)
+						f.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}), queue.ErrLeaseLost)
 				}
 				if c := f.claimOne(); c.ID != next.ID {
 					t.Fatalf("claimed %s, want the tenant's next job %d", describe(c), next.ID)
@@ -136,11 +137,11 @@ func (s *suite) testJobRetry(t *testing.T) {
 		p.Kind = "ocr"
 		f.insert(p)
 		j := f.claimOne()
-		if err := f.finish(&queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeFailed, Error: "bad"}); err != nil {
+		if err := f.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeFailed, Error: "bad"}); err != nil {
 			t.Fatalf("fail: %v", err)
 		}
 		before := f.get(j.ID)
-		r := f.retry(&queue.JobRetryParams{ID: j.ID, TenantID: "a"})
+		r := f.retry(&driver.JobRetryParams{ID: j.ID, TenantID: "a"})
 		if r.ID == j.ID || r.RetryOf != j.ID || r.State != queue.StatePending || r.Attempt != 0 || r.ErrorMessage != "" ||
 			r.Queue != p.Queue || r.Kind != p.Kind || r.TenantID != p.TenantID || r.Priority != 7 || r.MaxAttempts != 2 {
 			t.Fatalf("retry job %+v: want a new pending job of the same kind, tenant and settings, RetryOf %d", r, j.ID)
@@ -161,8 +162,8 @@ func (s *suite) testJobRetry(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
 		j := f.enqueue("a")
-		f.cancel(&queue.JobCancelParams{ID: j.ID})
-		if r := f.retry(&queue.JobRetryParams{ID: j.ID}); r.RetryOf != j.ID || r.State != queue.StatePending {
+		f.cancel(&driver.JobCancelParams{ID: j.ID})
+		if r := f.retry(&driver.JobRetryParams{ID: j.ID}); r.RetryOf != j.ID || r.State != queue.StatePending {
 			t.Fatalf("retry of a cancelled job: %+v", r)
 		}
 		f.wantState(j.ID, queue.StateCancelled)
@@ -180,7 +181,7 @@ func (s *suite) testJobRetry(t *testing.T) {
 		scheduled := f.insert(p)[0].Job
 		for _, j := range []*queue.Job{running, completed, pending, scheduled} {
 			before := f.get(j.ID)
-			_, err := f.x.JobRetry(f.ctx, &queue.JobRetryParams{ID: j.ID})
+			_, err := f.x.JobRetry(f.ctx, &driver.JobRetryParams{ID: j.ID})
 			wantErr(t, "retry a "+string(before.State)+" job", err, queue.ErrConflict)
 			unchanged(t, before, f.get(j.ID))
 		}
@@ -192,10 +193,10 @@ func (s *suite) testJobRetry(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
 		j := f.enqueue("a")
-		f.cancel(&queue.JobCancelParams{ID: j.ID})
-		_, err := f.x.JobRetry(f.ctx, &queue.JobRetryParams{ID: j.ID, TenantID: "b"})
+		f.cancel(&driver.JobCancelParams{ID: j.ID})
+		_, err := f.x.JobRetry(f.ctx, &driver.JobRetryParams{ID: j.ID, TenantID: "b"})
 		wantErr(t, "retry another tenant's job", err, queue.ErrNotFound)
-		_, err = f.x.JobRetry(f.ctx, &queue.JobRetryParams{ID: j.ID + 100})
+		_, err = f.x.JobRetry(f.ctx, &driver.JobRetryParams{ID: j.ID + 100})
 		wantErr(t, "retry a missing job", err, queue.ErrNotFound)
 		if jobs := f.list(&queue.JobListParams{}); len(jobs) != 1 {
 			t.Fatalf("%d jobs after refused retries, want 1", len(jobs))
@@ -203,7 +204,7 @@ func (s *suite) testJobRetry(t *testing.T) {
 	})
 }
 
-func (f *fixture) cancel(p *queue.JobCancelParams) *queue.Job {
+func (f *fixture) cancel(p *driver.JobCancelParams) *queue.Job {
 	f.t.Helper()
 	j, err := f.x.JobCancel(f.ctx, p)
 	if err != nil {
@@ -212,7 +213,7 @@ func (f *fixture) cancel(p *queue.JobCancelParams) *queue.Job {
 	return j
 }
 
-func (f *fixture) retry(p *queue.JobRetryParams) *queue.Job {
+func (f *fixture) retry(p *driver.JobRetryParams) *queue.Job {
 	f.t.Helper()
 	j, err := f.x.JobRetry(f.ctx, p)
 	if err != nil {

@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 func (s *suite) testNotifier(t *testing.T) {
@@ -15,7 +16,7 @@ func (s *suite) testNotifier(t *testing.T) {
 		t.Parallel()
 		f, n := s.listening(t)
 		f.insertIn("fresh")
-		n.wait(t, queue.TopicInsert, "fresh")
+		n.wait(t, driver.TopicInsert, "fresh")
 	})
 	t.Run("RolledBack", func(t *testing.T) {
 		t.Parallel()
@@ -31,23 +32,23 @@ func (s *suite) testNotifier(t *testing.T) {
 			t.Fatalf("Rollback: %v", err)
 		}
 		f.insertIn("after")
-		n.wait(t, queue.TopicInsert, "after") // delivered in commit order
-		if c := n.count(queue.TopicInsert, "rolled"); c != 0 {
+		n.wait(t, driver.TopicInsert, "after") // delivered in commit order
+		if c := n.count(driver.TopicInsert, "rolled"); c != 0 {
 			t.Fatalf("a rolled-back insert notified %d times", c)
 		}
 	})
 	t.Run("OncePerTransaction", func(t *testing.T) {
 		t.Parallel()
 		f, n := s.listening(t)
-		ps := make([]*queue.JobInsertParams, 10)
+		ps := make([]*driver.JobInsertParams, 10)
 		for i := range ps {
 			ps[i] = params("a")
 			ps[i].Queue = "many"
 		}
 		f.insert(ps...)
 		f.insertIn("marker")
-		n.wait(t, queue.TopicInsert, "marker")
-		if c := n.count(queue.TopicInsert, "many"); c != 1 {
+		n.wait(t, driver.TopicInsert, "marker")
+		if c := n.count(driver.TopicInsert, "many"); c != 1 {
 			t.Fatalf("one insert of 10 jobs notified %d times, want once", c)
 		}
 	})
@@ -60,7 +61,7 @@ func (s *suite) testNotifier(t *testing.T) {
 			t.Fatalf("claimed %d, want 1", len(jobs))
 		}
 		f.progress(jobs[0].Lease(), "parsing", 10, "")
-		n.wait(t, queue.TopicChange, "changing")
+		n.wait(t, driver.TopicChange, "changing")
 	})
 }
 
@@ -116,7 +117,7 @@ func (s *suite) listening(t *testing.T) (*fixture, *notes) {
 	n := &notes{}
 	done := make(chan error, 1)
 	go func() {
-		done <- f.d.Notifier().Listen(ctx, []string{queue.TopicInsert, queue.TopicChange}, n.add)
+		done <- f.d.Notifier().Listen(ctx, []string{driver.TopicInsert, driver.TopicChange}, n.add)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -125,7 +126,7 @@ func (s *suite) listening(t *testing.T) (*fixture, *notes) {
 		}
 	})
 	deadline := time.Now().Add(waitTimeout)
-	for n.count(queue.TopicInsert, "probe") == 0 {
+	for n.count(driver.TopicInsert, "probe") == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("no notification of probe inserts within %v", waitTimeout)
 		}
@@ -137,7 +138,7 @@ func (s *suite) listening(t *testing.T) (*fixture, *notes) {
 		}
 		f.insertIn("probe")
 		probeWait := time.Now().Add(200 * time.Millisecond)
-		for n.count(queue.TopicInsert, "probe") == 0 && time.Now().Before(probeWait) {
+		for n.count(driver.TopicInsert, "probe") == 0 && time.Now().Before(probeWait) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}

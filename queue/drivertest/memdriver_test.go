@@ -1,4 +1,4 @@
-package storetest_test
+package drivertest_test
 
 import (
 	"context"
@@ -10,18 +10,19 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/storetest"
+	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/drivertest"
 )
 
 // TestConformance runs the suite against memDriver, a small in-memory
 // reference implementation of the contract. It checks the suite itself:
 // a test that fails here misreads the contract or is flaky.
 func TestConformance(t *testing.T) {
-	storetest.RunConfig(t, storetest.Config{
-		NewDriver: func(t *testing.T) queue.Driver { return newMemDriver() },
-		BeginNative: func(t *testing.T, d queue.Driver) storetest.NativeTx {
+	drivertest.RunConfig(t, drivertest.Config{
+		NewDriver: func(t *testing.T) driver.Driver { return newMemDriver() },
+		BeginNative: func(t *testing.T, d driver.Driver) drivertest.NativeTx {
 			tx := d.(*memDriver).begin()
-			return storetest.NativeTx{
+			return drivertest.NativeTx{
 				Tx:       tx,
 				Commit:   func() error { return tx.end(true) },
 				Rollback: func() error { return tx.end(false) },
@@ -64,8 +65,8 @@ type memState struct {
 }
 
 var (
-	_ queue.Driver     = (*memDriver)(nil)
-	_ queue.ExecutorTx = (*memTx)(nil)
+	_ driver.Driver     = (*memDriver)(nil)
+	_ driver.ExecutorTx = (*memTx)(nil)
 )
 
 func newMemDriver() *memDriver {
@@ -98,18 +99,18 @@ func (s *memState) clone() *memState {
 	return &c
 }
 
-func (d *memDriver) Executor() queue.Executor { return &memExec{d: d} }
+func (d *memDriver) Executor() driver.Executor { return &memExec{d: d} }
 
-func (d *memDriver) UnwrapTx(tx any) (queue.Executor, error) {
+func (d *memDriver) UnwrapTx(tx any) (driver.Executor, error) {
 	if t, ok := tx.(*memTx); ok && t != nil {
 		return t, nil
 	}
 	return nil, fmt.Errorf("%w: %T is not a memory transaction", queue.ErrInvalid, tx)
 }
 
-func (d *memDriver) Notifier() queue.Notifier { return d }
+func (d *memDriver) Notifier() driver.Notifier { return d }
 
-func (d *memDriver) Capabilities() queue.Capabilities { return queue.Capabilities{Notify: true} }
+func (d *memDriver) Capabilities() driver.Capabilities { return driver.Capabilities{Notify: true} }
 
 func (d *memDriver) Migrate(context.Context) error { return nil }
 
@@ -169,7 +170,7 @@ func (d *memDriver) begin() *memTx {
 	return tx
 }
 
-func (x *memExec) Begin(context.Context) (queue.ExecutorTx, error) {
+func (x *memExec) Begin(context.Context) (driver.ExecutorTx, error) {
 	if x.tx != nil {
 		return nil, fmt.Errorf("%w: nested transaction", queue.ErrInvalid)
 	}

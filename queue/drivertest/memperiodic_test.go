@@ -1,4 +1,4 @@
-package storetest_test
+package drivertest_test
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
-func (x *memExec) PeriodicRegister(_ context.Context, ps []*queue.PeriodicRegisterParams) ([]*queue.PeriodicRecord, error) {
+func (x *memExec) PeriodicRegister(_ context.Context, ps []*driver.PeriodicRegisterParams) ([]*queue.PeriodicRecord, error) {
 	out := make([]*queue.PeriodicRecord, len(ps))
 	err := x.write(func(st *memState, _ func(string, string)) error {
 		if st.periodic == nil {
@@ -32,7 +33,7 @@ func (x *memExec) PeriodicRegister(_ context.Context, ps []*queue.PeriodicRegist
 	return out, err
 }
 
-func (x *memExec) PeriodicAdvance(_ context.Context, p *queue.PeriodicAdvanceParams) (bool, error) {
+func (x *memExec) PeriodicAdvance(_ context.Context, p *driver.PeriodicAdvanceParams) (bool, error) {
 	if p.Name == "" || p.Tick.IsZero() || p.NextRun.IsZero() {
 		return false, fmt.Errorf("%w: name, tick and next run are required", queue.ErrInvalid)
 	}

@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 func (s *suite) testJobClaim(t *testing.T) {
@@ -17,7 +18,7 @@ func (s *suite) testJobClaim(t *testing.T) {
 	t.Run("Invalid", func(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
-		for _, p := range []*queue.JobClaimParams{
+		for _, p := range []*driver.JobClaimParams{
 			{Queue: "", WorkerID: "w", Max: 1, LeaseDuration: time.Minute},
 			{Queue: "Bad Name", WorkerID: "w", Max: 1, LeaseDuration: time.Minute},
 			{Queue: queue.DefaultQueue, WorkerID: "w", Max: 0, LeaseDuration: time.Minute},
@@ -60,7 +61,7 @@ func (s *suite) testJobClaim(t *testing.T) {
 		f.enqueue("a")
 		j := f.claimOne()
 		f.progress(j.Lease(), "parsing", 40, "page 4")
-		if err := f.finish(&queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeRetry, Error: "boom"}); err != nil {
+		if err := f.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeRetry, Error: "boom"}); err != nil {
 			t.Fatalf("finish retry: %v", err)
 		}
 		j2 := f.claimOne()
@@ -79,7 +80,7 @@ func (s *suite) testJobClaim(t *testing.T) {
 		f.enqueue("completed")
 		f.complete(f.claimOne())
 		cancelled := f.enqueue("cancelled")
-		f.cancel(&queue.JobCancelParams{ID: cancelled.ID})
+		f.cancel(&driver.JobCancelParams{ID: cancelled.ID})
 		sched := params("scheduled")
 		sched.RunAt = time.Now().Add(time.Hour)
 		f.insert(sched)

@@ -1,10 +1,11 @@
-package storetest
+package drivertest
 
 import (
 	"testing"
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 func (s *suite) testJobPosition(t *testing.T) {
@@ -39,14 +40,14 @@ func (s *suite) testJobPosition(t *testing.T) {
 		f := s.setup(t)
 		a := f.enqueueN("a", 3)
 		f.enqueue("b")
-		f.wantPosition(a[1].ID, queue.Position{Ahead: 1, Running: 0, Limit: 1})
+		f.wantPosition(a[1].ID, driver.Position{Ahead: 1, Running: 0, Limit: 1})
 		f.claim(testQueue, 10, longLease) // a[0] and b
-		f.wantPosition(a[1].ID, queue.Position{Ahead: 0, Running: 1, Limit: 1})
+		f.wantPosition(a[1].ID, driver.Position{Ahead: 0, Running: 1, Limit: 1})
 		f.tenantLimit("a", testQueue, 3)
-		f.wantPosition(a[2].ID, queue.Position{Ahead: 1, Running: 1, Limit: 3})
+		f.wantPosition(a[2].ID, driver.Position{Ahead: 1, Running: 1, Limit: 3})
 		f.queueConfig(testQueue, 2)
 		b2 := f.enqueue("b")
-		f.wantPosition(b2.ID, queue.Position{Ahead: 0, Running: 1, Limit: 2})
+		f.wantPosition(b2.ID, driver.Position{Ahead: 0, Running: 1, Limit: 2})
 	})
 	t.Run("Conflict", func(t *testing.T) {
 		t.Parallel()
@@ -56,7 +57,7 @@ func (s *suite) testJobPosition(t *testing.T) {
 		done := f.enqueue("b")
 		f.complete(f.claimOne())
 		cancelled := f.enqueue("c")
-		f.cancel(&queue.JobCancelParams{ID: cancelled.ID})
+		f.cancel(&driver.JobCancelParams{ID: cancelled.ID})
 		for _, j := range []*queue.Job{running, done, cancelled} {
 			_, err := f.x.JobPosition(f.ctx, j.ID)
 			wantErr(t, "position of a "+string(f.get(j.ID).State)+" job", err, queue.ErrConflict)
@@ -83,7 +84,7 @@ func (s *suite) testJobPosition(t *testing.T) {
 	})
 }
 
-func (f *fixture) position(id int64) *queue.Position {
+func (f *fixture) position(id int64) *driver.Position {
 	f.t.Helper()
 	p, err := f.x.JobPosition(f.ctx, id)
 	if err != nil {
@@ -99,7 +100,7 @@ func (f *fixture) wantAhead(id int64, ahead int) {
 	}
 }
 
-func (f *fixture) wantPosition(id int64, want queue.Position) {
+func (f *fixture) wantPosition(id int64, want driver.Position) {
 	f.t.Helper()
 	p := f.position(id)
 	if p.Ahead != want.Ahead || p.Running != want.Running || p.Limit != want.Limit {

@@ -1,10 +1,11 @@
-package storetest
+package drivertest
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // testPause checks QueuePauseSet, TenantPauseSet and PauseList: a paused
@@ -97,11 +98,11 @@ func (s *suite) testPause(t *testing.T) {
 		running := f.claimOne()
 		f.pauseTenant("a", true)
 		f.pauseQueue(testQueue, true)
-		held, err := f.x.JobHeartbeat(f.ctx, &queue.JobHeartbeatParams{Leases: []queue.Lease{running.Lease()}, LeaseDuration: longLease})
+		held, err := f.x.JobHeartbeat(f.ctx, &driver.JobHeartbeatParams{Leases: []queue.Lease{running.Lease()}, LeaseDuration: longLease})
 		if err != nil || len(held) != 1 {
 			t.Fatalf("heartbeat of a running job of a paused tenant: %v, %d held; want held", err, len(held))
 		}
-		if err := f.x.JobProgress(f.ctx, &queue.JobProgressParams{Lease: running.Lease(), Stage: "s", Percent: 50}); err != nil {
+		if err := f.x.JobProgress(f.ctx, &driver.JobProgressParams{Lease: running.Lease(), Stage: "s", Percent: 50}); err != nil {
 			t.Fatalf("progress of a running job of a paused tenant: %v", err)
 		}
 		f.complete(running)
@@ -187,34 +188,34 @@ func (s *suite) testPause(t *testing.T) {
 	t.Run("Invalid", func(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
-		wantErr(t, "pause of queue Bad!", f.x.QueuePauseSet(f.ctx, &queue.QueuePauseParams{Queue: "Bad!", Paused: true}), queue.ErrInvalid)
-		wantErr(t, "pause of tenant \"\"", f.x.TenantPauseSet(f.ctx, &queue.TenantPauseParams{Paused: true}), queue.ErrInvalid)
+		wantErr(t, "pause of queue Bad!", f.x.QueuePauseSet(f.ctx, &driver.QueuePauseParams{Queue: "Bad!", Paused: true}), queue.ErrInvalid)
+		wantErr(t, "pause of tenant \"\"", f.x.TenantPauseSet(f.ctx, &driver.TenantPauseParams{Paused: true}), queue.ErrInvalid)
 	})
 	t.Run("ResumeNotifies", func(t *testing.T) {
 		t.Parallel()
 		f, n := s.listening(t)
 		f.pauseQueue("resumed", true)
 		f.pauseQueue("resumed", false)
-		n.wait(t, queue.TopicInsert, "resumed")
+		n.wait(t, driver.TopicInsert, "resumed")
 		f.pauseTenant("a", true)
 		f.insertIn("tenantq")
 		f.pauseTenant("a", false)
 		eventually(t, "a second docket_insert of tenantq, from the resume", func() bool {
-			return n.count(queue.TopicInsert, "tenantq") >= 2
+			return n.count(driver.TopicInsert, "tenantq") >= 2
 		})
 	})
 }
 
 func (f *fixture) pauseQueue(name string, paused bool) {
 	f.t.Helper()
-	if err := f.x.QueuePauseSet(f.ctx, &queue.QueuePauseParams{Queue: name, Paused: paused}); err != nil {
+	if err := f.x.QueuePauseSet(f.ctx, &driver.QueuePauseParams{Queue: name, Paused: paused}); err != nil {
 		f.t.Fatalf("QueuePauseSet(%s, %v): %v", name, paused, err)
 	}
 }
 
 func (f *fixture) pauseTenant(tenant string, paused bool) {
 	f.t.Helper()
-	if err := f.x.TenantPauseSet(f.ctx, &queue.TenantPauseParams{TenantID: tenant, Paused: paused}); err != nil {
+	if err := f.x.TenantPauseSet(f.ctx, &driver.TenantPauseParams{TenantID: tenant, Paused: paused}); err != nil {
 		f.t.Fatalf("TenantPauseSet(%s, %v): %v", tenant, paused, err)
 	}
 }

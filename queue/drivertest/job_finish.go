@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 func (s *suite) testJobFinish(t *testing.T) {
@@ -13,24 +14,24 @@ func (s *suite) testJobFinish(t *testing.T) {
 		t.Parallel()
 		for _, tc := range []struct {
 			name     string
-			p        queue.JobFinishParams
+			p        driver.JobFinishParams
 			state    queue.State
 			attempt  int           // Job.Attempt after the finish
 			errMsg   string        // Job.ErrorMessage after the finish
 			runIn    time.Duration // for scheduled: RunAt from now
 			finished bool          // CompletedAt set
 		}{
-			{"Completed", queue.JobFinishParams{Outcome: queue.OutcomeCompleted, Result: json.RawMessage(`{"pages": 3}`)},
+			{"Completed", driver.JobFinishParams{Outcome: queue.OutcomeCompleted, Result: json.RawMessage(`{"pages": 3}`)},
 				queue.StateCompleted, 1, "", 0, true},
-			{"RetryNow", queue.JobFinishParams{Outcome: queue.OutcomeRetry, Error: "boom"},
+			{"RetryNow", driver.JobFinishParams{Outcome: queue.OutcomeRetry, Error: "boom"},
 				queue.StatePending, 1, "boom", 0, false},
-			{"RetryLater", queue.JobFinishParams{Outcome: queue.OutcomeRetry, Error: "boom", RetryIn: time.Hour},
+			{"RetryLater", driver.JobFinishParams{Outcome: queue.OutcomeRetry, Error: "boom", RetryIn: time.Hour},
 				queue.StateScheduled, 1, "boom", time.Hour, false},
-			{"Failed", queue.JobFinishParams{Outcome: queue.OutcomeFailed, Error: "bad input"},
+			{"Failed", driver.JobFinishParams{Outcome: queue.OutcomeFailed, Error: "bad input"},
 				queue.StateFailed, 1, "bad input", 0, true},
-			{"Snoozed", queue.JobFinishParams{Outcome: queue.OutcomeSnoozed, RetryIn: time.Hour},
+			{"Snoozed", driver.JobFinishParams{Outcome: queue.OutcomeSnoozed, RetryIn: time.Hour},
 				queue.StateScheduled, 0, "", time.Hour, false},
-			{"Released", queue.JobFinishParams{Outcome: queue.OutcomeReleased},
+			{"Released", driver.JobFinishParams{Outcome: queue.OutcomeReleased},
 				queue.StatePending, 0, "", 0, false},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -96,7 +97,7 @@ func (s *suite) testJobFinish(t *testing.T) {
 		f.complete(b)
 		forged := c.Lease()
 		forged.Token++
-		ps := []*queue.JobFinishParams{
+		ps := []*driver.JobFinishParams{
 			{Lease: a.Lease(), Outcome: queue.OutcomeCompleted},
 			{Lease: b.Lease(), Outcome: queue.OutcomeFailed, Error: "late"},
 			{Lease: forged, Outcome: queue.OutcomeCompleted},
@@ -136,7 +137,7 @@ func (s *suite) testJobFinish(t *testing.T) {
 		f := s.setup(t)
 		f.enqueue("a")
 		j := f.claimOne()
-		steps := []queue.JobFinishParams{
+		steps := []driver.JobFinishParams{
 			{Outcome: queue.OutcomeRetry, Error: "e1"},
 			{Outcome: queue.OutcomeReleased},
 			{Outcome: queue.OutcomeRetry, Error: "e2"},

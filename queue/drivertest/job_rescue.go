@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // timedOutMessage is the error of a job failed by the rescue sweep.
@@ -131,7 +132,7 @@ func (s *suite) testJobRescue(t *testing.T) {
 
 func (f *fixture) rescue(limit int) []*queue.Job {
 	f.t.Helper()
-	jobs, err := f.x.JobRescue(f.ctx, &queue.JobRescueParams{Limit: limit})
+	jobs, err := f.x.JobRescue(f.ctx, &driver.JobRescueParams{Limit: limit})
 	if err != nil {
 		f.t.Fatalf("JobRescue: %v", err)
 	}

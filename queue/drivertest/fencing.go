@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // testFencing is RELIABILITY test 7: once attempt 1 lost its lease to a
@@ -73,7 +74,7 @@ func (s *suite) testFencing(t *testing.T) {
 // (their lease since expired and rescued) and as attempt 2 holds them.
 func (f *fixture) zombies(n int) (old, cur []*queue.Job) {
 	f.t.Helper()
-	ps := make([]*queue.JobInsertParams, n)
+	ps := make([]*driver.JobInsertParams, n)
 	for i := range ps {
 		ps[i] = params(fmt.Sprintf("z%d", i))
 	}
@@ -117,7 +118,7 @@ type zombieWrite struct {
 func zombieWrites(f *fixture, l queue.Lease) []zombieWrite {
 	writes := []zombieWrite{
 		{"heartbeat", func() error {
-			got, err := f.x.JobHeartbeat(f.ctx, &queue.JobHeartbeatParams{Leases: []queue.Lease{l}, LeaseDuration: time.Hour})
+			got, err := f.x.JobHeartbeat(f.ctx, &driver.JobHeartbeatParams{Leases: []queue.Lease{l}, LeaseDuration: time.Hour})
 			if err != nil {
 				return err
 			}
@@ -127,14 +128,14 @@ func zombieWrites(f *fixture, l queue.Lease) []zombieWrite {
 			return nil
 		}},
 		{"progress", func() error {
-			err := f.x.JobProgress(f.ctx, &queue.JobProgressParams{Lease: l, Stage: "a1", Percent: 1, Message: "a1"})
+			err := f.x.JobProgress(f.ctx, &driver.JobProgressParams{Lease: l, Stage: "a1", Percent: 1, Message: "a1"})
 			return fenced(err)
 		}},
 	}
 	for _, p := range finishParams("a1") {
 		p.Lease = l
 		writes = append(writes, zombieWrite{fmt.Sprintf("finish %s (retry in %v)", p.Outcome, p.RetryIn), func() error {
-			errs, err := f.x.JobFinish(f.ctx, []*queue.JobFinishParams{p})
+			errs, err := f.x.JobFinish(f.ctx, []*driver.JobFinishParams{p})
 			if err != nil {
 				return err
 			}
@@ -145,9 +146,9 @@ func zombieWrites(f *fixture, l queue.Lease) []zombieWrite {
 }
 
 // finishParams returns a finish of every outcome, tagged with who.
-func finishParams(who string) []*queue.JobFinishParams {
+func finishParams(who string) []*driver.JobFinishParams {
 	result := json.RawMessage(fmt.Sprintf(`{"by": %q}`, who))
-	return []*queue.JobFinishParams{
+	return []*driver.JobFinishParams{
 		{Outcome: queue.OutcomeCompleted, Result: result, WorkerID: who},
 		{Outcome: queue.OutcomeRetry, Error: who, WorkerID: who},
 		{Outcome: queue.OutcomeRetry, Error: who, RetryIn: time.Hour, WorkerID: who},
@@ -184,23 +185,23 @@ func (f *fixture) interleave(rng *rand.Rand, old, cur queue.Lease) queue.Outcome
 	})
 	wg.Go(func() {
 		for i := range steps {
-			err := f.x.JobProgress(f.ctx, &queue.JobProgressParams{Lease: cur, Stage: "a2", Percent: 10 * i, Message: "a2"})
+			err := f.x.JobProgress(f.ctx, &driver.JobProgressParams{Lease: cur, Stage: "a2", Percent: 10 * i, Message: "a2"})
 			if err != nil {
 				f.t.Errorf("job %d: attempt 2 progress: %v", cur.JobID, err)
 			}
-			got, err := f.x.JobHeartbeat(f.ctx, &queue.JobHeartbeatParams{Leases: []queue.Lease{cur}, LeaseDuration: time.Hour})
+			got, err := f.x.JobHeartbeat(f.ctx, &driver.JobHeartbeatParams{Leases: []queue.Lease{cur}, LeaseDuration: time.Hour})
 			if err != nil || len(got) != 1 {
 				f.t.Errorf("job %d: attempt 2 heartbeat: %v, %d leases held", cur.JobID, err, len(got))
 			}
 		}
-		p := &queue.JobFinishParams{Lease: cur, Outcome: final, Error: "a2", Result: json.RawMessage(`{"by": "a2"}`), WorkerID: "a2"}
+		p := &driver.JobFinishParams{Lease: cur, Outcome: final, Error: "a2", Result: json.RawMessage(`{"by": "a2"}`), WorkerID: "a2"}
 		if final == queue.OutcomeRetry || final == queue.OutcomeSnoozed {
 			p.RetryIn = time.Hour
 		}
 		if final == queue.OutcomeCompleted || final == queue.OutcomeSnoozed {
 			p.Error = ""
 		}
-		errs, err := f.x.JobFinish(f.ctx, []*queue.JobFinishParams{p})
+		errs, err := f.x.JobFinish(f.ctx, []*driver.JobFinishParams{p})
 		if err == nil {
 			err = errs[0]
 		}

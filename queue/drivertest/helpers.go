@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // Names and durations the tests share.
@@ -36,8 +37,8 @@ const (
 type fixture struct {
 	t   *testing.T
 	ctx context.Context
-	d   queue.Driver
-	x   queue.Executor
+	d   driver.Driver
+	x   driver.Executor
 }
 
 // setup returns a fixture on a fresh store.
@@ -51,20 +52,20 @@ func (s *suite) setup(t *testing.T) *fixture {
 }
 
 // params returns insert params for a pending job of tenant in testQueue.
-func params(tenant string) *queue.JobInsertParams {
-	return &queue.JobInsertParams{
+func params(tenant string) *driver.JobInsertParams {
+	return &driver.JobInsertParams{
 		Queue: testQueue, Kind: testKind, TenantID: tenant,
 		Args: json.RawMessage(`{}`), MaxAttempts: 3,
 	}
 }
 
 // insert inserts jobs and returns the results.
-func (f *fixture) insert(ps ...*queue.JobInsertParams) []queue.InsertResult {
+func (f *fixture) insert(ps ...*driver.JobInsertParams) []queue.InsertResult {
 	f.t.Helper()
 	return insertWith(f.t, f.ctx, f.x, ps...)
 }
 
-func insertWith(t *testing.T, ctx context.Context, x queue.Executor, ps ...*queue.JobInsertParams) []queue.InsertResult {
+func insertWith(t *testing.T, ctx context.Context, x driver.Executor, ps ...*driver.JobInsertParams) []queue.InsertResult {
 	t.Helper()
 	res, err := x.JobInsertMany(ctx, ps)
 	if err != nil {
@@ -85,7 +86,7 @@ func insertWith(t *testing.T, ctx context.Context, x queue.Executor, ps ...*queu
 // scheduled, and returns them and their RunAt. When the store was slower
 // than the delay (a loaded machine), it cancels them and tries again with
 // twice the delay.
-func (f *fixture) insertSoon(ps ...*queue.JobInsertParams) ([]*queue.Job, time.Time) {
+func (f *fixture) insertSoon(ps ...*driver.JobInsertParams) ([]*queue.Job, time.Time) {
 	f.t.Helper()
 	for d := soonDelay; ; d *= 2 {
 		runAt := time.Now().Add(d)
@@ -106,7 +107,7 @@ func (f *fixture) insertSoon(ps ...*queue.JobInsertParams) ([]*queue.Job, time.T
 			f.t.Fatalf("inserted %s with RunAt %v after %v: want scheduled", describe(jobs[0]), runAt, time.Now())
 		}
 		for _, j := range jobs {
-			f.cancel(&queue.JobCancelParams{ID: j.ID})
+			f.cancel(&driver.JobCancelParams{ID: j.ID})
 		}
 	}
 }
@@ -120,7 +121,7 @@ func (f *fixture) enqueue(tenant string) *queue.Job {
 // enqueueN inserts n pending jobs of tenant in testQueue, in one call.
 func (f *fixture) enqueueN(tenant string, n int) []*queue.Job {
 	f.t.Helper()
-	ps := make([]*queue.JobInsertParams, n)
+	ps := make([]*driver.JobInsertParams, n)
 	for i := range ps {
 		ps[i] = params(tenant)
 	}
@@ -134,7 +135,7 @@ func (f *fixture) enqueueN(tenant string, n int) []*queue.Job {
 // claim claims up to max jobs of queue with a lease of the given length.
 func (f *fixture) claim(queueName string, max int, lease time.Duration) []*queue.Job {
 	f.t.Helper()
-	jobs, err := f.x.JobClaim(f.ctx, &queue.JobClaimParams{
+	jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{
 		Queue: queueName, WorkerID: workerID, Max: max, LeaseDuration: lease,
 	})
 	if err != nil {
@@ -175,9 +176,9 @@ func (f *fixture) get(id int64) *queue.Job {
 }
 
 // finish ends one attempt and returns its per-param error.
-func (f *fixture) finish(p *queue.JobFinishParams) error {
+func (f *fixture) finish(p *driver.JobFinishParams) error {
 	f.t.Helper()
-	errs, err := f.x.JobFinish(f.ctx, []*queue.JobFinishParams{p})
+	errs, err := f.x.JobFinish(f.ctx, []*driver.JobFinishParams{p})
 	if err != nil {
 		f.t.Fatalf("JobFinish: %v", err)
 	}
@@ -190,7 +191,7 @@ func (f *fixture) finish(p *queue.JobFinishParams) error {
 // complete completes a running job whose lease must be held.
 func (f *fixture) complete(j *queue.Job) {
 	f.t.Helper()
-	err := f.finish(&queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: workerID})
+	err := f.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: workerID})
 	if err != nil {
 		f.t.Fatalf("complete job %d: %v", j.ID, err)
 	}
@@ -216,7 +217,7 @@ func (f *fixture) rescueUntil(ids ...int64) map[int64]*queue.Job {
 	}
 	got := make(map[int64]*queue.Job, len(ids))
 	eventually(f.t, "rescue of the expired leases", func() bool {
-		jobs, err := f.x.JobRescue(f.ctx, &queue.JobRescueParams{Limit: 1000})
+		jobs, err := f.x.JobRescue(f.ctx, &driver.JobRescueParams{Limit: 1000})
 		if err != nil {
 			f.t.Fatalf("JobRescue: %v", err)
 		}
@@ -301,7 +302,7 @@ func tenantsOf(jobs []*queue.Job) map[string]int {
 // tenantLimit sets a tenant's limit in a queue (every queue when q is "").
 func (f *fixture) tenantLimit(tenant, q string, limit int) {
 	f.t.Helper()
-	err := f.x.TenantLimitSet(f.ctx, &queue.TenantLimitParams{TenantID: tenant, Queue: q, MaxRunning: limit})
+	err := f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: tenant, Queue: q, MaxRunning: limit})
 	if err != nil {
 		f.t.Fatalf("TenantLimitSet(%s, %q, %d): %v", tenant, q, limit, err)
 	}
@@ -310,7 +311,7 @@ func (f *fixture) tenantLimit(tenant, q string, limit int) {
 // queueConfig sets a queue's default tenant limit.
 func (f *fixture) queueConfig(q string, limit int) {
 	f.t.Helper()
-	if err := f.x.QueueConfigSet(f.ctx, &queue.QueueConfigParams{Queue: q, DefaultTenantLimit: limit}); err != nil {
+	if err := f.x.QueueConfigSet(f.ctx, &driver.QueueConfigParams{Queue: q, DefaultTenantLimit: limit}); err != nil {
 		f.t.Fatalf("QueueConfigSet(%s, %d): %v", q, limit, err)
 	}
 }
@@ -318,7 +319,7 @@ func (f *fixture) queueConfig(q string, limit int) {
 // schedule runs one scheduling sweep and returns how many jobs it moved.
 func (f *fixture) schedule(limit int) int {
 	f.t.Helper()
-	n, err := f.x.JobSchedule(f.ctx, &queue.JobScheduleParams{Limit: limit})
+	n, err := f.x.JobSchedule(f.ctx, &driver.JobScheduleParams{Limit: limit})
 	if err != nil {
 		f.t.Fatalf("JobSchedule: %v", err)
 	}

@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 func (s *suite) testJobClaimFairness(t *testing.T) {
@@ -86,7 +87,7 @@ func (s *suite) testJobClaimConcurrent(t *testing.T) {
 		for range claimers {
 			wg.Go(func() {
 				<-start
-				jobs, err := f.x.JobClaim(f.ctx, &queue.JobClaimParams{
+				jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{
 					Queue: testQueue, WorkerID: workerID, Max: 5, LeaseDuration: longLease,
 				})
 				if err != nil {
@@ -139,7 +140,7 @@ func (s *suite) insertWhileClaiming(t *testing.T) {
 		wg.Go(func() {
 			for i := range perProducer {
 				p := params(fmt.Sprintf("t%d", (w+i)%5))
-				if _, err := f.x.JobInsertMany(f.ctx, []*queue.JobInsertParams{p}); err != nil {
+				if _, err := f.x.JobInsertMany(f.ctx, []*driver.JobInsertParams{p}); err != nil {
 					t.Errorf("JobInsertMany: %v", err)
 					return
 				}
@@ -150,7 +151,7 @@ func (s *suite) insertWhileClaiming(t *testing.T) {
 	for w := range claimers {
 		wg.Go(func() {
 			for finished.Load() < total && time.Now().Before(deadline) && !t.Failed() {
-				jobs, err := f.x.JobClaim(f.ctx, &queue.JobClaimParams{
+				jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{
 					Queue: testQueue, WorkerID: fmt.Sprintf("w%d", w), Max: 2, LeaseDuration: longLease,
 				})
 				if err != nil {
@@ -161,9 +162,9 @@ func (s *suite) insertWhileClaiming(t *testing.T) {
 					time.Sleep(time.Millisecond) // poll: nothing claimable now
 					continue
 				}
-				ps := make([]*queue.JobFinishParams, len(jobs))
+				ps := make([]*driver.JobFinishParams, len(jobs))
 				for i, j := range jobs {
-					ps[i] = &queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}
+					ps[i] = &driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}
 				}
 				if _, err := f.x.JobFinish(f.ctx, ps); err != nil {
 					t.Errorf("JobFinish: %v", err)
@@ -210,7 +211,7 @@ func (s *suite) claimInvariant(t *testing.T) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 1))
 			for finished.Load() < int64(total) && time.Now().Before(deadline) && !t.Failed() {
-				jobs, err := f.x.JobClaim(f.ctx, &queue.JobClaimParams{
+				jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{
 					Queue: testQueue, WorkerID: fmt.Sprintf("w%d", w), Max: 1 + rng.IntN(3), LeaseDuration: longLease,
 				})
 				if err != nil {
@@ -238,9 +239,9 @@ func (s *suite) claimInvariant(t *testing.T) {
 					running[j.TenantID]--
 				}
 				mu.Unlock()
-				ps := make([]*queue.JobFinishParams, len(jobs))
+				ps := make([]*driver.JobFinishParams, len(jobs))
 				for i, j := range jobs {
-					ps[i] = &queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: j.WorkerID}
+					ps[i] = &driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: j.WorkerID}
 				}
 				errs, err := f.x.JobFinish(f.ctx, ps)
 				if err != nil {

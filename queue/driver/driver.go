@@ -1,4 +1,4 @@
-package queue
+package driver
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 // Driver is a storage backend for the engine. Implementations live in their
 // own packages (postgres, sqlite) and all pass the conformance suite in
-// package storetest.
+// package queue/drivertest.
 type Driver interface {
 	// Executor runs statements on the driver's pool, each in its own
 	// transaction.

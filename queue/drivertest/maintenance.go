@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 func (s *suite) testJobSchedule(t *testing.T) {
@@ -57,7 +58,7 @@ func (s *suite) testJobSchedule(t *testing.T) {
 		f := s.setup(t)
 		f.enqueue("a")
 		j := f.claimOne()
-		err := f.finish(&queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeRetry, Error: "e", RetryIn: 100 * time.Millisecond})
+		err := f.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeRetry, Error: "e", RetryIn: 100 * time.Millisecond})
 		if err != nil {
 			t.Fatalf("finish retry: %v", err)
 		}
@@ -79,11 +80,11 @@ func (s *suite) testJobDeleteFinished(t *testing.T) {
 		f.complete(completed)
 		f.enqueue("f")
 		failed := f.claimOne()
-		if err := f.finish(&queue.JobFinishParams{Lease: failed.Lease(), Outcome: queue.OutcomeFailed, Error: "x"}); err != nil {
+		if err := f.finish(&driver.JobFinishParams{Lease: failed.Lease(), Outcome: queue.OutcomeFailed, Error: "x"}); err != nil {
 			t.Fatalf("fail: %v", err)
 		}
 		cancelled := f.enqueue("x")
-		f.cancel(&queue.JobCancelParams{ID: cancelled.ID})
+		f.cancel(&driver.JobCancelParams{ID: cancelled.ID})
 		f.enqueue("r")
 		running := f.claimOne()
 		pending := f.enqueue("p")
@@ -149,7 +150,7 @@ func (s *suite) testJobDeleteFinished(t *testing.T) {
 
 func (f *fixture) deleteFinished(completed, failed, cancelled time.Duration, limit int) int {
 	f.t.Helper()
-	n, err := f.x.JobDeleteFinished(f.ctx, &queue.JobDeleteFinishedParams{
+	n, err := f.x.JobDeleteFinished(f.ctx, &driver.JobDeleteFinishedParams{
 		CompletedAge: completed, FailedAge: failed, CancelledAge: cancelled, Limit: limit,
 	})
 	if err != nil {
@@ -209,7 +210,7 @@ func (s *suite) testLeader(t *testing.T) {
 
 func (f *fixture) leader(name, id string, ttl time.Duration) bool {
 	f.t.Helper()
-	ok, err := f.x.LeaderAttempt(f.ctx, &queue.LeaderParams{Name: name, LeaderID: id, TTL: ttl})
+	ok, err := f.x.LeaderAttempt(f.ctx, &driver.LeaderParams{Name: name, LeaderID: id, TTL: ttl})
 	if err != nil {
 		f.t.Fatalf("LeaderAttempt(%s, %s): %v", name, id, err)
 	}
@@ -225,7 +226,7 @@ func (f *fixture) wantLeader(name, id string, ttl time.Duration, want bool) {
 
 func (f *fixture) resign(name, id string) {
 	f.t.Helper()
-	if err := f.x.LeaderResign(f.ctx, &queue.LeaderParams{Name: name, LeaderID: id}); err != nil {
+	if err := f.x.LeaderResign(f.ctx, &driver.LeaderParams{Name: name, LeaderID: id}); err != nil {
 		f.t.Fatalf("LeaderResign(%s, %s): %v", name, id, err)
 	}
 }
@@ -241,12 +242,12 @@ func (s *suite) testQueueStats(t *testing.T) {
 		f.complete(f.claimOne())
 		f.enqueue("f")
 		j := f.claimOne()
-		if err := f.finish(&queue.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeFailed, Error: "x"}); err != nil {
+		if err := f.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeFailed, Error: "x"}); err != nil {
 			t.Fatalf("fail: %v", err)
 		}
 		f.enqueue("r")
 		f.claimOne()
-		f.cancel(&queue.JobCancelParams{ID: f.enqueue("x").ID})
+		f.cancel(&driver.JobCancelParams{ID: f.enqueue("x").ID})
 		p := params("s")
 		p.RunAt = time.Now().Add(time.Hour)
 		f.insert(p)

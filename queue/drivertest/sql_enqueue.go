@@ -1,4 +1,4 @@
-package storetest
+package drivertest
 
 import (
 	"encoding/json"

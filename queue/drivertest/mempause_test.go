@@ -1,4 +1,4 @@
-package storetest_test
+package drivertest_test
 
 import (
 	"context"
@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
-func (x *memExec) QueuePauseSet(_ context.Context, p *queue.QueuePauseParams) error {
+func (x *memExec) QueuePauseSet(_ context.Context, p *driver.QueuePauseParams) error {
 	if err := queue.ValidateQueueName(p.Queue); err != nil {
 		return err
 	}
 	return x.write(func(st *memState, notify func(string, string)) error {
 		if !p.Paused {
 			delete(st.pausedQueues, p.Queue)
-			notify(queue.TopicInsert, p.Queue)
+			notify(driver.TopicInsert, p.Queue)
 		} else if _, ok := st.pausedQueues[p.Queue]; !ok {
 			st.pausedQueues[p.Queue] = time.Now()
 		}
@@ -24,7 +25,7 @@ func (x *memExec) QueuePauseSet(_ context.Context, p *queue.QueuePauseParams) er
 	})
 }
 
-func (x *memExec) TenantPauseSet(_ context.Context, p *queue.TenantPauseParams) error {
+func (x *memExec) TenantPauseSet(_ context.Context, p *driver.TenantPauseParams) error {
 	if p.TenantID == "" {
 		return fmt.Errorf("%w: pause needs a tenant", queue.ErrInvalid)
 	}
@@ -38,7 +39,7 @@ func (x *memExec) TenantPauseSet(_ context.Context, p *queue.TenantPauseParams) 
 		delete(st.pausedTenants, p.TenantID)
 		for _, j := range st.jobs {
 			if j.TenantID == p.TenantID && j.State == queue.StatePending {
-				notify(queue.TopicInsert, j.Queue)
+				notify(driver.TopicInsert, j.Queue)
 			}
 		}
 		return nil
