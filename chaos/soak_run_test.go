@@ -19,6 +19,7 @@ import (
 
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // soakConfig sizes the churn soak; every field has an environment
@@ -191,18 +192,18 @@ func (l *soakLedger) check() soakVerdict {
 // claims through Executor().JobClaim, so this is each claim as the engine
 // makes it, statement and round trip.
 type timedDriver struct {
-	queue.Driver
+	driver.Driver
 	exec timedExecutor
 }
 
 type timedExecutor struct {
-	queue.Executor
+	driver.Executor
 	rec *claimRecorder
 }
 
-func (d *timedDriver) Executor() queue.Executor { return d.exec }
+func (d *timedDriver) Executor() driver.Executor { return d.exec }
 
-func (e timedExecutor) JobClaim(ctx context.Context, p *queue.JobClaimParams) ([]*queue.Job, error) {
+func (e timedExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*queue.Job, error) {
 	begin := time.Now()
 	jobs, err := e.Executor.JobClaim(ctx, p)
 	e.rec.add(begin, len(jobs), err)
