@@ -22,7 +22,7 @@ var sessionScopeRE = []*regexp.Regexp{
 // outlive the transaction on a pooled connection.
 func TestRLS_NoSessionLevelScope(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("..")
+	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}

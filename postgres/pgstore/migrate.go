@@ -2,14 +2,28 @@ package pgstore
 
 import (
 	"context"
+	"embed"
 
 	"github.com/docketq/docket/postgres"
 )
 
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// docsLine is the document store's migration line. Legacy maps it onto the
+// single sequence of before the lines (docs/migrations.md).
+var docsLine = postgres.MigrationLine{
+	Name: "docs", FS: migrationFS, Dir: "migrations",
+	Legacy: []int{3, 4, 5, 7, 11, 13, 14},
+}
+
 // Migrate brings the schema up to date: the engine's migrations first
 // (postgres.Driver.Migrate), then the document store's own line.
 func (s *Store) Migrate(ctx context.Context) error {
-	return s.d.Migrate(ctx)
+	if err := s.d.Migrate(ctx); err != nil {
+		return err
+	}
+	return s.d.MigrateLine(ctx, docsLine)
 }
 
 // MigrateURL connects to connString, migrates the engine and the document
