@@ -37,7 +37,7 @@ FROM alternatives WHERE alt IS NOT NULL`
 // with the GIN index on their tsvector, at most $9 of them: only those
 // are ranked (ts_rank, normalised by the log of the chunk's length), and
 // only the best $6 read whole. The statement is in docket_chunk_search
-// (migrations/005_search.sql), which says why; a NULL query matches
+// (migrations/003_search.sql), which says why; a NULL query matches
 // nothing.
 const chunkSearchSQL = `SELECT document_id, idx, text, page_start, page_end, model, dimensions, vector, filename, rank
 FROM docket_chunk_search((` + searchQuerySQL + `)::tsquery, $5, $6, $7, $8, $9)`

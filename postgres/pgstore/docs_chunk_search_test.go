@@ -12,7 +12,7 @@ import (
 )
 
 // TestChunkSearch_Compound: a hyphenated compound is found as one lexeme
-// (migrations/014_search_compounds.sql), stemmed by the chunk's language,
+// (migrations/007_search_compounds.sql), stemmed by the chunk's language,
 // not as a phrase of its words (which reads every chunk holding both to
 // check that they are adjacent); its words written apart are found only
 // when no chunk holds the compound.
@@ -88,7 +88,7 @@ func TestChunkSearch_Compound(t *testing.T) {
 
 // TestChunkStorage: a chunk's tsvector stays in its row, which a search
 // reads for every match, and its vector, read only for the best few, goes
-// out of line (migrations/014_search_compounds.sql).
+// out of line (migrations/007_search_compounds.sql).
 func TestChunkStorage(t *testing.T) {
 	t.Parallel()
 	f := setup(t)

@@ -17,7 +17,7 @@ import (
 // Tenant isolation has two walls. Every statement of a tenant transaction
 // names its tenant (WHERE tenant_id = $1, or the column on insert); and the
 // transaction runs as the role docket_app with app.tenant_id set, both
-// transaction-local, so row-level security (migrations/003_documents.sql)
+// transaction-local, so row-level security (migrations/001_documents.sql)
 // refuses any other tenant's rows even to a statement that forgot the
 // first wall. System-scope methods (tenants, API keys) and the engine run
 // as the owner, which the policies let see every row.

@@ -56,7 +56,7 @@ func (s *Store) TenantGet(ctx context.Context, id string) (*docket.Tenant, error
 
 // tenantListSQL lists the tenants after a cursor ($1, $2: its created_at
 // and id; from the oldest: the zero time and ”), at most $3 (NULL: all):
-// one range scan of docket_tenants_list (migration 011).
+// one range scan of docket_tenants_list (migrations/005_tenant_list.sql).
 const tenantListSQL = `SELECT ` + tenantColumns + ` FROM docket_tenants
 WHERE (created_at, id) > ($1::timestamptz, $2::text) AND ` + tenantLive + `
 ORDER BY created_at, id LIMIT $3`

@@ -13,7 +13,7 @@ import (
 
 // Tenant deletion: the tombstone, the purge in batches and the end, as
 // docket/tenant_delete.go specifies; the tombstone's row is in
-// docket_tenant_deletions (migration 013). Every statement runs as the
+// docket_tenant_deletions (migrations/006_tenant_delete.sql). Every statement runs as the
 // owner, across row-level security. sqlite/sqlitestore/docs_tenant_delete.go
 // mirrors this file.
 

@@ -10,7 +10,8 @@ import (
 	"github.com/docketq/docket"
 )
 
-// The monitoring views are defined in migrations/006_monitoring.sql;
+// The monitoring views are defined in the engine's
+// postgres/migrations/005_monitoring.sql;
 // HealthGet reads them in one read-only, repeatable-read transaction, so
 // every view sees the same now(). $1 is the queue ('' for all), $2 the row
 // limit of a list; count(*) OVER () is the list's total before the limit.

@@ -15,7 +15,7 @@ const (
 	tenantGetSQL    = `SELECT ` + tenantColumns + ` FROM docket_tenants WHERE id = ? AND ` + tenantLive
 	// tenantListSQL lists the tenants after a cursor (its created_at and
 	// id; from the oldest: the least integer and ''), at most LIMIT (-1:
-	// all): one range scan of docket_tenants_list (migration 0008).
+	// all): one range scan of docket_tenants_list (migrations/003_tenant_list.sql).
 	tenantListSQL = `SELECT ` + tenantColumns + ` FROM docket_tenants
 WHERE (created_at, id) > (?, ?) AND ` + tenantLive + ` ORDER BY created_at, id LIMIT ?`
 	tenantCursorSQL = `SELECT created_at FROM docket_tenants WHERE id = ?`

@@ -13,7 +13,7 @@ import (
 
 // Tenant deletion: the tombstone, the purge in batches and the end, as
 // docket/tenant_delete.go specifies; the tombstone's row is in
-// docket_tenant_deletions (migration 0010). It mirrors
+// docket_tenant_deletions (migrations/004_tenant_delete.sql). It mirrors
 // postgres/docs_tenant_delete.go; SQLite's one writer serialises the
 // tombstone with uploads, so it needs no lock of its own.
 

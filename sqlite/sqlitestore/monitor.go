@@ -9,7 +9,7 @@ import (
 	"github.com/docketq/docket"
 )
 
-// The monitoring views of PostgreSQL (postgres/migrations/006_monitoring.sql)
+// The monitoring views of PostgreSQL (postgres/migrations/005_monitoring.sql)
 // as queries: the same columns and definitions, from the store's clock
 // instead of now(). ?1 is now in unix microseconds, ?2 the queue ('' for
 // all), ?3 the row limit of a list, ?4 docket.StuckAfter, ?5 whether to
