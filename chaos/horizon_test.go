@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/postgres/pgstore"
 	"github.com/docketq/docket/queue"
 )
 
@@ -28,7 +29,7 @@ type horizonConfig struct {
 // workers × 8; after a 4 s baseline a session opens a repeatable-read
 // transaction, reads the jobs table, takes a transaction id and idles for
 // 10 s while the churn goes on, then commits; 4 s more of churn, then the
-// drain. While it idles, Docket's health (postgres.Driver.HorizonHolders,
+// drain. While it idles, Docket's health (pgstore.Store.HorizonHolders,
 // the view docket_horizon_holders) must name its pid first, idle in
 // transaction, with its transaction's age (± 1 s of the database clock;
 // read every second from 1 s into the pin),
@@ -47,6 +48,7 @@ func runHorizonPin(t *testing.T, c horizonConfig) {
 	e := setup(t)
 	ctx := context.Background()
 	driver := postgres.New(e.pool)
+	store := pgstore.New(driver)
 	startFleet(t, c.procs, false, e.workerArgs(
 		"-concurrency", strconv.Itoa(c.slots), "-lease", "2s", "-poll", "200ms",
 		"-ledger-min", "1ms", "-ledger-max", "20ms"))
@@ -110,7 +112,7 @@ func runHorizonPin(t *testing.T, c horizonConfig) {
 	for end := time.Now().Add(c.pin); time.Now().Before(end); {
 		time.Sleep(time.Second)
 		checks++
-		hs, err := driver.HorizonHolders(ctx, 3)
+		hs, err := store.HorizonHolders(ctx, 3)
 		if err != nil {
 			t.Fatalf("health: %v", err)
 		}
@@ -140,7 +142,7 @@ func runHorizonPin(t *testing.T, c horizonConfig) {
 	}
 	completedPinned := e.count(`SELECT count(*) FROM effects`) - completedAtPin
 	vacPinned, vacPinnedTook := vacuumJobs(t, e)
-	lastHealth, err := driver.HorizonHolders(ctx, 1)
+	lastHealth, err := store.HorizonHolders(ctx, 1)
 	if err != nil || len(lastHealth) == 0 {
 		t.Fatalf("health at the end of the pin: %v, %v", lastHealth, err)
 	}
@@ -148,7 +150,7 @@ func runHorizonPin(t *testing.T, c horizonConfig) {
 		t.Fatalf("holder commit: %v", err)
 	}
 	t1 := e.dbNow()
-	hs, err := driver.HorizonHolders(ctx, 10)
+	hs, err := store.HorizonHolders(ctx, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/postgres/pgstore"
 )
 
 var (
@@ -117,8 +118,8 @@ CREATE TABLE enqueues (
 	enqueued_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );`
 
-// migrate prepares the template database: the driver's schema and the
-// ledger tables.
+// migrate prepares the template database: the engine's and the document
+// store's schema, and the ledger tables.
 func migrate(connString string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -127,7 +128,7 @@ func migrate(connString string) error {
 		return err
 	}
 	defer d.Close()
-	if err := d.Migrate(ctx); err != nil {
+	if err := pgstore.New(d).Migrate(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if _, err := d.Pool().Exec(ctx, ledgerSchema); err != nil {

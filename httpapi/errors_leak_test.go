@@ -12,9 +12,8 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/httpapi"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
 )
 
 // lockedBuffer is a log sink the server's goroutines may share.
@@ -41,9 +40,9 @@ func execOwner(t *testing.T, d httpapi.TestStore, stmts ...string) {
 	for _, s := range stmts {
 		var err error
 		switch d := d.(type) {
-		case *postgres.Driver:
+		case *storepair.Postgres:
 			_, err = d.Pool().Exec(context.Background(), s)
-		case *sqlite.Driver:
+		case *storepair.SQLite:
 			_, err = d.DB().ExecContext(context.Background(), s)
 		default:
 			t.Fatalf("store %T", d)

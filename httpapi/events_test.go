@@ -22,6 +22,7 @@ import (
 	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/feed"
 	"github.com/docketq/docket/httpapi"
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/sqlite"
 )
@@ -36,7 +37,7 @@ const (
 // sseEnv is a real server with a feed on a real SQLite store and queue.
 type sseEnv struct {
 	t      testing.TB
-	driver *sqlite.Driver
+	driver *storepair.SQLite
 	queue  *queue.Client
 	url    string
 	stop   context.CancelFunc // stops the feed
@@ -58,10 +59,11 @@ func newSSEEnvConfig(t testing.TB, edit func(*httpapi.Config)) *sseEnv {
 	t.Helper()
 	opts := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, opts) })
-	d, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	dRaw, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	d := storepair.NewSQLite(dRaw)
 	t.Cleanup(func() { d.Close() })
 	if err := d.Migrate(t.Context()); err != nil {
 		t.Fatal(err)

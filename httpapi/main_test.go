@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/postgres/pgstore"
 	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
 )
@@ -17,11 +19,11 @@ import (
 // httpapi and httpapi_test packages share it); every PostgreSQL test gets
 // its own database, copied from a migrated template.
 func TestMain(m *testing.M) {
-	testpg.Main(m, testpg.Options{Template: postgres.MigrateURL})
+	testpg.Main(m, testpg.Options{Template: pgstore.MigrateURL})
 }
 
-// TestStore is what both drivers are: the job engine's driver and the
-// document store over one database. Exported for the httpapi_test package.
+// TestStore is the job engine's driver and the document store over one
+// database, as one value (internal/storepair). Exported for the httpapi_test package.
 type TestStore interface {
 	docket.Store
 	driver.Driver
@@ -45,7 +47,7 @@ func OpenTestStore(tb testing.TB, backend string) TestStore {
 			tb.Fatalf("open postgres: %v", err)
 		}
 		tb.Cleanup(func() { _ = d.Close() })
-		return d
+		return storepair.NewPostgres(d)
 	}
 	tb.Fatalf("unknown backend %q", backend)
 	return nil
@@ -53,7 +55,7 @@ func OpenTestStore(tb testing.TB, backend string) TestStore {
 
 // openSQLite returns a fresh, migrated SQLite store whose clock is now
 // (nil: time.Now), closed when the test ends.
-func openSQLite(tb testing.TB, now func() time.Time) *sqlite.Driver {
+func openSQLite(tb testing.TB, now func() time.Time) *storepair.SQLite {
 	tb.Helper()
 	ctx := context.Background()
 	d, err := sqlite.OpenConfig(ctx, sqlite.Config{Path: filepath.Join(tb.TempDir(), "docket.db"), Now: now})
@@ -61,10 +63,11 @@ func openSQLite(tb testing.TB, now func() time.Time) *sqlite.Driver {
 		tb.Fatalf("open sqlite: %v", err)
 	}
 	tb.Cleanup(func() { _ = d.Close() })
-	if err := d.Migrate(ctx); err != nil {
+	s := storepair.NewSQLite(d)
+	if err := s.Migrate(ctx); err != nil {
 		tb.Fatalf("migrate: %v", err)
 	}
-	return d
+	return s
 }
 
 // forEachStore runs fn as a parallel subtest per store ("sqlite",

@@ -14,18 +14,20 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/sqlite"
 )
 
 // setup opens a fresh SQLite store and a client on it.
-func setup(t *testing.T) (*sqlite.Driver, *queue.Client) {
+func setup(t *testing.T) (*storepair.SQLite, *queue.Client) {
 	t.Helper()
-	d, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	dRaw, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	d := storepair.NewSQLite(dRaw)
 	t.Cleanup(func() { _ = d.Close() })
 	if err := d.Migrate(t.Context()); err != nil {
 		t.Fatal(err)

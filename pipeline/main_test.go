@@ -6,7 +6,7 @@ import (
 
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/pipeline/extract/extracttest"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/postgres/pgstore"
 )
 
 // TestMain starts one throwaway PostgreSQL cluster for the package; every
@@ -17,5 +17,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv(extracttest.ChildEnv) != "" {
 		os.Exit(m.Run())
 	}
-	testpg.Main(m, testpg.Options{Template: postgres.MigrateURL})
+	testpg.Main(m, testpg.Options{Template: pgstore.MigrateURL})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/pipeline/extract"
@@ -77,10 +78,14 @@ func open(tb testing.TB, backend string) store {
 	case "sqlite":
 		var d *sqlite.Driver
 		if d, err = sqlite.Open(ctx, filepath.Join(tb.TempDir(), "docket.db")); err == nil {
-			db, err = d, d.Migrate(ctx)
+			s := storepair.NewSQLite(d)
+			db, err = s, s.Migrate(ctx)
 		}
 	case "postgres":
-		db, err = postgres.Open(ctx, testpg.NewDatabase(tb)) // migrated by TestMain's template
+		var d *postgres.Driver
+		if d, err = postgres.Open(ctx, testpg.NewDatabase(tb)); err == nil { // migrated by TestMain's template
+			db = storepair.NewPostgres(d)
+		}
 	default:
 		tb.Fatalf("unknown backend %q", backend)
 	}

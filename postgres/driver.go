@@ -1,9 +1,13 @@
 // Package postgres is Docket's PostgreSQL storage driver, on pgx v5.
 //
-// It implements [driver.Driver]. The schema lives in migrations/ (embedded;
-// [Driver.Migrate] applies it under an advisory lock, so many processes may
-// migrate at once) and includes docket_enqueue, a SQL function that
-// enqueues a job from a trigger or any language.
+// It implements [driver.Driver] and knows nothing of documents: the
+// document store (package pgstore) shares its database through
+// [Driver.Pool], [Driver.UnwrapTx], [Driver.NotifyAfterCommit] and
+// [Driver.MigrateLine]. The engine's schema lives in migrations/ (embedded,
+// the line "engine" of docket_migrations; [Driver.Migrate] applies it under
+// an advisory lock, so many processes may migrate at once) and includes
+// docket_enqueue, a SQL function that enqueues a job from a trigger or any
+// language.
 //
 // # Claiming
 //

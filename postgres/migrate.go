@@ -4,59 +4,90 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/docketq/docket/internal/migration"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
+// MigrationLine is a sequence of migrations of its own, recorded in
+// docket_migrations under its name: the engine's ("engine"), or that of
+// something sharing the engine's database (a document store: "docs").
+type MigrationLine = migration.Line
+
+// engineLine is the engine's migration line: its tables and functions,
+// nothing of the document service. Legacy maps it onto the single sequence
+// of before the lines (see internal/migration and docs/migrations.md).
+var engineLine = MigrationLine{
+	Name: "engine", FS: migrationFS, Dir: "migrations",
+	Legacy: []int{1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 15},
+}
+
 // migrateLockKey is the pg_advisory_xact_lock key that serialises
 // migrators ("docket" in ASCII).
 const migrateLockKey = 0x646f636b6574
 
-// migration is one numbered file of migrations/: NNN_name.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
+// migrationsTableSQL creates the record of applied migrations, one row
+// per (line, version).
+const migrationsTableSQL = `CREATE TABLE IF NOT EXISTS docket_migrations (
+    line       text NOT NULL,
+    version    int NOT NULL,
+    name       text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (line, version))`
+
+// legacyTableSQL reports whether docket_migrations is the single
+// sequence's (version, name, applied_at), without a line.
+const legacyTableSQL = `SELECT to_regclass('docket_migrations') IS NOT NULL AND NOT EXISTS (
+    SELECT FROM pg_attribute WHERE attrelid = to_regclass('docket_migrations') AND attname = 'line' AND NOT attisdropped)`
+
+// legacyConvertSQL turns the single sequence's record into the lines' one,
+// its rows kept under the line "legacy".
+const legacyConvertSQL = `ALTER TABLE docket_migrations RENAME TO docket_migrations_legacy;
+ALTER INDEX docket_migrations_pkey RENAME TO docket_migrations_legacy_pkey;
+` + migrationsTableSQL + `;
+INSERT INTO docket_migrations (line, version, name, applied_at)
+SELECT '` + migration.LegacyLine + `', version, name, applied_at FROM docket_migrations_legacy;
+DROP TABLE docket_migrations_legacy`
+
+// Migrate applies the engine's migrations (engineLine) not yet applied.
+// See MigrateLine.
+func (d *Driver) Migrate(ctx context.Context) error {
+	return d.MigrateLine(ctx, engineLine)
 }
 
-// Migrate applies the migrations not yet recorded in docket_migrations, in
-// order, in one transaction. An advisory lock makes concurrent calls from
-// many processes wait for each other; the later ones find nothing to do.
-func (d *Driver) Migrate(ctx context.Context) error {
-	migs, err := migrations()
+// MigrateLine applies the migrations of line not yet recorded in
+// docket_migrations, in order, in one transaction, for the engine
+// (Migrate) or for what shares its database and keeps a schema of its own
+// (a document store's line, applied after the engine's). An advisory lock
+// makes concurrent calls from many processes wait for each other; the
+// later ones find nothing to do. On a database migrated by the single
+// sequence of before the lines, the line's migrations that came from an
+// applied version of it are recorded as applied, and not run again.
+func (d *Driver) MigrateLine(ctx context.Context, line MigrationLine) error {
+	migs, err := line.Migrations()
 	if err != nil {
-		return err
+		return fmt.Errorf("migrate %s: %w", line.Name, err)
 	}
 	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLockKey)); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS docket_migrations (
-			version    int PRIMARY KEY,
-			name       text NOT NULL,
-			applied_at timestamptz NOT NULL DEFAULT now())`)
-		if err != nil {
-			return err
-		}
-		applied, err := appliedVersions(ctx, tx)
+		applied, err := appliedVersions(ctx, tx, line.Name, migs)
 		if err != nil {
 			return err
 		}
 		for _, m := range migs {
-			if applied[m.version] {
+			if applied[m.Version] {
 				continue
 			}
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("%03d_%s: %w", m.version, m.name, err)
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("%03d_%s: %w", m.Version, m.Name, err)
 			}
-			_, err := tx.Exec(ctx, "INSERT INTO docket_migrations (version, name) VALUES ($1, $2)", m.version, m.name)
+			_, err := tx.Exec(ctx, "INSERT INTO docket_migrations (line, version, name) VALUES ($1, $2, $3)", line.Name, m.Version, m.Name)
 			if err != nil {
 				return err
 			}
@@ -64,13 +95,50 @@ func (d *Driver) Migrate(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("migrate: %w", interpretError(err))
+		return fmt.Errorf("migrate %s: %w", line.Name, interpretError(err))
 	}
 	return nil
 }
 
-func appliedVersions(ctx context.Context, tx pgx.Tx) (map[int]bool, error) {
-	rows, err := tx.Query(ctx, "SELECT version FROM docket_migrations")
+// appliedVersions returns the versions of line applied, after bringing
+// docket_migrations to the lines' form and mapping the single sequence's
+// versions onto line if it has none yet.
+func appliedVersions(ctx context.Context, tx pgx.Tx, line string, migs []migration.Migration) (map[int]bool, error) {
+	var legacy bool
+	if err := tx.QueryRow(ctx, legacyTableSQL).Scan(&legacy); err != nil {
+		return nil, err
+	}
+	if legacy {
+		if _, err := tx.Exec(ctx, legacyConvertSQL); err != nil {
+			return nil, fmt.Errorf("record migrations by line: %w", err)
+		}
+	} else if _, err := tx.Exec(ctx, migrationsTableSQL); err != nil {
+		return nil, err
+	}
+	versions, err := lineVersions(ctx, tx, line)
+	if err != nil || len(versions) > 0 {
+		return versions, err
+	}
+	var old int
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM docket_migrations WHERE line = $1`,
+		migration.LegacyLine).Scan(&old); err != nil {
+		return nil, err
+	}
+	for _, m := range migration.FromLegacy(migs, old) {
+		_, err := tx.Exec(ctx, `INSERT INTO docket_migrations (line, version, name, applied_at)
+SELECT $1, $2, $3, applied_at FROM docket_migrations WHERE line = $4 AND version = $5`,
+			line, m.Version, m.Name, migration.LegacyLine, m.Legacy)
+		if err != nil {
+			return nil, err
+		}
+		versions[m.Version] = true
+	}
+	return versions, nil
+}
+
+// lineVersions returns the versions of line recorded.
+func lineVersions(ctx context.Context, tx pgx.Tx, line string) (map[int]bool, error) {
+	rows, err := tx.Query(ctx, "SELECT version FROM docket_migrations WHERE line = $1", line)
 	if err != nil {
 		return nil, err
 	}
@@ -85,37 +153,8 @@ func appliedVersions(ctx context.Context, tx pgx.Tx) (map[int]bool, error) {
 	return applied, nil
 }
 
-// migrations returns the embedded migrations in version order.
-func migrations() ([]migration, error) {
-	paths, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var migs []migration
-	for _, p := range paths {
-		base := strings.TrimSuffix(strings.TrimPrefix(p, "migrations/"), ".sql")
-		num, name, ok := strings.Cut(base, "_")
-		version, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("migration %s: want NNN_name.sql", p)
-		}
-		b, err := migrationFS.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		migs = append(migs, migration{version: version, name: name, sql: string(b)})
-	}
-	sort.Slice(migs, func(i, j int) bool { return migs[i].version < migs[j].version })
-	for i := 1; i < len(migs); i++ {
-		if migs[i].version == migs[i-1].version {
-			return nil, fmt.Errorf("two migrations numbered %d", migs[i].version)
-		}
-	}
-	return migs, nil
-}
-
-// MigrateURL connects to connString, brings its schema up to date and
-// disconnects: for tools and for test templates
+// MigrateURL connects to connString, brings the engine's schema up to date
+// and disconnects: for tools and for test templates
 // (testpg.Options{Template: postgres.MigrateURL}).
 func MigrateURL(connString string) error {
 	ctx := context.Background()

@@ -56,3 +56,42 @@ func TestDriver_MigrateConcurrent(t *testing.T) {
 		t.Fatalf("claimed %d, want 1", len(got))
 	}
 }
+
+// TestDriver_MigrateEngineOnly: the engine's line alone creates no
+// document table, no row-level-security policy and no grant to the
+// document service's role.
+func TestDriver_MigrateEngineOnly(t *testing.T) {
+	t.Parallel()
+	d := newDriver(t) // migrated by postgres.MigrateURL: the engine only
+	var tables, policies, rls, grants int
+	err := d.Pool().QueryRow(t.Context(), `SELECT
+    (SELECT count(*) FROM pg_class WHERE relnamespace = current_schema()::regnamespace
+        AND relname IN ('docket_tenants', 'docket_api_keys', 'docket_documents', 'docket_chunks',
+            'docket_rate_slots', 'docket_idempotency', 'docket_search_configs', 'docket_tenant_deletions')),
+    (SELECT count(*) FROM pg_policy),
+    (SELECT count(*) FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relrowsecurity),
+    (SELECT count(*) FROM pg_class WHERE relnamespace = current_schema()::regnamespace
+        AND relacl::text LIKE '%docket_app%')`).Scan(&tables, &policies, &rls, &grants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tables+policies+rls+grants != 0 {
+		t.Errorf("engine-only schema: %d document tables, %d policies, %d tables under RLS, %d granted to docket_app; want none",
+			tables, policies, rls, grants)
+	}
+	var lines []string
+	rows, err := d.Pool().Query(t.Context(), `SELECT DISTINCT line FROM docket_migrations ORDER BY line`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var l string
+		if err := rows.Scan(&l); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, l)
+	}
+	if rows.Err() != nil || len(lines) != 1 || lines[0] != "engine" {
+		t.Errorf("docket_migrations lines %v (%v), want [engine]", lines, rows.Err())
+	}
+}

@@ -214,3 +214,22 @@ func queueNotes(channel string, queues ...string) []note {
 	}
 	return notes
 }
+
+// NotifyAfterCommit is for code that shares the engine's database and runs
+// the engine's statements in transactions of its own (a document store:
+// queue.Client.EnqueueTx and queue.Task.CompleteTx on a pgx.Tx it began on
+// Pool). It registers tx, so that the statements of executors bound to it
+// by UnwrapTx collect their notifications instead of calling pg_notify in
+// tx, whose commit would then hold PostgreSQL's notify lock through its
+// WAL flush (see notify_post.go). Call end exactly once, after tx has
+// ended: end(true) once it has committed sends the notifications after
+// it, end(false) drops them.
+func (d *Driver) NotifyAfterCommit(tx pgx.Tx) (end func(committed bool)) {
+	notes := d.txNotes.open(tx)
+	return func(committed bool) {
+		d.txNotes.close(tx)
+		if committed {
+			d.post.add(notes.take()...)
+		}
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketq/docket"
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
@@ -20,7 +19,8 @@ import (
 
 // TestNotify_HotStatementsSkipTheNotifyLock holds PostgreSQL's notify lock
 // and checks that enqueues, claims, finishes and InTenant's transactions
-// commit anyway, and that their notifications arrive, coalesced, once the
+// commit anyway (InTenant's: a transaction registered with
+// NotifyAfterCommit), and that their notifications arrive, coalesced, once the
 // lock is free.
 //
 // A transaction that calls pg_notify takes a cluster-wide lock at commit
@@ -103,15 +103,8 @@ func TestNotify_HotStatementsSkipTheNotifyLock(t *testing.T) {
 	if errs, err := x.JobFinish(ctx, finishes); err != nil || errors.Join(errs...) != nil {
 		t.Fatalf("finish with the notify lock held: %v %v", err, errs)
 	}
-	if _, err := d.TenantCreate(ctx, &docket.TenantCreateParams{ID: "tenant", Name: "Tenant"}); err != nil {
-		t.Fatal(err)
-	}
-	err = d.InTenant(ctx, "tenant", func(tx docket.Tx) error {
-		_, err := client.EnqueueTx(ctx, tx.Native(), &queue.EnqueueParams{Queue: "q2", Kind: "k", TenantID: "tenant"})
-		return err
-	})
-	if err != nil {
-		t.Fatalf("InTenant's enqueue with the notify lock held: %v", err)
+	if err := enqueueAfterCommit(ctx, d, client, "q2"); err != nil {
+		t.Fatalf("an enqueue in a registered transaction with the notify lock held: %v", err)
 	}
 	if got := notes.count("docket_insert q") + notes.count("docket_change q"); got != 0 {
 		t.Fatalf("%d notifications delivered while the lock was held; want none", got)
@@ -225,4 +218,25 @@ FROM pg_stat_activity WHERE pid = $1`, int32(pid), event).Scan(&waiting)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// enqueueAfterCommit enqueues a job of queue name in a transaction registered
+// with NotifyAfterCommit, as a document store's tenant transaction is.
+func enqueueAfterCommit(ctx context.Context, d *postgres.Driver, client *queue.Client, name string) error {
+	tx, err := d.Pool().Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	end := d.NotifyAfterCommit(tx)
+	committed := false
+	defer func() { end(committed) }()
+	if _, err := client.EnqueueTx(ctx, tx, &queue.EnqueueParams{Queue: name, Kind: "k", TenantID: "tenant"}); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	committed = true
+	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
-// Pause state (migration 007), by statement:
+// Pause state (migrations/006_pause.sql), by statement:
 //
 //	statement            docket_queues.paused_at  docket_tenant_pauses  docket_tenant_queues.paused
 //	queuePauseSQL        set (kept if set)        -                     -

@@ -91,34 +91,3 @@ func TestPause_RowCreatedUnpaused(t *testing.T) {
 		t.Fatalf("claim after resume got %d jobs, want one of a", len(got))
 	}
 }
-
-// TestPause_TenantScopedInsert: a tenant-scoped transaction (docket_app,
-// under row-level security) creates a paused tenant's claim row through
-// the insert trigger, which reads the pause table as docket_app.
-func TestPause_TenantScopedInsert(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
-	if err := f.x.TenantPauseSet(f.ctx, &driver.TenantPauseParams{TenantID: "a", Paused: true}); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := f.d.Pool().Begin(f.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(f.ctx) //nolint:errcheck // after Commit, a no-op
-	for _, sql := range []string{
-		`SELECT set_config('role', 'docket_app', true)`,
-		`SELECT set_config('app.tenant_id', 'a', true)`,
-		`SELECT docket_enqueue('q', 'k', 'a')`,
-	} {
-		if _, err := tx.Exec(f.ctx, sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-	if err := tx.Commit(f.ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := f.queryInt(`SELECT count(*) FROM docket_tenant_queues WHERE tenant_id = 'a' AND paused`); n != 1 {
-		t.Fatalf("%d paused claim rows of tenant a, want 1", n)
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/sqlite"
@@ -43,10 +44,11 @@ func openKept(b *testing.B, store string, n int) (s docket.Store, loaded, ok boo
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			b.Fatal(err)
 		}
-		d, err := sqlite.Open(ctx, filepath.Join(dir, fmt.Sprintf("search-%d.db", n)))
+		dRaw, err := sqlite.Open(ctx, filepath.Join(dir, fmt.Sprintf("search-%d.db", n)))
 		if err != nil {
 			b.Fatal(err)
 		}
+		d := storepair.NewSQLite(dRaw)
 		b.Cleanup(func() { _ = d.Close() })
 		if err := d.Migrate(ctx); err != nil {
 			b.Fatal(err)
@@ -61,10 +63,11 @@ func openKept(b *testing.B, store string, n int) (s docket.Store, loaded, ok boo
 		}
 		db := fmt.Sprintf("docket_search_%s_%d", keptName(dir), n)
 		createDatabase(b, base, db)
-		d, err := postgres.Open(ctx, withDatabase(base, db))
+		dRaw, err := postgres.Open(ctx, withDatabase(base, db))
 		if err != nil {
 			b.Fatal(err)
 		}
+		d := storepair.NewPostgres(dRaw)
 		b.Cleanup(func() { _ = d.Close() })
 		if err := d.Migrate(ctx); err != nil {
 			b.Fatal(err)
@@ -85,9 +88,9 @@ func markKept(b *testing.B, s docket.Store) {
 	var err error
 	q := `CREATE TABLE ` + keptMarker + ` (done int)`
 	switch d := s.(type) {
-	case *postgres.Driver:
+	case *storepair.Postgres:
 		_, err = d.Pool().Exec(context.Background(), q)
-	case *sqlite.Driver:
+	case *storepair.SQLite:
 		_, err = d.DB().ExecContext(context.Background(), q)
 	}
 	if err != nil {

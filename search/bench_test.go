@@ -14,9 +14,8 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/embedding"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/search"
-	"github.com/docketq/docket/sqlite"
 )
 
 // BenchmarkSearch measures the latency of GET /v1/search's work (package
@@ -185,7 +184,7 @@ const pgGenerated = 100000
 // chunks), and returns how many it has.
 func fillBackground(b *testing.B, s docket.Store, tenantID string, docs []corpusDoc, n int) int {
 	b.Helper()
-	if _, ok := s.(*postgres.Driver); ok {
+	if _, ok := s.(*storepair.Postgres); ok {
 		n = min(n, corpusChunks(docs)+pgGenerated)
 	}
 	const perDoc, wordsPerChunk, vocabulary = 1000, 120, 200000
@@ -243,7 +242,7 @@ func fillBackground(b *testing.B, s docket.Store, tenantID string, docs []corpus
 // chunk in 10^5 is in ten in 10^6.
 func copyBackground(b *testing.B, s docket.Store, missing int) int {
 	b.Helper()
-	d, ok := s.(*postgres.Driver)
+	d, ok := s.(*storepair.Postgres)
 	if !ok || missing <= 0 {
 		return 0
 	}
@@ -273,7 +272,7 @@ ORDER BY c.document_id, c.idx LIMIT $2`, strconv.Itoa(k), missing-added)
 // that builds it again as it was. Other stores are left as they are.
 func withoutTextIndex(b *testing.B, s docket.Store) (restore func()) {
 	b.Helper()
-	d, ok := s.(*postgres.Driver)
+	d, ok := s.(*storepair.Postgres)
 	if !ok {
 		return func() {}
 	}
@@ -307,9 +306,9 @@ func analyzeStore(b *testing.B, s docket.Store) {
 	b.Helper()
 	var err error
 	switch d := s.(type) {
-	case *postgres.Driver:
+	case *storepair.Postgres:
 		_, err = d.Pool().Exec(context.Background(), "ANALYZE")
-	case *sqlite.Driver:
+	case *storepair.SQLite:
 		_, err = d.DB().ExecContext(context.Background(), "ANALYZE")
 	}
 	if err != nil {

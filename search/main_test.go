@@ -6,15 +6,17 @@ import (
 	"testing"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/postgres/pgstore"
 	"github.com/docketq/docket/sqlite"
 )
 
 // TestMain starts one throwaway PostgreSQL cluster for the package; every
 // PostgreSQL store gets its own database, copied from a migrated template.
 func TestMain(m *testing.M) {
-	testpg.Main(m, testpg.Options{Template: postgres.MigrateURL})
+	testpg.Main(m, testpg.Options{Template: pgstore.MigrateURL})
 }
 
 // stores are the drivers a search is measured on, each opening a fresh,
@@ -30,10 +32,11 @@ var stores = []struct {
 func openSQLite(tb testing.TB) docket.Store {
 	tb.Helper()
 	ctx := context.Background()
-	d, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "search.db"))
+	dRaw, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "search.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}
+	d := storepair.NewSQLite(dRaw)
 	tb.Cleanup(func() { _ = d.Close() })
 	if err := d.Migrate(ctx); err != nil {
 		tb.Fatal(err)
@@ -43,10 +46,11 @@ func openSQLite(tb testing.TB) docket.Store {
 
 func openPostgres(tb testing.TB) docket.Store {
 	tb.Helper()
-	d, err := postgres.Open(context.Background(), testpg.NewDatabase(tb))
+	dRaw, err := postgres.Open(context.Background(), testpg.NewDatabase(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}
+	d := storepair.NewPostgres(dRaw)
 	tb.Cleanup(func() { _ = d.Close() })
 	return d
 }

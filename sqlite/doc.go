@@ -1,7 +1,10 @@
 // Package sqlite is Docket's embedded store: a [queue.Driver] on one SQLite
 // database file (modernc.org/sqlite, no cgo), so that `docket serve` runs
 // with no set-up. It keeps the PostgreSQL driver's tables and semantics;
-// what it cannot do is share the store between processes.
+// what it cannot do is share the store between processes. It knows
+// nothing of documents: the document store (package sqlitestore) shares
+// its database through [Driver.DB], [Driver.ReadDB], [Driver.Now],
+// [Driver.UnwrapTx] and [Driver.MigrateLine].
 //
 // # One process, one writer
 //

@@ -13,13 +13,10 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
-	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue/driver"
 )
 
 var _ driver.Driver = (*Driver)(nil)
-
-var _ docket.Store = (*Driver)(nil)
 
 // Config configures a Driver.
 type Config struct {
@@ -160,6 +157,15 @@ func dsn(path string, params ...string) string {
 // every other write of the store waits for it: keep it short, and do not
 // make other store writes from the goroutine that holds it.
 func (d *Driver) DB() *sql.DB { return d.writer }
+
+// ReadDB returns the pool of read-only connections, for code that shares
+// the engine's database (a document store): a transaction begun on it
+// reads one snapshot and never waits for the writer.
+func (d *Driver) ReadDB() *sql.DB { return d.reader }
+
+// Now returns the driver's clock (Config.Now), for code that shares the
+// engine's database and must write times that agree with the engine's.
+func (d *Driver) Now() time.Time { return d.now() }
 
 // Executor runs each operation in its own transaction.
 func (d *Driver) Executor() driver.Executor { return d.exec }

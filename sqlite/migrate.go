@@ -4,85 +4,127 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/docketq/docket/internal/migration"
 )
 
 //go:embed migrations/*.sql
-var migrationFiles embed.FS
+var migrationFS embed.FS
 
-// migration is one file of migrations/, named NNNN_description.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
+// MigrationLine is a sequence of migrations of its own, recorded in
+// docket_migrations under its name: the engine's ("engine"), or that of
+// something sharing the engine's database (a document store: "docs").
+type MigrationLine = migration.Line
+
+// engineLine is the engine's migration line: its tables, nothing of the
+// document service. Legacy maps it onto the single sequence of before the
+// lines (docs/migrations.md).
+var engineLine = MigrationLine{
+	Name: "engine", FS: migrationFS, Dir: "migrations",
+	Legacy: []int{1, 4, 5, 6, 7, 9},
 }
 
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a version number and '_'", base)
-		}
-		body, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(base, ".sql"), sql: string(body)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	return out, nil
-}
-
-const versionTableSQL = `
-CREATE TABLE IF NOT EXISTS docket_schema_migrations (
-	version    INTEGER PRIMARY KEY,
+// migrationsTableSQL creates the record of applied migrations, one row
+// per (line, version).
+const migrationsTableSQL = `
+CREATE TABLE IF NOT EXISTS docket_migrations (
+	line       TEXT    NOT NULL,
+	version    INTEGER NOT NULL,
 	name       TEXT    NOT NULL,
-	applied_at INTEGER NOT NULL
-) STRICT`
+	applied_at INTEGER NOT NULL,
+	PRIMARY KEY (line, version)
+) STRICT, WITHOUT ROWID`
 
-// Migrate applies the migrations not yet applied, each in its own write
-// transaction. Write transactions run one at a time (and only this
-// process opens the file), so concurrent calls apply each migration once.
+// legacyConvertSQL keeps the single sequence's record
+// (docket_schema_migrations) under the line "legacy" and drops its table.
+const legacyConvertSQL = `
+INSERT INTO docket_migrations (line, version, name, applied_at)
+SELECT '` + migration.LegacyLine + `', version, name, applied_at FROM docket_schema_migrations;
+DROP TABLE docket_schema_migrations`
+
+// Migrate applies the engine's migrations not yet applied (see
+// MigrateLine), then readies the driver: its prepared statements, and at
+// the first call the end of a dead process's leases.
 func (d *Driver) Migrate(ctx context.Context) error {
-	ms, err := migrations()
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	for _, m := range ms {
-		err := d.exec.write(ctx, func(t *txn) error {
-			if _, err := t.exec(ctx, versionTableSQL); err != nil {
-				return err
-			}
-			var applied int
-			err := t.queryRow(ctx, `SELECT count(*) FROM docket_schema_migrations WHERE version = ?`, m.version).Scan(&applied)
-			if err != nil || applied > 0 {
-				return err
-			}
-			if _, err := t.exec(ctx, m.sql); err != nil {
-				return err
-			}
-			_, err = t.exec(ctx, `INSERT INTO docket_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.version, m.name, t.now)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("migrate %s: %w", m.name, err)
-		}
+	if err := d.MigrateLine(ctx, engineLine); err != nil {
+		return err
 	}
 	if err := d.stmts.prepare(ctx, d.writer); err != nil {
 		return err
 	}
+	var err error
 	d.orphans.Do(func() { err = d.expireOrphans(ctx) })
 	return err
+}
+
+// MigrateLine applies the migrations of line not yet recorded in
+// docket_migrations, each in its own write transaction, for the engine
+// (Migrate) or for what shares its database and keeps a schema of its own
+// (a document store's line, applied after the engine's). Write
+// transactions run one at a time (and only this process opens the file),
+// so concurrent calls apply each migration once. On a database migrated
+// by the single sequence of before the lines, the line's migrations that
+// came from an applied version of it are recorded as applied, and not run
+// again.
+func (d *Driver) MigrateLine(ctx context.Context, line MigrationLine) error {
+	ms, err := line.Migrations()
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", line.Name, err)
+	}
+	if err := d.exec.write(ctx, func(t *txn) error { return mapLegacy(ctx, t, line.Name, ms) }); err != nil {
+		return fmt.Errorf("migrate %s: %w", line.Name, err)
+	}
+	for _, m := range ms {
+		err := d.exec.write(ctx, func(t *txn) error {
+			var applied int
+			err := t.queryRow(ctx, `SELECT count(*) FROM docket_migrations WHERE line = ? AND version = ?`, line.Name, m.Version).Scan(&applied)
+			if err != nil || applied > 0 {
+				return err
+			}
+			if _, err := t.exec(ctx, m.SQL); err != nil {
+				return err
+			}
+			_, err = t.exec(ctx, `INSERT INTO docket_migrations (line, version, name, applied_at) VALUES (?, ?, ?, ?)`,
+				line.Name, m.Version, m.Name, t.now)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migrate %s %03d_%s: %w", line.Name, m.Version, m.Name, err)
+		}
+	}
+	return nil
+}
+
+// mapLegacy creates docket_migrations, moves the single sequence's record
+// into it, and records as applied the migrations of line that came from
+// its applied versions, unless line has rows already.
+func mapLegacy(ctx context.Context, t *txn, line string, ms []migration.Migration) error {
+	if _, err := t.exec(ctx, migrationsTableSQL); err != nil {
+		return err
+	}
+	var legacyTable int
+	err := t.queryRow(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'docket_schema_migrations'`).Scan(&legacyTable)
+	if err != nil {
+		return err
+	}
+	if legacyTable > 0 {
+		if _, err := t.exec(ctx, legacyConvertSQL); err != nil {
+			return fmt.Errorf("record migrations by line: %w", err)
+		}
+	}
+	var mine, old int
+	err = t.queryRow(ctx, `SELECT count(*) FILTER (WHERE line = ?), coalesce(max(version) FILTER (WHERE line = ?), 0)
+FROM docket_migrations`, line, migration.LegacyLine).Scan(&mine, &old)
+	if err != nil || mine > 0 {
+		return err
+	}
+	for _, m := range migration.FromLegacy(ms, old) {
+		_, err := t.exec(ctx, `INSERT INTO docket_migrations (line, version, name, applied_at)
+SELECT ?, ?, ?, applied_at FROM docket_migrations WHERE line = ? AND version = ?`,
+			line, m.Version, m.Name, migration.LegacyLine, m.Legacy)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
-// Pause state (migration 0005), by statement, as on PostgreSQL
+// Pause state (migrations/003_pause.sql), by statement, as on PostgreSQL
 // (postgres/pause.go):
 //
 //	statement          docket_queues.paused_at  docket_tenant_pauses  docket_tenant_queues.paused

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -60,10 +61,11 @@ func TestRunDocs_SelfCheck(t *testing.T) {
 // is not nil, and returns the failures it recorded.
 func runRecorded(t *testing.T, check func(*docFixture), wrap func(docket.Store) docket.Store) []string {
 	t.Helper()
-	d, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	dRaw, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
+	d := storepair.NewSQLite(dRaw)
 	t.Cleanup(func() { _ = d.Close() })
 	if err := d.Migrate(t.Context()); err != nil {
 		t.Fatalf("Migrate: %v", err)

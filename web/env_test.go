@@ -23,6 +23,7 @@ import (
 	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/feed"
 	"github.com/docketq/docket/httpapi"
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/sqlite"
@@ -48,7 +49,7 @@ type env struct {
 	t     *testing.T
 	url   string
 	key   string // the tenant's API key
-	store *sqlite.Driver
+	store *storepair.SQLite
 	queue *queue.Client
 	embed *gatedEmbedder
 	saves *gatedSaves   // the pipeline's store: holds a job's last step
@@ -71,10 +72,11 @@ func setup(t *testing.T, concurrency, rateLimit int) *env {
 	b := webtest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &env{t: t, b: b, streams: map[*http.Request]context.CancelFunc{}, console: newConsoleTraffic()}
-	d, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	dRaw, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	d := storepair.NewSQLite(dRaw)
 	if err := d.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}

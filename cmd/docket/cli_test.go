@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
@@ -102,10 +103,11 @@ func newCLIFixture(t *testing.T) *cliFixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	d, err := sqlite.Open(ctx, filepath.Join(dir, "docket.db"))
+	dRaw, err := sqlite.Open(ctx, filepath.Join(dir, "docket.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	d := storepair.NewSQLite(dRaw)
 	defer d.Close()
 	if err := d.Migrate(ctx); err != nil {
 		t.Fatal(err)

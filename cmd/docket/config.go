@@ -13,9 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docketq/docket"
 	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/postgres/pgstore"
 	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/sqlite/sqlitestore"
 )
 
 // storeFlags are the flags every command that opens the store shares; each
@@ -97,11 +100,31 @@ func (f *storeFlags) open(ctx context.Context) (driver.Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	if err := d.Migrate(ctx); err != nil {
+	store, _ := documents(d)
+	if err := store.Migrate(ctx); err != nil {
 		_ = d.Close()
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	return d, nil
+}
+
+// documentStore is the document store over an engine driver: docket.Store,
+// and Migrate, which migrates the engine and then the store.
+type documentStore interface {
+	docket.Store
+	Migrate(ctx context.Context) error
+}
+
+// documents returns the document store that shares d's database, or false
+// for a driver without one.
+func documents(d driver.Driver) (documentStore, bool) {
+	switch d := d.(type) {
+	case *postgres.Driver:
+		return pgstore.New(d), true
+	case *sqlite.Driver:
+		return sqlitestore.New(d), true
+	}
+	return nil, false
 }
 
 // embedded reports whether the flags name an embedded SQLite store (the

@@ -87,7 +87,7 @@ func (c *queueCmd) health(ctx context.Context) (*httpapi.HealthView, error) {
 
 // local reads the views from the database.
 func (c *queueCmd) local(ctx context.Context, d driver.Driver) (*httpapi.HealthView, error) {
-	store, ok := d.(docket.Monitor)
+	store, ok := documents(d)
 	if !ok {
 		return nil, errors.New("the store has no monitoring views")
 	}

@@ -122,7 +122,7 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 	if err != nil {
 		return nil, err
 	}
-	store, ok := d.(docket.Store)
+	store, ok := documents(d)
 	if !ok {
 		_ = d.Close()
 		return nil, errors.New("the store does not keep documents")

@@ -60,7 +60,7 @@ type storeAdmin struct {
 }
 
 func newStoreAdmin(d driver.Driver) (*storeAdmin, error) {
-	store, ok := d.(docket.Store)
+	store, ok := documents(d)
 	if !ok {
 		_ = d.Close()
 		return nil, errors.New("the store does not keep tenants")

@@ -122,7 +122,7 @@ func (c *tenantDeleteCmd) run(ctx context.Context) (*httpapi.TenantDeleteView, e
 
 // local deletes on the database, the blobs from --blob-url.
 func (c *tenantDeleteCmd) local(ctx context.Context, d driver.Driver) (*httpapi.TenantDeleteView, error) {
-	store, ok := d.(docket.Store)
+	store, ok := documents(d)
 	if !ok {
 		return nil, errors.New("the store keeps no tenants")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/httpapi"
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/sqlite"
 )
 
@@ -110,10 +111,11 @@ func TestRun_TenantDeleteWhileServing(t *testing.T) {
 func addDocWithBlob(t *testing.T, dir, tenant string, n int) *docket.Document {
 	t.Helper()
 	ctx := context.Background()
-	d, err := sqlite.Open(ctx, filepath.Join(dir, "docket.db"))
+	dRaw, err := sqlite.Open(ctx, filepath.Join(dir, "docket.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	d := storepair.NewSQLite(dRaw)
 	defer d.Close()
 	blobs, err := blob.NewLocal(filepath.Join(dir, "blobs"))
 	if err != nil {

@@ -124,7 +124,7 @@ func (c *pauseCmd) local(ctx context.Context, d driver.Driver) error {
 		}
 		return client.ResumeQueue(ctx, c.name)
 	}
-	store, ok := d.(docket.Store)
+	store, ok := documents(d)
 	if !ok {
 		return errors.New("the store keeps no tenants")
 	}

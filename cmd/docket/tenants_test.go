@@ -10,6 +10,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/httpapi"
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/sqlite"
 )
@@ -46,10 +47,11 @@ func TestRun_TenantsOnStore(t *testing.T) {
 		t.Fatalf("tenants update --name: %v: %s", err, stderr.String())
 	}
 
-	d, err := sqlite.Open(ctx, filepath.Join(f.dir, "docket.db"))
+	dRaw, err := sqlite.Open(ctx, filepath.Join(f.dir, "docket.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	d := storepair.NewSQLite(dRaw)
 	tn, err := d.TenantGet(ctx, f.tenantID)
 	if err != nil || tn.Name != "Acme Inc" || tn.Plan != docket.PlanFree || tn.Concurrency != 4 {
 		t.Errorf("stored tenant %+v (%v), want Acme Inc, free plan (the variable ignored), concurrency 4", tn, err)

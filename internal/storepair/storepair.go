@@ -1,0 +1,57 @@
+// Package storepair pairs an engine driver with the document store over it
+// as one value that is both a queue.Driver and a docket.Store, for tests
+// and tools that hand one object to both sides (as the drivers were before
+// the document stores moved to postgres/pgstore and sqlite/sqlitestore).
+// Migrate migrates both lines.
+package storepair
+
+import (
+	"context"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/postgres/pgstore"
+	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/sqlite/sqlitestore"
+)
+
+var (
+	_ driver.Driver = (*Postgres)(nil)
+	_ docket.Store  = (*Postgres)(nil)
+	_ driver.Driver = (*SQLite)(nil)
+	_ docket.Store  = (*SQLite)(nil)
+)
+
+// Postgres is a PostgreSQL driver and its document store.
+type Postgres struct {
+	*pgstore.Store
+	*postgres.Driver
+}
+
+// NewPostgres pairs d with pgstore.New(d).
+func NewPostgres(d *postgres.Driver) *Postgres {
+	return &Postgres{Store: pgstore.New(d), Driver: d}
+}
+
+// Migrate migrates the engine, then the document store.
+func (p *Postgres) Migrate(ctx context.Context) error { return p.Store.Migrate(ctx) }
+
+// NotifyQueueUsage is the driver's.
+func (p *Postgres) NotifyQueueUsage(ctx context.Context) (float64, error) {
+	return p.Driver.NotifyQueueUsage(ctx)
+}
+
+// SQLite is a SQLite driver and its document store.
+type SQLite struct {
+	*sqlitestore.Store
+	*sqlite.Driver
+}
+
+// NewSQLite pairs d with sqlitestore.New(d).
+func NewSQLite(d *sqlite.Driver) *SQLite {
+	return &SQLite{Store: sqlitestore.New(d), Driver: d}
+}
+
+// Migrate migrates the engine, then the document store.
+func (s *SQLite) Migrate(ctx context.Context) error { return s.Store.Migrate(ctx) }

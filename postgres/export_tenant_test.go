@@ -1,4 +1,0 @@
-package postgres
-
-// TenantListSQL is the tenant list's statement, for EXPLAIN tests.
-var TenantListSQL = tenantListSQL

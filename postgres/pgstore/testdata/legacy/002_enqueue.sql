@@ -1,0 +1,138 @@
+-- Enqueueing, in SQL so that Go, triggers and other languages share one
+-- implementation.
+
+-- docket_tenant_limit is the concurrency limit of a tenant in a queue: its
+-- override for the queue, else its override for every queue, else the
+-- queue's default, else 1.
+CREATE FUNCTION docket_tenant_limit(p_queue text, p_tenant_id text) RETURNS int
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(
+        (SELECT max_running FROM docket_tenant_limits WHERE tenant_id = p_tenant_id AND queue = p_queue),
+        (SELECT max_running FROM docket_tenant_limits WHERE tenant_id = p_tenant_id AND queue = ''),
+        (SELECT default_tenant_limit FROM docket_queues WHERE name = p_queue),
+        1)
+$$;
+
+-- docket_tenant_lock_key names the advisory lock (class 1684763761, a
+-- bucket of 1024) that inserters of pending jobs of a tenant hold shared
+-- and that a claim must take exclusively (without waiting) to mark the
+-- tenant idle. See postgres/job_claim.go.
+CREATE FUNCTION docket_tenant_lock_key(p_queue text, p_tenant_id text) RETURNS int
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT (hashtextextended(p_queue || '/' || p_tenant_id, 0) & 1023)::int
+$$;
+
+-- docket_insert_jobs inserts jobs given as parallel arrays (one element per
+-- job; NULL elements take the defaults) and returns, per array index (ord,
+-- from 1), the job: the new one, or with duplicate set the one that already
+-- holds its (tenant_id, unique_key), from this call or before it. An index
+-- with no row lost a race with a concurrent insert of the same key that had
+-- not committed when this statement started: read it with a new statement.
+--
+-- A job whose run_at is after the clock is scheduled, else pending. It
+-- ensures a docket_tenant_queues row per (queue, tenant), marks the tenant
+-- claimable when it got a pending job (a conditional update under a shared
+-- advisory lock, so that a flood of inserts for one tenant does not
+-- serialise on its row, yet no claim can mark it idle unseen) and notifies
+-- docket_insert with the queue name.
+CREATE FUNCTION docket_insert_jobs(
+    p_queue text[], p_kind text[], p_tenant_id text[], p_args jsonb[],
+    p_priority int[], p_max_attempts int[], p_run_at timestamptz[],
+    p_unique_key text[], p_retry_of bigint[], p_fail_on_timeout boolean[]
+) RETURNS TABLE (ord bigint, duplicate boolean, job docket_jobs)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+    -- Hold the tenants' wake-up locks before the snapshot of the insert
+    -- below: a claim marking one of them idle either fails to take the lock
+    -- (and leaves it claimable), or held it first, and then has committed
+    -- by the time the update below reads has_work.
+    PERFORM pg_advisory_xact_lock_shared(1684763761, k.key)
+    FROM (SELECT DISTINCT docket_tenant_lock_key(u.queue, u.tenant_id) AS key
+          FROM unnest(p_queue, p_tenant_id, p_run_at) AS u(queue, tenant_id, run_at)
+          WHERE u.run_at IS NULL OR u.run_at <= clock_timestamp()) k;
+
+    RETURN QUERY
+    WITH input AS MATERIALIZED (
+        SELECT nextval('docket_jobs_id_seq'::regclass) AS id, i.*
+        FROM unnest(p_queue, p_kind, p_tenant_id, p_args, p_priority, p_max_attempts,
+                    p_run_at, p_unique_key, p_retry_of, p_fail_on_timeout)
+            WITH ORDINALITY AS i(queue, kind, tenant_id, args, priority, max_attempts,
+                                 run_at, unique_key, retry_of, fail_on_timeout, ord)
+        ORDER BY i.ord
+    ), inserted AS (
+        INSERT INTO docket_jobs AS j (id, queue, kind, tenant_id, args, state, priority, max_attempts,
+                                      run_at, unique_key, retry_of, fail_on_timeout)
+        SELECT i.id, i.queue, i.kind, i.tenant_id, coalesce(i.args, '{}'),
+               CASE WHEN i.run_at > clock_timestamp() THEN 'scheduled' ELSE 'pending' END,
+               coalesce(i.priority, 0), coalesce(i.max_attempts, 3), coalesce(i.run_at, now()),
+               nullif(i.unique_key, ''), nullif(i.retry_of, 0), coalesce(i.fail_on_timeout, false)
+        FROM input i
+        ORDER BY i.ord
+        ON CONFLICT (tenant_id, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+        RETURNING j.*
+    ), tenants AS (
+        SELECT queue, tenant_id, bool_or(state = 'pending') AS pending
+        FROM inserted GROUP BY queue, tenant_id
+    ), created AS (
+        INSERT INTO docket_tenant_queues (queue, tenant_id, max_running)
+        SELECT t.queue, t.tenant_id, docket_tenant_limit(t.queue, t.tenant_id)
+        FROM tenants t ORDER BY t.queue, t.tenant_id
+        ON CONFLICT (queue, tenant_id) DO NOTHING
+    ), wake_locked AS (
+        -- Jobs, then tenant rows in key order: the lock order of every
+        -- statement of the Go driver (postgres/tenant_lock.go). Only rows
+        -- not marked yet are locked (re-checked on their newest version);
+        -- the advisory lock above makes reading has_work here safe.
+        SELECT l.queue, l.tenant_id
+        FROM tenants t JOIN docket_tenant_queues l ON l.queue = t.queue AND l.tenant_id = t.tenant_id
+        WHERE t.pending AND NOT l.has_work
+        ORDER BY l.queue, l.tenant_id
+        FOR NO KEY UPDATE OF l
+    ), woken AS (
+        UPDATE docket_tenant_queues tq SET has_work = true
+        FROM wake_locked k
+        WHERE tq.queue = k.queue AND tq.tenant_id = k.tenant_id
+    )
+    SELECT i.ord, false, x::docket_jobs
+    FROM input i JOIN inserted x ON x.id = i.id
+    UNION ALL
+    SELECT i.ord, true, coalesce(
+        (SELECT x::docket_jobs FROM inserted x
+         WHERE x.tenant_id = i.tenant_id AND x.unique_key = i.unique_key),
+        (SELECT e FROM docket_jobs e WHERE e.tenant_id = i.tenant_id AND e.unique_key = i.unique_key))
+    FROM input i
+    WHERE nullif(i.unique_key, '') IS NOT NULL AND NOT EXISTS (SELECT FROM inserted x WHERE x.id = i.id);
+
+    -- Hints only: a queue whose jobs all turned out duplicates is notified
+    -- too. PostgreSQL sends one per queue per transaction.
+    PERFORM pg_notify('docket_insert', q.queue)
+    FROM (SELECT DISTINCT queue FROM unnest(p_queue, p_run_at) AS u(queue, run_at)
+          WHERE run_at IS NULL OR run_at <= clock_timestamp()) q;
+END
+$$;
+
+-- docket_enqueue enqueues one job and returns its id (the existing job's id
+-- when unique_key is already taken in the tenant). For triggers and other
+-- languages; the Go driver calls docket_insert_jobs.
+CREATE FUNCTION docket_enqueue(
+    queue text, kind text, tenant_id text, args jsonb DEFAULT '{}',
+    priority int DEFAULT 0, max_attempts int DEFAULT 3,
+    run_at timestamptz DEFAULT NULL, unique_key text DEFAULT NULL
+) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_id bigint;
+BEGIN
+    SELECT (r.job).id INTO v_id
+    FROM docket_insert_jobs(ARRAY[queue], ARRAY[kind], ARRAY[tenant_id], ARRAY[args],
+                            ARRAY[priority], ARRAY[max_attempts], ARRAY[run_at],
+                            ARRAY[unique_key], ARRAY[NULL::bigint], ARRAY[NULL::boolean]) r;
+    IF v_id IS NULL AND nullif(unique_key, '') IS NOT NULL THEN
+        -- A concurrent insert of the same key won; this statement sees it.
+        SELECT j.id INTO v_id FROM docket_jobs j
+        WHERE j.tenant_id = docket_enqueue.tenant_id AND j.unique_key = docket_enqueue.unique_key;
+    END IF;
+    RETURN v_id;
+END
+$$;

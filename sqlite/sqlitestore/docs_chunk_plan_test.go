@@ -1,0 +1,83 @@
+package sqlitestore
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestChunkPlans checks the plan of every chunk and search statement with
+// one tenant at 10^6 chunks (bug 2.1 of issue 11: the DELETE of a
+// document's chunks read the tenant's index and walked all 1.18 M chunks of
+// the tenant, ~1.1 s for a 2-chunk document). Each must reach its rows
+// through the document's index or the search index, never a scan of the
+// tenant or of the table.
+func TestChunkPlans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills 10^6 chunks")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	d := openPlan(t)
+	fillChunks(t, d, 1000, 1000)
+	for _, analyze := range []bool{false, true} {
+		if analyze {
+			if _, err := d.writer.ExecContext(ctx, "ANALYZE"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			name, sql string
+			args      []any
+			want      string // an index the plan must use
+		}{
+			{"ChunkDelete", chunkDeleteSQL, []any{"t", "d7"}, "docket_chunks_document"},
+			{"ChunkList", chunkListSQL, []any{"t", "d7", 0, 10}, "docket_chunks_document"},
+			{"DocExists", docExistsSQL, []any{"t", "d7"}, "sqlite_autoindex_docket_documents_1"},
+			{"ChunkSearch", chunkSearchSQL, []any{"m", 2, `"word7"`, "t", "", 200, 2000}, "COVERING INDEX docket_chunks_match"},
+			{"ChunkSearchDocument", chunkSearchSQL, []any{"m", 2, `"word7"`, "t", "d7", 200, 2000}, "VIRTUAL TABLE INDEX"},
+		} {
+			plan, err := queryPlan(ctx, d, tc.sql, tc.args)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			all := strings.Join(plan, "\n")
+			t.Logf("%s (analyzed %t):\n%s", tc.name, analyze, all)
+			if !strings.Contains(all, tc.want) {
+				t.Errorf("%s (analyzed %t): plan does not use %s:\n%s", tc.name, analyze, tc.want, all)
+			}
+			for _, step := range plan {
+				if strings.HasPrefix(step, "SCAN ") && !strings.Contains(step, "VIRTUAL TABLE") && step != "SCAN top" && !strings.HasPrefix(step, "SCAN (subquery") ||
+					strings.Contains(step, "(tenant_id=?)") {
+					t.Errorf("%s (analyzed %t): %q reads the table or the tenant's rows:\n%s", tc.name, analyze, step, all)
+				}
+			}
+		}
+	}
+}
+
+// fillChunks gives tenant "t" docs documents "d0".."d<docs-1>" of perDoc
+// chunks each.
+func fillChunks(t *testing.T, d *Store, docs, perDoc int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{
+		`INSERT INTO docket_tenants (id, name, plan, created_at, updated_at) VALUES ('t', 't', 'free', 0, 0)`,
+		`WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n + 1 < ?)
+INSERT INTO docket_documents (id, tenant_id, filename, content_type, size, sha256, blob_key, created_at, updated_at)
+SELECT 'd' || n, 't', 'f' || n || '.txt', 'text/plain', 0, '', '', n, n FROM g`,
+		`WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n + 1 < ? * ?)
+INSERT INTO docket_chunks (document_id, idx, tenant_id, text, model, dimensions)
+SELECT 'd' || (n / ?2), n % ?2, 't', 'chunk ' || n || ' word' || (n % 1000), 'm', 0 FROM g`,
+	} {
+		args := []any{docs, perDoc}
+		if strings.HasPrefix(q, "INSERT INTO docket_tenants") {
+			args = nil
+		} else if strings.Contains(q, "docket_documents (id") {
+			args = []any{docs}
+		}
+		if _, err := d.writer.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("fill: %v", err)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/docketq/docket"
+)
+
+// chunkSearchSQL ranks the FTS5 matches of the tenant's chunks by BM25
+// (FTS5's rank: lower is better). The index matches across tenants; the
+// join keeps the tenant's own, at most ?7 of them (-1: all), newest
+// (highest rowid) first, looked up in the covering index
+// docket_chunks_match rather than in the table. Only the best ?6 are read whole (text, vector,
+// filename): the sort holds a match's id and rank, not its row.
+const chunkSearchSQL = `SELECT c.document_id, c.idx, c.text, c.page_start, c.page_end, c.model, c.dimensions,
+	CASE WHEN c.model = ?1 AND c.dimensions = ?2 THEN c.vector END, d.filename, top.rank
+FROM (
+	SELECT id, rank, document_id, idx FROM (
+		SELECT f.rowid AS id, f.rank AS rank, m.document_id AS document_id, m.idx AS idx
+		FROM docket_chunks_fts f JOIN docket_chunks m INDEXED BY docket_chunks_match ON m.id = f.rowid
+		WHERE docket_chunks_fts MATCH ?3 AND m.tenant_id = ?4 AND (?5 = '' OR m.document_id = ?5)
+		ORDER BY f.rowid DESC
+		LIMIT ?7
+	)
+	ORDER BY rank, document_id, idx
+	LIMIT ?6
+) top
+JOIN docket_chunks c ON c.id = top.id
+JOIN docket_documents d ON d.id = c.document_id AND d.tenant_id = c.tenant_id
+ORDER BY top.rank, top.document_id, top.idx`
+
+// ChunkSearch returns the tenant's chunks that the full-text index
+// matches, best first.
+func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams) ([]*docket.SearchHit, error) {
+	match := ftsMatch(p.Phrases, p.Any)
+	if match == "" || p.Limit < 1 {
+		return nil, nil
+	}
+	ranked := p.Ranked
+	if ranked <= 0 {
+		ranked = -1 // SQLite: no limit
+	}
+	rows, err := t.tx.QueryContext(ctx, chunkSearchSQL, p.Model, p.Dimensions, match, t.tenant, p.DocumentID, p.Limit, ranked)
+	if err != nil {
+		return nil, fmt.Errorf("search chunks: %w", docsErr(err))
+	}
+	defer rows.Close()
+	var hits []*docket.SearchHit
+	for rows.Next() {
+		c := &docket.Chunk{TenantID: t.tenant}
+		h := &docket.SearchHit{Chunk: c}
+		var vec []byte
+		if err := rows.Scan(&c.DocumentID, &c.Index, &c.Text, &c.PageStart, &c.PageEnd, &c.Model, &c.Dimensions,
+			&vec, &h.Filename, &h.Rank); err != nil {
+			return nil, fmt.Errorf("search chunks: %w", docsErr(err))
+		}
+		if c.Vector, err = decodeVector(vec); err != nil {
+			return nil, fmt.Errorf("search chunks: chunk %d of %s: %w", c.Index, c.DocumentID, err)
+		}
+		h.Rank = -h.Rank // BM25 as FTS5 ranks it is negative, best lowest
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search chunks: %w", docsErr(err))
+	}
+	return hits, nil
+}
+
+// ftsMatch is an FTS5 query for phrases: each a quoted string (which FTS5
+// splits with the table's tokenizer into a phrase), joined by AND or OR.
+// Phrases without a letter or digit are left out; none left is "".
+func ftsMatch(phrases []string, anyOf bool) string {
+	var quoted []string
+	for _, p := range phrases {
+		if strings.IndexFunc(p, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+			continue
+		}
+		quoted = append(quoted, `"`+strings.ReplaceAll(p, `"`, `""`)+`"`)
+	}
+	op := " AND "
+	if anyOf {
+		op = " OR "
+	}
+	return strings.Join(quoted, op)
+}
