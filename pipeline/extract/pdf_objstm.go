@@ -262,31 +262,43 @@ func (s *titleScan) stream(r io.Reader, d objStmDict, buf []byte, budget *int64)
 	s.reset()
 	h := tableParse{want: 2 * d.n}
 	var offs []objOffset
+	tabled := false
 	pos := 0 // decoded bytes so far
 	for {
 		n, err := r.Read(buf)
 		if *budget -= int64(n); *budget < 0 {
 			return fmt.Errorf("%w: object streams inflate to over %d bytes", errObjStmUnchecked, maxObjStmDecoded)
 		}
-		for _, c := range buf[:n] {
-			if pos < d.first {
-				h.step(c)
-				pos++
+		for b := buf[:n]; len(b) > 0; {
+			if pos < d.first { // the table
+				k := min(len(b), d.first-pos)
+				for _, c := range b[:k] {
+					h.step(c)
+				}
+				b, pos = b[k:], pos+k
 				continue
 			}
-			if pos == d.first {
-				if offs = h.table(); offs == nil {
+			if !tabled {
+				if offs, tabled = h.table(), true; offs == nil {
 					return fmt.Errorf("%w: its table lists fewer than %d objects", errObjStmUnchecked, d.n)
 				}
 			}
 			for len(offs) > 0 && offs[0].off+d.first == pos {
-				if !s.objectAt(offs[0].num, c) {
+				if !s.objectAt(offs[0].num, b[0]) {
 					return fmt.Errorf("%w: object %d starts inside another token", errObjStmUnchecked, offs[0].num)
 				}
 				offs = offs[1:]
 			}
-			s.step(c)
-			pos++
+			end := len(b)
+			if len(offs) > 0 {
+				end = min(end, offs[0].off+d.first-pos) // runs stop at the next object
+			}
+			k := s.run(b[:end])
+			if k == 0 {
+				s.step(b[0])
+				k = 1
+			}
+			b, pos = b[k:], pos+k
 			if s.long() {
 				return nil
 			}
