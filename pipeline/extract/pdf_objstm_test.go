@@ -1,6 +1,7 @@
 package extract_test
 
 import (
+	"bytes"
 	"runtime"
 	"strings"
 	"testing"
@@ -40,6 +41,8 @@ func TestObjStmTitle(t *testing.T) {
 		{"1 GiB", xt.ObjStmPDF{Info: info("(%FILL%)"), Fill: 1 << 30}, "its string"},
 		{"padded past 64 MiB", xt.ObjStmPDF{Info: info("(t)"), Pad: 64 << 20}, "object stream not checked: object streams inflate to over"},
 		{"another filter", xt.ObjStmPDF{Info: info("(t)"), Filter: "/ASCIIHexDecode"}, "object stream not checked: filter /ASCIIHexDecode"},
+		{"filter by reference", xt.ObjStmPDF{Info: info("(t)"), Filter: "9 0 R"}, "object stream not checked: /Filter 9 … R"},
+		{"another entry by reference", xt.ObjStmPDF{Info: info("(%FILL%)"), Fill: limit, Filter: "/FlateDecode /Length2 9 0 R"}, "its string"},
 		{"two filters", xt.ObjStmPDF{Info: info("(t)"), Filter: "[/FlateDecode /FlateDecode]"}, "object stream not checked"},
 		{"offsets inside tokens", xt.ObjStmPDF{Info: info("(t)"), Shift: 1}, "object stream not checked: object 6 starts inside"},
 		{"offsets past the end", xt.ObjStmPDF{Info: info("(t)"), Shift: 1 << 20}, ""},
@@ -140,6 +143,18 @@ func TestTitleUnread_ObjStmAllocs(t *testing.T) {
 		}
 		if allocated > 1<<20 {
 			t.Errorf("%d MiB title: the check allocated %d KiB (want under 1 MiB)", n>>20, allocated>>10)
+		}
+	}
+}
+
+// PDFium starts a stream's data at the line after the keyword, whatever ends the line.
+func TestObjStmTitle_StreamKeyword(t *testing.T) {
+	t.Parallel()
+	data := xt.ObjStmPDF{Info: "<< /Title (%FILL%) >>", Fill: 1000}.Bytes()
+	for _, eol := range []string{"\n", "\r\n", "\r", " \t\r\n"} {
+		variant := bytes.Replace(data, []byte("/FlateDecode >>\nstream\n"), []byte("/FlateDecode >>\nstream"+eol), 1)
+		if got := extract.ObjStmTitle(variant, 100); !strings.HasPrefix(got, "its string") {
+			t.Errorf("stream keyword, then %q: %q", eol, got)
 		}
 	}
 }
