@@ -45,3 +45,24 @@ func EngineMovesMemory(e *PDFEngine, pdf []byte) (bool, error) {
 	})
 	return moved, err
 }
+
+// ObjStmTitle is objStmTitle with the /Title keys outside object streams found in data.
+func ObjStmTitle(data []byte, limit int) string { return objStmTitle(data, limit, titleRefs(data)) }
+
+// TitleUnread is titleUnread.
+var TitleUnread = titleUnread
+
+// EngineMemoryAfter parses pdf on one of e's instances, the title read or not as Extract
+// decides, and returns the size its WebAssembly memory grew to: what PDFium needed at most.
+func EngineMemoryAfter(e *PDFEngine, pdf []byte) (size uint32, err error) {
+	err = e.run(context.Background(), func(inst pdfium.Pdfium) (bool, error) {
+		job := &pdfJob{data: pdf, opts: &Options{MaxPages: 10, MaxTextLength: 1 << 20}, ctx: context.Background(),
+			doc: &Document{}, skipTitle: titleUnread(pdf)}
+		broken, err := job.run(inst)
+		if mod := moduleOf(inst); mod != nil && mod.Memory() != nil {
+			size = mod.Memory().Size()
+		}
+		return broken, err
+	})
+	return size, err
+}

@@ -48,7 +48,7 @@ func objStmTitle(data []byte, limit int, refs map[objRef]bool) string {
 	objStreams(data, func(d objStmDict, body []byte) bool {
 		if !d.flate {
 			if !encrypted {
-				err = fmt.Errorf("%w: filter %s", errObjStmUnchecked, d.filter)
+				err = fmt.Errorf("%w: %s", errObjStmUnchecked, d.why)
 			}
 			return encrypted
 		}
@@ -62,8 +62,10 @@ func objStmTitle(data []byte, limit int, refs map[objRef]bool) string {
 			return true
 		}
 		err = s.stream(zr, d, buf, &budget)
-		if err != nil && !errors.Is(err, errObjStmUnchecked) {
-			err = nil // a truncated or corrupt stream: what inflated is what PDFium sees too
+		if err != nil && (encrypted || !errors.Is(err, errObjStmUnchecked)) {
+			// A truncated or corrupt stream: what inflated is what PDFium sees too. In an
+			// encrypted document, data that happened to pass for zlib.
+			err = nil
 		}
 		return err == nil && !s.long()
 	})
@@ -80,31 +82,37 @@ func objStmTitle(data []byte, limit int, refs map[objRef]bool) string {
 type objStmDict struct {
 	n, first int
 	flate    bool   // FlateDecode alone, or no filter
-	filter   string // as written, for the message
+	why      string // what else, as written, for the message
 }
 
 // objStreams calls fn with the dictionary and the data (to the end of the file: a zlib stream
 // ends itself) of every stream whose dictionary says /Type /ObjStm, in order, until fn returns
-// false.
+// false. A stream's data starts at the line after its keyword, as PDFium reads it. Stream data
+// is not skipped: PDFium finds objects by their offsets, not by reading the file through, so a
+// stream whose end is hard to find must not hide the next one.
 func objStreams(data []byte, fn func(d objStmDict, body []byte) bool) {
 	prev := 0
-	for i := 0; i < len(data); i++ {
-		if data[i] != 's' || !isStreamStart(data, i) {
-			continue
+	for at := 0; ; {
+		i := bytes.Index(data[at:], []byte("stream"))
+		if i < 0 {
+			return
 		}
-		start := i + len("stream\n")
-		if data[i+len("stream")] == '\r' {
-			start++
+		i += at
+		at = i + len("stream")
+		if !bytes.HasSuffix(bytes.TrimRight(data[prev:i], pdfSpace), []byte(">>")) {
+			continue // not the keyword after a stream's dictionary ("endstream" among others)
+		}
+		start := at
+		if eol := bytes.IndexAny(data[start:], "\r\n"); eol >= 0 { // the next line
+			start += eol + 1
+			if data[start-1] == '\r' && start < len(data) && data[start] == '\n' {
+				start++
+			}
 		}
 		if d, ok := parseObjStmDict(data[dictStart(data, prev, i):i]); ok && !fn(d, data[start:]) {
 			return
 		}
-		end := bytes.Index(data[start:], []byte("endstream"))
-		if end < 0 {
-			return
-		}
-		i = start + end + len("endstream") - 1
-		prev = i + 1
+		prev = at
 	}
 }
 
@@ -135,7 +143,7 @@ func parseObjStmDict(dict []byte) (objStmDict, bool) {
 		switch t := string(tok); {
 		case t == "<<" || t == "[":
 			if depth++; depth == 2 && (key == "DecodeParms" || key == "Filter" && t == "<<") {
-				d.unsupported(key + " " + t)
+				d.unsupported("/" + key + " " + t + "…")
 			}
 			continue
 		case t == ">>" || t == "]":
@@ -152,6 +160,9 @@ func parseObjStmDict(dict []byte) (objStmDict, bool) {
 		case key == "":
 			key = pdfName(tok)
 			continue
+		case objStmKeys[key] && refAhead(tok, rest): // a value the check would have to look up
+			isObjStm = isObjStm || key == "Type"
+			d.unsupported("/" + key + " " + string(tok) + " … R")
 		case key == "Type":
 			isObjStm = pdfName(tok) == "ObjStm"
 		case key == "N":
@@ -161,21 +172,31 @@ func parseObjStmDict(dict []byte) (objStmDict, bool) {
 		case key == "Filter":
 			d.filterName(tok, 1)
 		case key == "DecodeParms" && t != "null":
-			d.unsupported("DecodeParms " + t)
+			d.unsupported("/DecodeParms " + t)
 		}
 		key = ""
 	}
 	return d, isObjStm
 }
 
+// objStmKeys are the entries of an object stream's dictionary the check reads.
+var objStmKeys = map[string]bool{"Type": true, "N": true, "First": true, "Filter": true, "DecodeParms": true}
+
+// refAhead reports whether tok and the tokens in rest make a reference "N G R".
+func refAhead(tok, rest []byte) bool {
+	gen, rest := pdfToken(rest)
+	r, _ := pdfToken(rest)
+	return atoiOr(tok, -1) >= 0 && atoiOr(gen, -1) >= 0 && string(r) == "R"
+}
+
 // filterName notes the i-th filter (from 1): the check inflates FlateDecode alone.
 func (d *objStmDict) filterName(tok []byte, i int) {
 	if name := pdfName(tok); i > 1 || name != "FlateDecode" && name != "Fl" {
-		d.unsupported(string(tok))
+		d.unsupported("filter " + string(tok))
 	}
 }
 
-func (d *objStmDict) unsupported(filter string) { d.flate, d.filter = false, filter }
+func (d *objStmDict) unsupported(why string) { d.flate, d.why = false, why }
 
 // pdfToken returns the first token of b ("<<", ">>", "[", "]", a name, a string, a number or
 // keyword) and what follows it, or nil at the end. Comments are skipped.
@@ -262,31 +283,43 @@ func (s *titleScan) stream(r io.Reader, d objStmDict, buf []byte, budget *int64)
 	s.reset()
 	h := tableParse{want: 2 * d.n}
 	var offs []objOffset
+	tabled := false
 	pos := 0 // decoded bytes so far
 	for {
 		n, err := r.Read(buf)
 		if *budget -= int64(n); *budget < 0 {
 			return fmt.Errorf("%w: object streams inflate to over %d bytes", errObjStmUnchecked, maxObjStmDecoded)
 		}
-		for _, c := range buf[:n] {
-			if pos < d.first {
-				h.step(c)
-				pos++
+		for b := buf[:n]; len(b) > 0; {
+			if pos < d.first { // the table
+				k := min(len(b), d.first-pos)
+				for _, c := range b[:k] {
+					h.step(c)
+				}
+				b, pos = b[k:], pos+k
 				continue
 			}
-			if pos == d.first {
-				if offs = h.table(); offs == nil {
+			if !tabled {
+				if offs, tabled = h.table(), true; offs == nil {
 					return fmt.Errorf("%w: its table lists fewer than %d objects", errObjStmUnchecked, d.n)
 				}
 			}
 			for len(offs) > 0 && offs[0].off+d.first == pos {
-				if !s.objectAt(offs[0].num, c) {
+				if !s.objectAt(offs[0].num, b[0]) {
 					return fmt.Errorf("%w: object %d starts inside another token", errObjStmUnchecked, offs[0].num)
 				}
 				offs = offs[1:]
 			}
-			s.step(c)
-			pos++
+			end := len(b)
+			if len(offs) > 0 {
+				end = min(end, offs[0].off+d.first-pos) // runs stop at the next object
+			}
+			k := s.run(b[:end])
+			if k == 0 {
+				s.step(b[0])
+				k = 1
+			}
+			b, pos = b[k:], pos+k
 			if s.long() {
 				return nil
 			}

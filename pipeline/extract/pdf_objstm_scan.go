@@ -1,5 +1,7 @@
 package extract
 
+import "bytes"
+
 // titleScan reads the objects of object streams a byte at a time, as they inflate, keeping
 // only what the title check needs: the token it is in (names and numbers up to a few dozen
 // bytes; of a string only its length, counted to the bound), the objects whose value is the
@@ -75,6 +77,64 @@ func (s *titleScan) objectAt(num int, c byte) bool {
 	}
 	s.pending = append(s.pending, num)
 	return true
+}
+
+// run reads the bytes at the start of b that need no more than counting — white space
+// between tokens, the rest of a comment, name or number, of a string already over the bound —
+// a loop over them at once rather than a step each, and returns how many it read.
+func (s *titleScan) run(b []byte) int {
+	switch s.state {
+	case idle:
+		i := 0
+		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+			i++
+		}
+		return i
+	case comment:
+		if i := bytes.IndexAny(b, "\r\n"); i >= 0 {
+			return i
+		}
+		return len(b)
+	case name, regular:
+		i := 0
+		for ; i < len(b) && isRegular(b[i]); i++ {
+			if s.tokLen < len(s.tok) {
+				s.tok[s.tokLen] = b[i]
+			}
+			s.tokLen++
+		}
+		return i
+	case literal:
+		if s.size <= s.limit {
+			return 0
+		}
+		for i, c := range b {
+			switch {
+			case s.escaped:
+				s.escaped = false
+			case c == '\\':
+				s.escaped = true
+			case c == '(':
+				s.nest++
+			case c == ')':
+				if s.nest--; s.nest == 0 {
+					s.state = idle
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	case hex:
+		if s.size <= s.limit {
+			return 0
+		}
+		if i := bytes.IndexByte(b, '>'); i >= 0 {
+			s.state = idle
+			return i + 1
+		}
+		return len(b)
+	}
+	return 0
 }
 
 // step reads one byte.

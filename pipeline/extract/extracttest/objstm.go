@@ -120,3 +120,18 @@ func (p ObjStmPDF) streamData() (data []byte, n, first int) {
 func ObjStmTitlePDF(n int64) []byte {
 	return ObjStmPDF{Info: "<< /Title (%FILL%) /Producer (docket extracttest) >>", Fill: n}.Bytes()
 }
+
+// PlainInfoPDF returns the one-page PDF of ObjStmPDF with info as its information dictionary,
+// written as a plain object: the same document without object streams.
+func PlainInfoPDF(info string) []byte {
+	w := &pdfWriter{}
+	w.buf.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+	w.object("<< /Type /Catalog /Pages 2 0 R >>")
+	w.object("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
+	w.object("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>")
+	w.stream("", []byte("BT /F1 12 Tf 72 720 Td (Object streams) Tj ET"))
+	w.object("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+	w.object(info)
+	w.finish("/Size 7 /Root 1 0 R /Info 6 0 R")
+	return w.buf.Bytes()
+}
