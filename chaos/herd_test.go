@@ -40,7 +40,7 @@ func TestThunderingHerd_Smoke(t *testing.T) {
 	}
 	startFleet(t, procs, false, e.workerArgs("-concurrency", strconv.Itoa(slots), "-poll", "30s", "-no-maintenance"))
 
-	// A session that listens as the workers do (queue.TopicInsert).
+	// A session that listens as the workers do (driver.TopicInsert).
 	listener, err := pgx.Connect(ctx, e.connString)
 	if err != nil {
 		t.Fatal(err)

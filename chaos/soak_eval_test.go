@@ -42,7 +42,7 @@ type soakSample struct {
 	Load1       float64 // the machine's 1-minute load average; NaN: not read
 }
 
-// claimRec is one claim as the engine made it (queue.Executor.JobClaim).
+// claimRec is one claim as the engine made it (driver.Executor.JobClaim).
 type claimRec struct {
 	end, dur time.Duration // end: since the load began
 	jobs     int

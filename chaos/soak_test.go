@@ -33,7 +33,7 @@ const soakStall = 5 * time.Minute
 // process would have) run no-op handlers for SOAK_TENANTS tenants; a
 // producer enqueues at up to SOAK_RATE jobs/s, holding back while more
 // than SOAK_BACKLOG jobs are unfinished. Every claim is timed as the
-// engine makes it (queue.Executor.JobClaim, wrapped). Every SOAK_SAMPLE a
+// engine makes it (driver.Executor.JobClaim, wrapped). Every SOAK_SAMPLE a
 // sampler reads the jobs table's sizes, its live and dead tuples and its
 // autovacuum count; when SOAK_REINDEX_AT of the jobs are enqueued the
 // fetch index is rebuilt with REINDEX CONCURRENTLY.

@@ -391,9 +391,9 @@ go_test() {
 	local flags pkgs=("${PKGS[@]}")
 	read -r -a flags <<<"${GOTESTFLAGS:-}"
 	# The longest packages first: go test starts packages in the order named (and names each
-	# once), so the longest (sqlite, ~470 s under -race on 2 cores) no longer starts last and
+	# once), so the longest (the SQLite document store, ~400 s under -race on 2 cores) no longer starts last and
 	# runs alone while the other slot idles.
-	[ "${PKGS[*]}" = "./..." ] && pkgs=(./sqlite/ ./chaos/ ./cmd/docket/ ./postgres/ ./queue/ ./...)
+	[ "${PKGS[*]}" = "./..." ] && pkgs=(./sqlite/sqlitestore/ ./chaos/ ./postgres/pgstore/ ./cmd/docket/ ./sqlite/ ./postgres/ ./queue/ ./...)
 	CGO_ENABLED=1 go test -race -count=1 -p "${DOCKET_TEST_P:-2}" \
 		-timeout "${DOCKET_TEST_TIMEOUT:-20m}" ${SHORT:+"$SHORT"} ${flags[@]+"${flags[@]}"} "${pkgs[@]}"
 	# The bomb tests that measure a parse's peak resident set skip under -race (the detector's

@@ -1,4 +1,4 @@
-// Package sqlite is Docket's embedded store: a [queue.Driver] on one SQLite
+// Package sqlite is Docket's embedded store: a [driver.Driver] on one SQLite
 // database file (modernc.org/sqlite, no cgo), so that `docket serve` runs
 // with no set-up. It keeps the PostgreSQL driver's tables and semantics;
 // what it cannot do is share the store between processes. It knows
