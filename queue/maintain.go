@@ -92,42 +92,66 @@ func (w *Worker) elect(ctx context.Context, p *driver.LeaderParams, was bool) bo
 	return ok
 }
 
-// rescue is the rescuer's sweep.
+// rescue is the rescuer's sweep: batches of maintenanceBatch until one
+// comes back short.
 func (w *Worker) rescue(ctx context.Context) {
-	jobs, err := w.exec.JobRescue(ctx, &driver.JobRescueParams{Limit: maintenanceBatch})
-	if err != nil {
-		if ctx.Err() == nil {
-			w.logger.Warn("rescue failed", "error", err)
+	total := 0
+	for {
+		jobs, err := w.exec.JobRescue(ctx, &driver.JobRescueParams{Limit: maintenanceBatch})
+		if err != nil {
+			if ctx.Err() == nil {
+				w.logger.Warn("rescue failed", "error", err)
+			}
+			break
 		}
-		return
-	}
-	for _, j := range jobs {
-		w.logger.Warn("rescued job with expired lease", "job_id", j.ID, "attempt", j.Attempt, "state", j.State)
-		w.publish(EventRescued, j)
-		if j.State == StatePending {
-			w.wakeQueue(j.Queue)
+		for _, j := range jobs {
+			w.logger.Warn("rescued job with expired lease", "job_id", j.ID, "attempt", j.Attempt, "state", j.State)
+			w.publish(EventRescued, j)
+			if j.State == StatePending {
+				w.wakeQueue(j.Queue)
+			}
+		}
+		total += len(jobs)
+		if len(jobs) < maintenanceBatch || ctx.Err() != nil {
+			break
 		}
 	}
 	if w.cfg.Hooks.Maintained != nil {
-		w.cfg.Hooks.Maintained("rescue", len(jobs))
+		w.cfg.Hooks.Maintained("rescue", total)
 	}
 }
 
-func (w *Worker) sweep(ctx context.Context, name string, fn func() (int, error)) {
-	n, err := fn()
-	if err != nil {
-		if ctx.Err() == nil {
-			w.logger.Warn("maintenance failed", "task", name, "error", err)
+// sweep runs fn, one batch of at most limit jobs, again while batches
+// come back full, so that one tick clears everything due and not one
+// batch of it: a sustained rate above a batch per interval would
+// otherwise grow the backlog (of finished jobs, for the cleaner) without
+// bound, as the churn soak found (docs/reliability.md, test 24). Each
+// batch is a transaction of its own.
+func (w *Worker) sweep(ctx context.Context, name string, limit int, fn func() (int, error)) {
+	total := 0
+	for {
+		n, err := fn()
+		if err != nil {
+			if ctx.Err() == nil {
+				w.logger.Warn("maintenance failed", "task", name, "error", err)
+			}
+			if total == 0 {
+				return
+			}
+			break
 		}
-		return
+		total += n
+		if n < limit || ctx.Err() != nil {
+			break
+		}
 	}
-	if n > 0 {
-		w.logger.Debug("maintenance", "task", name, "jobs", n)
+	if total > 0 {
+		w.logger.Debug("maintenance", "task", name, "jobs", total)
 		for q := range w.cfg.Queues {
 			w.wakeQueue(q)
 		}
 	}
 	if w.cfg.Hooks.Maintained != nil {
-		w.cfg.Hooks.Maintained(name, n)
+		w.cfg.Hooks.Maintained(name, total)
 	}
 }

@@ -36,23 +36,26 @@ type scheduler struct{ w *Worker }
 
 func (s scheduler) run(ctx context.Context) {
 	s.w.runTasks(ctx, []*periodicTask{sweepTask(taskSchedule, s.w.cfg.Maintenance.ScheduleInterval, func(ctx context.Context) {
-		s.w.sweep(ctx, "schedule", func() (int, error) {
+		s.w.sweep(ctx, "schedule", maintenanceBatch, func() (int, error) {
 			return s.w.exec.JobSchedule(ctx, &driver.JobScheduleParams{Limit: maintenanceBatch})
 		})
 	})})
 }
 
 // cleaner deletes the finished jobs past their retention, every
-// CleanInterval.
+// CleanInterval, in batches of cleanBatch until none is left.
 type cleaner struct{ w *Worker }
+
+// cleanBatch is the most jobs one delete of the cleaner removes.
+const cleanBatch = maintenanceBatch * 10
 
 func (s cleaner) run(ctx context.Context) {
 	cfg := s.w.cfg.Maintenance
 	s.w.runTasks(ctx, []*periodicTask{sweepTask(taskClean, cfg.CleanInterval, func(ctx context.Context) {
-		s.w.sweep(ctx, "clean", func() (int, error) {
+		s.w.sweep(ctx, "clean", cleanBatch, func() (int, error) {
 			return s.w.exec.JobDeleteFinished(ctx, &driver.JobDeleteFinishedParams{
 				CompletedAge: cfg.CompletedRetention, FailedAge: cfg.FailedRetention,
-				CancelledAge: cfg.CancelledRetention, Limit: maintenanceBatch * 10,
+				CancelledAge: cfg.CancelledRetention, Limit: cleanBatch,
 			})
 		})
 	})})
