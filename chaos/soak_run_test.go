@@ -84,7 +84,7 @@ func soakConfigFromEnv(t *testing.T) soakConfig {
 		c.retention = durEnv("SOAK_RETENTION", 5*time.Second)
 		c.cleanInterval = durEnv("SOAK_CLEAN_INTERVAL", 5*time.Second)
 	}
-	c.sample = durEnv("SOAK_SAMPLE", min(max(expected/100, time.Second), 10*time.Second))
+	c.sample = durEnv("SOAK_SAMPLE", min(max(expected/100, time.Second), 10*time.Second).Round(100*time.Millisecond))
 	if v := os.Getenv("SOAK_REINDEX_AT"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f <= 0 || f >= 1 {
