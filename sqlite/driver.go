@@ -132,7 +132,7 @@ func (d *Driver) open(ctx context.Context, cfg *Config) error {
 	d.writer = w
 	var mode string
 	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return fmt.Errorf("sqlite: open %s: %w", cfg.Path, translate(err))
+		return fmt.Errorf("sqlite: open %s: %w", cfg.Path, interpretError(err))
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("sqlite: open %s: journal mode is %q, want wal (is the file on a local file system?)", cfg.Path, mode)

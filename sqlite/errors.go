@@ -25,9 +25,9 @@ func lockedError(path, holder string) error {
 		"(set DATABASE_URL=postgres://...)", ErrLocked, who, path)
 }
 
-// translate maps SQLite's errors to the queue's sentinels, keeping the
+// interpretError maps SQLite's errors to the queue's sentinels, keeping the
 // cause in the chain as a driver.DatabaseError. Every error the driver returns passes through it.
-func translate(err error) error {
+func interpretError(err error) error {
 	if err == nil {
 		return nil
 	}

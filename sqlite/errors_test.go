@@ -43,17 +43,17 @@ func TestTranslate(t *testing.T) {
 		if tc.err == nil {
 			t.Fatalf("%s: the statement succeeded", tc.name)
 		}
-		got := translate(tc.err)
+		got := interpretError(tc.err)
 		if !errors.Is(got, tc.want) || !errors.Is(got, tc.err) {
-			t.Errorf("%s: translate(%v) = %v, want %v wrapping the cause", tc.name, tc.err, got, tc.want)
+			t.Errorf("%s: interpretError(%v) = %v, want %v wrapping the cause", tc.name, tc.err, got, tc.want)
 		}
 		// SQLite's own text is marked, so that the API shows none of it.
 		var dbErr *queue.DatabaseError
 		if isDB := tc.name != "NoRows"; errors.As(got, &dbErr) != isDB {
-			t.Errorf("%s: translate = %v: marked as the database's text %v, want %v", tc.name, got, !isDB, isDB)
+			t.Errorf("%s: interpretError = %v: marked as the database's text %v, want %v", tc.name, got, !isDB, isDB)
 		}
 	}
-	if err := translate(leaseLost(queue.Lease{JobID: 1})); !errors.Is(err, queue.ErrLeaseLost) {
-		t.Errorf("translate changed a sentinel: %v", err)
+	if err := interpretError(leaseLost(queue.Lease{JobID: 1})); !errors.Is(err, queue.ErrLeaseLost) {
+		t.Errorf("interpretError changed a sentinel: %v", err)
 	}
 }

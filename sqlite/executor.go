@@ -48,17 +48,17 @@ type querier interface {
 // transaction, which it commits when fn returns nil.
 func (e *executor) write(ctx context.Context, fn func(t *txn) error) error {
 	if e.tx != nil {
-		return translate(e.inSavepoint(ctx, fn))
+		return interpretError(e.inSavepoint(ctx, fn))
 	}
 	tx, err := e.d.writer.BeginTx(ctx, nil)
 	if err != nil {
-		return translate(err)
+		return interpretError(err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	if err := fn(e.d.newTxn(tx, true)); err != nil {
-		return translate(err)
+		return interpretError(err)
 	}
-	return translate(tx.Commit())
+	return interpretError(tx.Commit())
 }
 
 // inSavepoint runs fn inside the caller's transaction, undoing what fn did
@@ -80,23 +80,23 @@ func (e *executor) inSavepoint(ctx context.Context, fn func(t *txn) error) error
 // the reader pool, so that its statements see one snapshot.
 func (e *executor) read(ctx context.Context, fn func(q querier, now int64) error) error {
 	if e.tx != nil {
-		return translate(fn(e.tx, e.d.clock()))
+		return interpretError(fn(e.tx, e.d.clock()))
 	}
 	tx, err := e.d.reader.BeginTx(ctx, nil)
 	if err != nil {
-		return translate(err)
+		return interpretError(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	return translate(fn(tx, e.d.clock()))
+	return interpretError(fn(tx, e.d.clock()))
 }
 
 // readOne runs one statement on the executor's transaction or the reader
 // pool, without a transaction of its own.
 func (e *executor) readOne(fn func(q querier) error) error {
 	if e.tx != nil {
-		return translate(fn(e.tx))
+		return interpretError(fn(e.tx))
 	}
-	return translate(fn(e.d.reader))
+	return interpretError(fn(e.d.reader))
 }
 
 // Begin starts a write transaction, or a savepoint inside the executor's
@@ -105,13 +105,13 @@ func (e *executor) Begin(ctx context.Context) (driver.ExecutorTx, error) {
 	if e.tx == nil {
 		tx, err := e.d.writer.BeginTx(ctx, nil)
 		if err != nil {
-			return nil, fmt.Errorf("begin: %w", translate(err))
+			return nil, fmt.Errorf("begin: %w", interpretError(err))
 		}
 		return &executorTx{executor: executor{d: e.d, tx: tx, own: true}}, nil
 	}
 	name := fmt.Sprintf("docket_sp%d", e.depth+1)
 	if _, err := e.tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
-		return nil, fmt.Errorf("begin: %w", translate(err))
+		return nil, fmt.Errorf("begin: %w", interpretError(err))
 	}
 	return &executorTx{executor: executor{d: e.d, tx: e.tx, own: e.own, depth: e.depth + 1}, savepoint: name}, nil
 }
@@ -126,14 +126,14 @@ type executorTx struct {
 
 func (x *executorTx) Commit(ctx context.Context) error {
 	if x.savepoint == "" {
-		return translate(x.tx.Commit())
+		return interpretError(x.tx.Commit())
 	}
 	if x.done {
 		return fmt.Errorf("commit: %w", sql.ErrTxDone)
 	}
 	x.done = true
 	_, err := x.tx.ExecContext(ctx, "RELEASE "+x.savepoint)
-	return translate(err)
+	return interpretError(err)
 }
 
 // Rollback undoes the transaction. After Commit or Rollback it does
@@ -141,7 +141,7 @@ func (x *executorTx) Commit(ctx context.Context) error {
 func (x *executorTx) Rollback(ctx context.Context) error {
 	if x.savepoint == "" {
 		if err := x.tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
-			return translate(err)
+			return interpretError(err)
 		}
 		return nil
 	}
@@ -150,5 +150,5 @@ func (x *executorTx) Rollback(ctx context.Context) error {
 	}
 	x.done = true
 	_, err := x.tx.ExecContext(ctx, "ROLLBACK TO "+x.savepoint+"; RELEASE "+x.savepoint)
-	return translate(err)
+	return interpretError(err)
 }
