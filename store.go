@@ -34,6 +34,11 @@ type Store interface {
 	// a deletion cut short leaves). On the id of a deletion cut short it
 	// resumes it. An unknown tenant is ErrNotFound.
 	TenantDelete(ctx context.Context, params *TenantDeleteParams) (*TenantDeleteResult, error)
+	// TenantDeletionList returns the tenant deletions begun and not
+	// finished (cut short, or running now), oldest first (by StartedAt,
+	// then tenant id); params nil: every one. TenantDelete on each
+	// finishes it.
+	TenantDeletionList(ctx context.Context, params *TenantDeletionListParams) ([]*TenantDeletion, error)
 
 	// APIKeyInsert stores a key (its id and hash). A taken id is
 	// ErrDuplicate; an unknown tenant ErrNotFound.

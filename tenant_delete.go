@@ -1,6 +1,9 @@
 package docket
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Deleting a tenant (Store.TenantDelete) happens in three steps, so that a
 // large tenant never holds one long transaction and a deletion cut short
@@ -31,6 +34,15 @@ import "context"
 // TenantDelete on its id resumes where it stopped (Resumed is set). Blobs
 // are deleted before their rows, so a resumed deletion may pass a key
 // whose blob is already gone: DeleteBlobs must accept it.
+//
+// Nothing but a caller resumes a deletion: TenantDeletionList names the
+// deletions begun and not finished, and `docket serve` and `docket worker`
+// finish them at startup (cmd/docket/tenants_resume.go). Two processes may
+// resume the same deletion at once: every step deletes what is still there
+// (a blob already gone is deleted, a row already gone is not counted), so
+// the slower one finds less to do, ErrNotFound once the faster one has
+// ended the deletion, or, while the other purges the same rows, an
+// ErrConflict after its rounds, leaving the end to the other.
 
 // DefaultTenantDeleteBatch is how many rows one transaction of a tenant's
 // deletion deletes unless TenantDeleteParams says otherwise.
@@ -62,4 +74,20 @@ type TenantDeleteResult struct {
 	// Documents, Jobs and Records (idempotency records and rate-limit
 	// slots) count the rows this call deleted.
 	Documents, Jobs, Records int
+}
+
+// TenantDeletion is a tenant's deletion that has begun (its tombstone
+// committed) and not finished.
+type TenantDeletion struct {
+	// TenantID is the tenant's id.
+	TenantID string
+	// StartedAt is when the tombstone committed.
+	StartedAt time.Time
+}
+
+// TenantDeletionListParams lists the deletions begun and not finished.
+type TenantDeletionListParams struct {
+	// Limit is the most deletions returned, oldest first; 0: every one. A
+	// negative limit is ErrInvalid.
+	Limit int
 }

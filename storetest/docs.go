@@ -66,6 +66,7 @@ func docGroups() []docGroup {
 	return []docGroup{
 		{"Tenant", tenantChecks()},
 		{"TenantDelete", tenantDeleteChecks()},
+		{"TenantResume", tenantResumeChecks()}, // docs_tenant_resume.go
 		{"APIKey", apiKeyChecks()},
 		{"InTenant", txChecks()},
 		{"DocumentInsert", documentInsertChecks()},

@@ -255,3 +255,33 @@ func (t *tenantTx) notDeleted(ctx context.Context) error {
 	}
 	return nil
 }
+
+// tenantDeletionListSQL lists the deletions begun and not finished, oldest
+// first, at most $1 (NULL: every one).
+const tenantDeletionListSQL = `SELECT tenant_id, started_at FROM docket_tenant_deletions
+WHERE finished_at IS NULL ORDER BY started_at, tenant_id LIMIT $1`
+
+// TenantDeletionList returns the deletions begun and not finished; see
+// docket.Store.
+func (s *Store) TenantDeletionList(ctx context.Context, params *docket.TenantDeletionListParams) ([]*docket.TenantDeletion, error) {
+	var limit *int
+	if params != nil && params.Limit < 0 {
+		return nil, fmt.Errorf("list tenant deletions: %w: limit %d is negative", docket.ErrInvalid, params.Limit)
+	}
+	if params != nil && params.Limit > 0 {
+		limit = &params.Limit
+	}
+	rows, err := s.pool.Query(ctx, tenantDeletionListSQL, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list tenant deletions: %w", docsError(err))
+	}
+	var out []*docket.TenantDeletion
+	var d docket.TenantDeletion
+	if _, err := pgx.ForEachRow(rows, []any{&d.TenantID, &d.StartedAt}, func() error {
+		out = append(out, &docket.TenantDeletion{TenantID: d.TenantID, StartedAt: d.StartedAt.UTC()})
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("list tenant deletions: %w", docsError(err))
+	}
+	return out, nil
+}

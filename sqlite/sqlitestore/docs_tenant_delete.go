@@ -276,3 +276,38 @@ func (t *tenantTx) notDeleted(ctx context.Context) error {
 	}
 	return nil
 }
+
+// tenantDeletionListSQL lists the deletions begun and not finished, oldest
+// first, at most ?1 (-1: every one).
+const tenantDeletionListSQL = `SELECT tenant_id, started_at FROM docket_tenant_deletions
+WHERE finished_at IS NULL ORDER BY started_at, tenant_id LIMIT ?1`
+
+// TenantDeletionList returns the deletions begun and not finished; see
+// docket.Store.
+func (s *Store) TenantDeletionList(ctx context.Context, params *docket.TenantDeletionListParams) ([]*docket.TenantDeletion, error) {
+	limit := -1
+	if params != nil && params.Limit < 0 {
+		return nil, fmt.Errorf("list tenant deletions: %w: limit %d is negative", docket.ErrInvalid, params.Limit)
+	}
+	if params != nil && params.Limit > 0 {
+		limit = params.Limit
+	}
+	rows, err := s.reader.QueryContext(ctx, tenantDeletionListSQL, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list tenant deletions: %w", docsErr(err))
+	}
+	defer rows.Close()
+	var out []*docket.TenantDeletion
+	for rows.Next() {
+		var id string
+		var started int64
+		if err := rows.Scan(&id, &started); err != nil {
+			return nil, fmt.Errorf("list tenant deletions: %w", docsErr(err))
+		}
+		out = append(out, &docket.TenantDeletion{TenantID: id, StartedAt: fromMicros(started)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tenant deletions: %w", docsErr(err))
+	}
+	return out, nil
+}
