@@ -161,7 +161,7 @@ func TestJobClaim_Explain(t *testing.T) {
 SELECT 'q', 'idle' || g, false FROM generate_series(1, 100000) g`)
 	f.exec(`ANALYZE`)
 	j := f.claim(f.x, 1)[0]
-	finish := fmt.Sprintf(`fin('{%d}', '{%d}', '{%d}', '{completed}', '{""}', '{NULL}', '{0}', '{w}', 0, true)`,
+	finish := fmt.Sprintf(`fin('{%d}', '{%d}', '{%d}', '{completed}', '{""}', '{NULL}', '{0}', '{w}', true)`,
 		j.ID, j.Attempt, j.LeaseToken)
 	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 		t.Run(mode, func(t *testing.T) {
@@ -171,7 +171,7 @@ SELECT 'q', 'idle' || g, false FROM generate_series(1, 100000) g`)
 					t.Errorf("claim plan does not use %s:\n%s", good, claim)
 				}
 			}
-			f.explain(mode, "fin(bigint[], int[], bigint[], text[], text[], text[], bigint[], text[], bigint, boolean)",
+			f.explain(mode, "fin(bigint[], int[], bigint[], text[], text[], text[], bigint[], text[], boolean)",
 				postgres.FinishSQL, finish)
 		})
 	}

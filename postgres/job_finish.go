@@ -10,8 +10,7 @@ import (
 
 // finishSQL ends a batch of attempts in one statement. Each element of the
 // arrays is one param: $1 ids, $2 attempts, $3 tokens, $4 outcomes,
-// $5 errors, $6 results, $7 retry delays in microseconds, $8 worker ids,
-// $9 the transaction's idle limit in milliseconds.
+// $5 errors, $6 results, $7 retry delays in microseconds, $8 worker ids.
 // It returns the ordinals (from 1) of the params whose lease was held; of
 // two params for one job, the first is applied and the second finds the
 // lease lost.
@@ -27,26 +26,41 @@ import (
 //     for the next claim in finishRecordSQL); a tenant with a job back to
 //     pending is claimable again.
 //   - attempts: one record per ended attempt.
-//   - notified: in a caller's transaction ($10 true), the statement calls
+//   - notified: in a caller's transaction ($9 true), the statement calls
 //     pg_notify itself, delivered at that transaction's commit; elsewhere
 //     JobFinish sends the notifications after the commit from the queues
 //     and states the statement returns (notify_post.go).
-//   - idle_limit: JobFinish runs finishSQL in a caller's transaction
-//     (CompleteTx), and $9 is that transaction's idle limit in ms (see
-//     driver.JobFinishParams.TxIdleLimit): when positive it becomes the
-//     transaction's idle_in_transaction_session_timeout (SET LOCAL scope:
-//     the session keeps its own setting afterwards), set in the same round
-//     trip. A transaction idle that long has its session terminated by the
-//     server, which releases the job rows the statement locked.
-var finishSQL = finishStatement(freeSlotsSQL("done"), `idle_limit AS (
-    SELECT set_config('idle_in_transaction_session_timeout', $9::bigint::text, true)
-    WHERE $9::bigint > 0
-), notified AS (
-    SELECT pg_notify('docket_change', q.queue) FROM (SELECT DISTINCT queue FROM done) q WHERE $10::boolean
+//
+// In a caller's transaction the idle limit is set before this statement,
+// by txIdleLimitSQL: see JobFinish.
+var finishSQL = finishStatement(freeSlotsSQL("done"), `notified AS (
+    SELECT pg_notify('docket_change', q.queue) FROM (SELECT DISTINCT queue FROM done) q WHERE $9::boolean
     UNION ALL
     SELECT pg_notify('docket_insert', q.queue) FROM (SELECT DISTINCT queue FROM done WHERE state = 'pending') q
-    WHERE $10::boolean
-)`, " AND (SELECT count(*) FROM idle_limit) >= 0 AND (SELECT count(*) FROM notified) >= 0")
+    WHERE $9::boolean
+)`, " AND (SELECT count(*) FROM notified) >= 0")
+
+// txIdleLimitSQL gives a caller's transaction (CompleteTx) its idle limit
+// in ms (driver.JobFinishParams.TxIdleLimit) as its
+// idle_in_transaction_session_timeout (SET LOCAL scope: the session keeps
+// its own setting afterwards). A transaction idle that long has its
+// session terminated by the server, which releases the job rows finishSQL
+// locked.
+//
+// It is a statement of its own, run before finishSQL, and not a CTE of
+// finishSQL (as it was) because the limit must be in force before the
+// transaction takes any lock of the finish: the server arms it only when
+// a round trip ends (ReadyForQuery), and pgx's first use of a statement on
+// a connection is two round trips, a prepare then the execution. The
+// prepare's parse analysis takes RowExclusiveLock on docket_jobs,
+// docket_job_attempts and docket_tenant_queues; a client cut off between
+// the two left its session idle in the transaction with those locks and
+// no limit, until the client came back or TCP gave up
+// (TestJobFinish_TxIdleLimitAnyCut; TestPartition_MidTransaction failed so
+// now and then). This statement
+// takes no lock, in either round trip, and costs one round trip per
+// CompleteTx.
+const txIdleLimitSQL = `SELECT set_config('idle_in_transaction_session_timeout', $1::bigint::text, true)`
 
 // finishRecordSQL is finishSQL with the freed slots recorded in
 // docket_tenant_freed instead of subtracted from the tenant rows, no idle
@@ -134,7 +148,12 @@ func (e *Executor) JobFinish(ctx context.Context, params []*driver.JobFinishPara
 		for _, p := range params {
 			idle = max(idle, p.TxIdleLimit)
 		}
-		query, args = finishSQL, append(args, idle.Milliseconds(), e.notifiesInline())
+		if idle > 0 {
+			if _, err := e.db.Exec(ctx, txIdleLimitSQL, max(idle.Milliseconds(), 1)); err != nil {
+				return nil, fmt.Errorf("finish jobs: idle limit: %w", interpretError(err))
+			}
+		}
+		query, args = finishSQL, append(args, e.notifiesInline())
 	}
 	held := make([]bool, n)
 	var changed, pending []string // the queues of the jobs ended, and of those back to pending
