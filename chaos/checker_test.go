@@ -18,6 +18,7 @@ type execution struct {
 	WorkerID  string
 	Kind      string
 	StartedAt time.Time
+	EnteredAt time.Time // when the handler began (zero: not recorded)
 }
 
 func (x execution) String() string {
@@ -221,7 +222,7 @@ func (e *env) effects() map[int64]effect {
 func (e *env) executions() []execution {
 	e.t.Helper()
 	rows, err := e.pool.Query(context.Background(),
-		`SELECT job_id, attempt, worker_pid, worker_id, kind, started_at FROM executions ORDER BY started_at, id`)
+		`SELECT job_id, attempt, worker_pid, worker_id, kind, started_at, coalesce(entered_at, started_at) FROM executions ORDER BY started_at, id`)
 	if err != nil {
 		e.t.Fatalf("read executions: %v", err)
 	}
@@ -229,7 +230,7 @@ func (e *env) executions() []execution {
 	var out []execution
 	for rows.Next() {
 		var x execution
-		if err := rows.Scan(&x.JobID, &x.Attempt, &x.PID, &x.WorkerID, &x.Kind, &x.StartedAt); err != nil {
+		if err := rows.Scan(&x.JobID, &x.Attempt, &x.PID, &x.WorkerID, &x.Kind, &x.StartedAt, &x.EnteredAt); err != nil {
 			e.t.Fatalf("read executions: %v", err)
 		}
 		out = append(out, x)

@@ -96,7 +96,8 @@ CREATE TABLE executions (
 	worker_pid int         NOT NULL,
 	worker_id  text        NOT NULL,
 	kind       text        NOT NULL,
-	started_at timestamptz NOT NULL DEFAULT clock_timestamp()
+	started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+	entered_at timestamptz -- when the handler began, on the worker's clock (the same host's)
 );
 CREATE INDEX executions_job ON executions (job_id);
 CREATE TABLE effects (

@@ -47,11 +47,14 @@ func (h *handlers) configs() map[string]queue.HandlerConfig {
 }
 
 // record writes the execution ledger row in its own autocommit statement,
-// before the handler does anything else.
+// before the handler does anything else. started_at is the server's clock
+// when the row arrives; entered_at the time the handler began, which on a
+// loaded machine can be tens of milliseconds earlier.
 func (h *handlers) record(ctx context.Context, t *queue.Task) error {
+	entered := time.Now()
 	_, err := h.pool.Exec(ctx,
-		`INSERT INTO executions (job_id, attempt, worker_pid, worker_id, kind) VALUES ($1, $2, $3, $4, $5)`,
-		t.Job.ID, t.Job.Attempt, h.pid, h.cfg.id, t.Job.Kind)
+		`INSERT INTO executions (job_id, attempt, worker_pid, worker_id, kind, entered_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		t.Job.ID, t.Job.Attempt, h.pid, h.cfg.id, t.Job.Kind, entered)
 	if err != nil {
 		return fmt.Errorf("record execution: %w", err)
 	}

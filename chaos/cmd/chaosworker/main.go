@@ -55,6 +55,16 @@ import (
 )
 
 func main() {
+	// The time the process got the shutdown signal, on the host's clock
+	// (the database's, on one host), for the tests that check no work
+	// starts after it: a signal reaches a process scheduled late on a
+	// loaded machine tens of milliseconds after it was sent.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		s := <-sigs
+		fmt.Fprintf(os.Stderr, "chaosworker: %s received at %s\n", s, time.Now().UTC().Format(time.RFC3339Nano))
+	}()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
