@@ -230,7 +230,8 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /ui/", web.Handler())
 	srv := httpapi.NewHTTPServer(mux, s.logger)
-	return runComponents(ctx, s.logger, srv, hf.listener(ln, s.logger), w.Run, events.Run, runOps)
+	return runComponents(ctx, s.logger, srv, hf.listener(ln, s.logger), w.Run, events.Run, runOps,
+		s.resumeDeletions) // tenants_resume.go: deletions cut short, finished in the background
 }
 
 // errStopped is the error of a component that returned before shutdown
@@ -330,7 +331,13 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 	opsCtx, stopOps := context.WithCancel(context.WithoutCancel(ctx))
 	opsDone := make(chan error, 1)
 	go func() { opsDone <- runOps(opsCtx) }()
+	resumed := make(chan struct{}) // tenants_resume.go: deletions cut short, finished in the background
+	go func() {
+		defer close(resumed)
+		resumeTenantDeletions(ctx, svc.store, svc.blobs, logger)
+	}()
 	err = w.Run(ctx)
+	<-resumed
 	stopOps()
 	return errors.Join(err, <-opsDone)
 }
