@@ -70,6 +70,10 @@ func TestLongTitle(t *testing.T) {
 		{"indirect, long", "6 0 obj << /Title 9 0 R >> endobj\n9 0 obj\n(" + long + ")\nendobj", true},
 		{"indirect, short", "6 0 obj << /Title 9 0 R >> endobj\n9 0 obj\n(" + long[:50] + ")\nendobj", false},
 		{"long object, another reference", "6 0 obj << /Title 9 0 R /Subject 10 0 R >> endobj\n10 0 obj (" + long + ") endobj", false},
+		{"escaped key, long literal", "<< /Ti#74le (" + long + ") >>", true},
+		{"escaped key, long hex", "<</#54#69#74#6C#65<" + strings.Repeat("41", 100) + ">>>", true},
+		{"escaped key, indirect, long", "6 0 obj << /T#69tle 9 0 R >> endobj\n9 0 obj\n(" + long + ")\nendobj", true},
+		{"escaped other key, long", "<< /Ti#74les (" + long + ") >>", false},
 		{"in a stream", "1 0 obj << /Length 220 >>\nstream\n/Title (" + long + ")\nendstream\nendobj", false},
 	}
 	for _, tt := range tests {
@@ -96,6 +100,14 @@ func TestExtract_TitleCheck(t *testing.T) {
 	}
 	if len(doc.Pages) != 1 || doc.Pages[0].Text != "A long title" {
 		t.Errorf("pages %+v", doc.Pages)
+	}
+	// The key written with a name escape is /Title to PDFium: checked as well.
+	doc, err = extractBytes(t, extract.TypePDF, xt.LongInfoPDF("Ti#74le", extract.MaxPDFTitleStringBytes+1), extract.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Title != "" || len(doc.Warnings) != 1 || !strings.HasPrefix(doc.Warnings[0], "title not read: its string is over") {
+		t.Errorf("/Ti#74le: title %d bytes, warnings %q; want it not read", len(doc.Title), doc.Warnings)
 	}
 	doc, err = extractBytes(t, extract.TypePDF, xt.LongTitlePDF(extract.MaxPDFTitleStringBytes-2), extract.Options{})
 	if err != nil {

@@ -35,7 +35,8 @@ func titleUnread(data []byte) string {
 
 // longTitle reports whether data holds a /Title whose string is longer than limit bytes: a
 // literal or hex string right after the key, or the string an indirect reference after the
-// key names ("/Title 12 0 R" and "12 0 obj (…) endobj"). Outline items and annotations have
+// key names ("/Title 12 0 R" and "12 0 obj (…) endobj"). The key is matched as PDF reads
+// names: "/Ti#74le" is /Title as well. Outline items and annotations have
 // /Title keys too; a long one of those stops the document's title being read as well, which
 // costs nothing that matters.
 func longTitle(data []byte, limit int) bool {
@@ -46,7 +47,7 @@ func longTitle(data []byte, limit int) bool {
 			return true
 		}
 		before := bytes.TrimRight(data[:start], pdfSpace)
-		if bytes.HasSuffix(before, []byte("/Title")) {
+		if endsWithTitleKey(before) {
 			long = true
 			return false
 		}
@@ -65,17 +66,39 @@ const pdfSpace = "\x00\t\n\f\r "
 // objRef is an indirect object's number and generation.
 type objRef struct{ num, gen int }
 
+// isTitleKey reports whether the name token tok is /Title, written plainly or with #xx
+// escapes ("/Ti#74le" is /Title too, to PDFium as to the specification).
+func isTitleKey(tok []byte) bool {
+	if bytes.IndexByte(tok, '#') < 0 {
+		return string(tok) == "/Title"
+	}
+	return pdfName(tok) == "Title"
+}
+
+// endsWithTitleKey reports whether before ends with a /Title name token (escaped or not).
+func endsWithTitleKey(before []byte) bool {
+	i := len(before)
+	for i > 0 && isRegular(before[i-1]) {
+		i--
+	}
+	return i > 0 && before[i-1] == '/' && isTitleKey(before[i-1:])
+}
+
 // titleRefs returns the objects that /Title keys refer to ("/Title 12 0 R"), at most a few
 // thousand of them.
 func titleRefs(data []byte) map[objRef]bool {
 	refs := map[objRef]bool{}
-	key := []byte("/Title")
 	for i := 0; len(refs) < 4096; {
-		at := bytes.Index(data[i:], key)
+		at := bytes.IndexByte(data[i:], '/')
 		if at < 0 {
 			break
 		}
-		i += at + len(key)
+		start := i + at
+		for i = start + 1; i < len(data) && isRegular(data[i]); i++ {
+		}
+		if !isTitleKey(data[start:i]) {
+			continue
+		}
 		rest := bytes.TrimLeft(data[i:min(len(data), i+64)], pdfSpace)
 		f := bytes.Fields(rest)
 		if len(f) < 3 || !bytes.HasPrefix(f[2], []byte("R")) {
