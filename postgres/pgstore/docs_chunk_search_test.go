@@ -105,3 +105,75 @@ WHERE attrelid = 'docket_chunks'::regclass AND attname IN ('tsv', 'vector') ORDE
 		t.Errorf("storage %v, want %v", got, want)
 	}
 }
+
+// TestChunkSearch_WorkMem: a search runs with the small work_mem of
+// SearchWorkMem and without parallel workers, for the rest of its
+// transaction too.
+func TestChunkSearch_WorkMem(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	if _, err := f.d.TenantCreate(f.ctx, &docket.TenantCreateParams{ID: "a", Name: "a", Plan: docket.PlanFree}); err != nil {
+		t.Fatal(err)
+	}
+	const settings = `SELECT current_setting('work_mem') || ' ' || current_setting('max_parallel_workers_per_gather')`
+	var before, after string
+	err := f.d.ReadTenant(f.ctx, "a", func(tx docket.Tx) error {
+		q := tx.Native().(pgx.Tx)
+		if err := q.QueryRow(f.ctx, settings).Scan(&before); err != nil {
+			return err
+		}
+		if _, err := tx.ChunkSearch(f.ctx, &docket.ChunkSearchParams{Phrases: []string{"word"}, Limit: 10}); err != nil {
+			return err
+		}
+		return q.QueryRow(f.ctx, settings).Scan(&after)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := pgstore.SearchWorkMem + " 0"; before == want || after != want {
+		t.Errorf("work_mem and parallel workers %q before the search, %q after, want the defaults and %q", before, after, want)
+	}
+}
+
+// TestChunkSearch_LossyBitmap: at SearchWorkMem, the bitmap of a word in
+// a few thousand pages is lossy (a bit a page, not an entry a page), which
+// is what bounds a search's memory and CPU by the rows it reads rather
+// than by every chunk, in every tenant, that holds its word.
+func TestChunkSearch_LossyBitmap(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.exec(`INSERT INTO docket_tenants (id, name, plan) VALUES ('t', 't', 'free')`)
+	f.exec(`INSERT INTO docket_documents (id, tenant_id, filename) VALUES ('d', 't', 'f')`)
+	// ~2 KB of hex a chunk, which does not compress: some 3 rows a page.
+	f.exec(`INSERT INTO docket_chunks (tenant_id, document_id, idx, text, tsv)
+SELECT 't', 'd', g, t, to_tsvector('simple', t)
+FROM generate_series(0, 5999) g, LATERAL (SELECT 'common ' || string_agg(md5(g::text || '-' || i), ' ') AS t
+    FROM generate_series(1, 60) i) x`)
+	f.exec(`ANALYZE docket_chunks`)
+	tx, err := f.d.Pool().Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(f.ctx) //nolint:errcheck // read only
+	plan := func(workMem string) string {
+		t.Helper()
+		if _, err := tx.Exec(f.ctx, `SELECT set_config('work_mem', $1, true), set_config('enable_seqscan', 'off', true)`, workMem); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(f.ctx, `EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM docket_chunks WHERE tsv @@ 'common'::tsquery`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(lines, "\n")
+	}
+	if p := plan("4MB"); strings.Contains(p, "lossy") {
+		t.Fatalf("the default work_mem already makes a lossy bitmap; the test needs more pages:\n%s", p)
+	}
+	if p := plan(pgstore.SearchWorkMem); !strings.Contains(p, "lossy") {
+		t.Errorf("bitmap at %s is not lossy:\n%s", pgstore.SearchWorkMem, p)
+	}
+}

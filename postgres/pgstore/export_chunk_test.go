@@ -7,4 +7,5 @@ var (
 	ChunkSearchSQL = chunkSearchSQL
 	SearchQuerySQL = searchQuerySQL
 	ScopeSQL       = scopeSQL
+	SearchWorkMem  = searchWorkMem
 )
