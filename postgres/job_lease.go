@@ -105,6 +105,12 @@ func (e *Executor) JobProgress(ctx context.Context, params *driver.JobProgressPa
 		s := string(params.PartialResult)
 		partial = &s
 	}
+	if e.tx != nil && params.TxIdleLimit > 0 {
+		// Before the write locks the job's row (see txIdleLimitSQL).
+		if _, err := e.db.Exec(ctx, txIdleLimitSQL, max(params.TxIdleLimit.Milliseconds(), 1)); err != nil {
+			return fmt.Errorf("progress of job %d: idle limit: %w", params.Lease.JobID, interpretError(err))
+		}
+	}
 	l := params.Lease
 	var q string
 	err := e.db.QueryRow(ctx, progressSQL, l.JobID, int32(l.Attempt), l.Token, params.Stage, int16(params.Percent), params.Message, partial).Scan(&q)

@@ -90,3 +90,37 @@ func TestJobFinish_TxIdleLimit(t *testing.T) {
 		t.Fatalf("job committed in time: %+v, %v", j, err)
 	}
 }
+
+// TestJobProgress_TxIdleLimit: the write CompleteTx makes before its finish
+// (a partial result not stored yet) locks the job's row, so it sets the
+// transaction's idle limit first, as the finish does; outside a caller's
+// transaction the limit is not touched.
+func TestJobProgress_TxIdleLimit(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.enqueue(1, "acme")
+	jobs := f.claim(f.x, 1)
+	if len(jobs) != 1 {
+		t.Fatalf("claimed %d jobs, want 1", len(jobs))
+	}
+	tx, err := f.d.Pool().Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(f.ctx)) }()
+	x, err := f.d.UnwrapTx(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = x.JobProgress(f.ctx, &driver.JobProgressParams{
+		Lease: jobs[0].Lease(), Stage: "done", Percent: 100, PartialResult: []byte(`{"pages":3}`),
+		TxIdleLimit: 1500 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inside string
+	if err := tx.QueryRow(f.ctx, `SHOW idle_in_transaction_session_timeout`).Scan(&inside); err != nil || inside != "1500ms" {
+		t.Fatalf("idle limit after the progress write in the transaction: %q, %v; want 1500ms", inside, err)
+	}
+}

@@ -236,6 +236,7 @@ func (t *Task) CompleteTx(ctx context.Context, tx any) error {
 	// partial result not stored yet is written in the transaction.
 	if final := t.finalProgress(true); final != nil {
 		final, _ = t.withPartial(final)
+		final.TxIdleLimit = t.w.cfg.LeaseDuration
 		if err := exec.JobProgress(ctx, final); err != nil {
 			return t.fenced(ctx, tx, fmt.Errorf("complete in transaction: %w", err))
 		}

@@ -257,6 +257,12 @@ type JobProgressParams struct {
 	// PartialResult, when not nil, replaces the job's partial result (a
 	// JSON document of at most MaxPartialResultBytes); nil keeps it.
 	PartialResult json.RawMessage
+	// TxIdleLimit, inside a caller's transaction (the write CompleteTx
+	// makes before its finish), is set before the write as
+	// JobFinishParams.TxIdleLimit is: the write locks the job's row, and a
+	// client cut off right after it must not keep it locked. Zero leaves
+	// the session's setting; stores without sessions ignore it.
+	TxIdleLimit time.Duration
 }
 
 // JobFinishParams ends one attempt.
