@@ -51,6 +51,13 @@ func asDatabaseError(err error) error {
 	return err
 }
 
+// isLockTimeout reports whether err is lock_not_available (55P03), which a
+// lock_timeout raises.
+func isLockTimeout(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
+}
+
 // isDeadlock reports whether err is PostgreSQL's deadlock_detected (40P01):
 // the server aborted the transaction to break a cycle of lock waits.
 func isDeadlock(err error) bool {

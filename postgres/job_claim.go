@@ -142,16 +142,11 @@ func (e *Executor) JobClaim(ctx context.Context, params *driver.JobClaimParams) 
 		return nil, fmt.Errorf("%w: claim needs Max > 0 and LeaseDuration > 0", driver.ErrInvalid)
 	}
 	var jobs []*driver.Job
-	b := &pgx.Batch{}
-	b.Queue(foldFreedSQL, params.Queue)
-	b.Queue(claimSQL, params.Queue, params.Max, micros(params.LeaseDuration), params.WorkerID).
-		Query(func(rows pgx.Rows) error {
-			var err error
-			jobs, err = scanJobs(rows)
-			return err
-		})
-	b.Queue(rewakeSQL, params.Queue)
-	if err := e.db.SendBatch(ctx, b).Close(); err != nil {
+	err := e.retryClaim(ctx, func() error {
+		jobs = nil
+		return e.db.SendBatch(ctx, e.claimBatch(params, &jobs)).Close()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("claim jobs: %w", interpretError(err))
 	}
 	if len(jobs) > 0 {
@@ -160,4 +155,58 @@ func (e *Executor) JobClaim(ctx context.Context, params *driver.JobClaimParams) 
 		}
 	}
 	return jobs, nil
+}
+
+// claimLockTimeout bounds every lock wait of a claim's transaction (see
+// claimLockTimeoutSQL).
+const claimLockTimeout = "100ms"
+
+// claimLockTimeoutSQL sets lock_timeout for the claim's transaction only
+// (the batch is one transaction; set_config's is_local ends with it). The
+// claim is written never to wait for a row lock (SKIP LOCKED), but
+// PostgreSQL's SKIP LOCKED can wait all the same: when the row version in
+// the statement's snapshot was being updated by a transaction that commits
+// between the lock's check and its conditional wait, heap_lock_tuple
+// follows the update chain (heap_lock_updated_tuple_rec) and waits
+// unconditionally for whoever holds the newer version ("while locking
+// updated version ... of tuple", XLTW_LockUpdated). The claim then waits
+// with tenant rows locked in served_at order, and a statement that locks
+// tenant rows in key order (a finish in a caller's transaction, a wake-up,
+// the rescuer, an insert) can close a cycle with it: the churn soak's one
+// deadlock in 159,968 claims (issue 12 test 24; TestClaimWaitStress
+// reproduces such waits in seconds). With the limit the claim gives up its
+// locks long before the deadlock detector (1 s) and JobClaim retries it.
+const claimLockTimeoutSQL = `SELECT set_config('lock_timeout', $1, true)`
+
+// claimRetries is how many times JobClaim runs a claim again after a lock
+// timeout or a deadlock.
+const claimRetries = 5
+
+// retryClaim runs fn, and again up to claimRetries times when it fails
+// with lock_not_available or deadlock_detected outside a caller's
+// transaction: the batch was one transaction, rolled back whole.
+func (e *Executor) retryClaim(ctx context.Context, fn func() error) error {
+	for i := 0; ; i++ {
+		err := fn()
+		if err == nil || e.tx != nil || i == claimRetries || ctx.Err() != nil || (!isDeadlock(err) && !isLockTimeout(err)) {
+			return err
+		}
+	}
+}
+
+// claimBatch is a claim's batch; the claimed jobs are stored in *jobs.
+func (e *Executor) claimBatch(params *driver.JobClaimParams, jobs *[]*driver.Job) *pgx.Batch {
+	b := &pgx.Batch{}
+	if e.tx == nil {
+		b.Queue(claimLockTimeoutSQL, claimLockTimeout)
+	}
+	b.Queue(foldFreedSQL, params.Queue)
+	b.Queue(claimSQL, params.Queue, params.Max, micros(params.LeaseDuration), params.WorkerID).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			*jobs, err = scanJobs(rows)
+			return err
+		})
+	b.Queue(rewakeSQL, params.Queue)
+	return b
 }
