@@ -31,7 +31,7 @@ func (s *Store) APIKeyInsert(ctx context.Context, k *docket.APIKey) error {
 	_, err := s.writer.ExecContext(ctx, apiKeyInsertSQL, k.ID, k.TenantID, k.Hash, k.Name,
 		toMicros(k.CreatedAt), nullMicros(k.ExpiresAt), nullMicros(k.RevokedAt))
 	if err != nil {
-		return fmt.Errorf("insert api key %q: %w", k.ID, docsErr(err))
+		return fmt.Errorf("insert api key %q: %w", k.ID, docsError(err))
 	}
 	return nil
 }
@@ -40,7 +40,7 @@ func (s *Store) APIKeyInsert(ctx context.Context, k *docket.APIKey) error {
 func (s *Store) APIKeyGet(ctx context.Context, id string) (*docket.APIKey, error) {
 	k, err := scanAPIKey(s.reader.QueryRowContext(ctx, apiKeyGetSQL, id))
 	if err != nil {
-		return nil, fmt.Errorf("get api key %q: %w", id, docsErr(err))
+		return nil, fmt.Errorf("get api key %q: %w", id, docsError(err))
 	}
 	return k, nil
 }
@@ -49,19 +49,19 @@ func (s *Store) APIKeyGet(ctx context.Context, id string) (*docket.APIKey, error
 func (s *Store) APIKeyList(ctx context.Context, tenantID string) ([]*docket.APIKey, error) {
 	rows, err := s.reader.QueryContext(ctx, apiKeyListSQL, tenantID)
 	if err != nil {
-		return nil, fmt.Errorf("list api keys: %w", docsErr(err))
+		return nil, fmt.Errorf("list api keys: %w", docsError(err))
 	}
 	defer rows.Close()
 	var out []*docket.APIKey
 	for rows.Next() {
 		k, err := scanAPIKey(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list api keys: %w", docsErr(err))
+			return nil, fmt.Errorf("list api keys: %w", docsError(err))
 		}
 		out = append(out, k)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list api keys: %w", docsErr(err))
+		return nil, fmt.Errorf("list api keys: %w", docsError(err))
 	}
 	return out, nil
 }
@@ -74,7 +74,7 @@ func (s *Store) APIKeyRevoke(ctx context.Context, tenantID, id string) error {
 		err = affected(res, "api key", id)
 	}
 	if err != nil {
-		return fmt.Errorf("revoke api key: %w", docsErr(err))
+		return fmt.Errorf("revoke api key: %w", docsError(err))
 	}
 	return nil
 }

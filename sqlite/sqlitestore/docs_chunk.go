@@ -26,14 +26,14 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 		return fmt.Errorf("replace chunks: %w", err)
 	}
 	if _, err := t.tx.ExecContext(ctx, chunkDeleteSQL, t.tenant, documentID); err != nil {
-		return fmt.Errorf("replace chunks of %q: %w", documentID, docsErr(err))
+		return fmt.Errorf("replace chunks of %q: %w", documentID, docsError(err))
 	}
 	if len(chunks) == 0 {
 		return nil
 	}
 	stmt, err := t.tx.PrepareContext(ctx, chunkInsertSQL)
 	if err != nil {
-		return fmt.Errorf("replace chunks of %q: %w", documentID, docsErr(err))
+		return fmt.Errorf("replace chunks of %q: %w", documentID, docsError(err))
 	}
 	defer stmt.Close()
 	for _, c := range chunks {
@@ -48,7 +48,7 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 		_, err := stmt.ExecContext(ctx, documentID, c.Index, t.tenant, c.Text, c.PageStart, c.PageEnd,
 			c.Model, c.Dimensions, encodeVector(c.Vector))
 		if err != nil {
-			return fmt.Errorf("replace chunks of %q: chunk %d: %w", documentID, c.Index, docsErr(err))
+			return fmt.Errorf("replace chunks of %q: chunk %d: %w", documentID, c.Index, docsError(err))
 		}
 	}
 	return nil
@@ -58,7 +58,7 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 func (t *tenantTx) docExists(ctx context.Context, id string) error {
 	var n int
 	if err := t.tx.QueryRowContext(ctx, docExistsSQL, t.tenant, id).Scan(&n); err != nil {
-		return docsErr(err)
+		return docsError(err)
 	}
 	if n == 0 {
 		return notFound("document", id)
@@ -79,7 +79,7 @@ func (t *tenantTx) ChunkList(ctx context.Context, p *docket.ChunkListParams) ([]
 	}
 	rows, err := t.tx.QueryContext(ctx, chunkListSQL, t.tenant, documentID, p.From, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list chunks of %q: %w", documentID, docsErr(err))
+		return nil, fmt.Errorf("list chunks of %q: %w", documentID, docsError(err))
 	}
 	defer rows.Close()
 	out := []*docket.Chunk{}
@@ -87,12 +87,12 @@ func (t *tenantTx) ChunkList(ctx context.Context, p *docket.ChunkListParams) ([]
 		var c docket.Chunk
 		err := rows.Scan(&c.DocumentID, &c.TenantID, &c.Index, &c.Text, &c.PageStart, &c.PageEnd, &c.Model, &c.Dimensions)
 		if err != nil {
-			return nil, fmt.Errorf("list chunks of %q: %w", documentID, docsErr(err))
+			return nil, fmt.Errorf("list chunks of %q: %w", documentID, docsError(err))
 		}
 		out = append(out, &c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list chunks of %q: %w", documentID, docsErr(err))
+		return nil, fmt.Errorf("list chunks of %q: %w", documentID, docsError(err))
 	}
 	return out, nil
 }

@@ -45,7 +45,7 @@ func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams)
 	}
 	rows, err := t.tx.QueryContext(ctx, chunkSearchSQL, p.Model, p.Dimensions, match, t.tenant, p.DocumentID, p.Limit, ranked)
 	if err != nil {
-		return nil, fmt.Errorf("search chunks: %w", docsErr(err))
+		return nil, fmt.Errorf("search chunks: %w", docsError(err))
 	}
 	defer rows.Close()
 	var hits []*docket.SearchHit
@@ -55,7 +55,7 @@ func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams)
 		var vec []byte
 		if err := rows.Scan(&c.DocumentID, &c.Index, &c.Text, &c.PageStart, &c.PageEnd, &c.Model, &c.Dimensions,
 			&vec, &h.Filename, &h.Rank); err != nil {
-			return nil, fmt.Errorf("search chunks: %w", docsErr(err))
+			return nil, fmt.Errorf("search chunks: %w", docsError(err))
 		}
 		if c.Vector, err = decodeVector(vec); err != nil {
 			return nil, fmt.Errorf("search chunks: chunk %d of %s: %w", c.Index, c.DocumentID, err)
@@ -64,7 +64,7 @@ func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams)
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search chunks: %w", docsErr(err))
+		return nil, fmt.Errorf("search chunks: %w", docsError(err))
 	}
 	return hits, nil
 }

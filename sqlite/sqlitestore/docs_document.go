@@ -55,7 +55,7 @@ func (t *tenantTx) DocumentInsert(ctx context.Context, doc *docket.Document) err
 	_, err = t.tx.ExecContext(ctx, docInsertSQL, doc.ID, t.tenant, doc.Filename, doc.ContentType, doc.Size,
 		doc.SHA256, doc.BlobKey, doc.JobID, string(doc.Status), fields, warnings, now, now)
 	if err != nil {
-		return fmt.Errorf("insert document %q: %w", doc.ID, docsErr(err))
+		return fmt.Errorf("insert document %q: %w", doc.ID, docsError(err))
 	}
 	doc.TenantID = t.tenant
 	doc.CreatedAt, doc.UpdatedAt = fromMicros(now), fromMicros(now)
@@ -64,7 +64,7 @@ func (t *tenantTx) DocumentInsert(ctx context.Context, doc *docket.Document) err
 LEFT JOIN docket_jobs j ON j.id = d.job_id AND j.tenant_id = d.tenant_id
 WHERE d.tenant_id = ? AND d.id = ?`, t.tenant, doc.ID).Scan(&status)
 	if err != nil {
-		return fmt.Errorf("insert document %q: %w", doc.ID, docsErr(err))
+		return fmt.Errorf("insert document %q: %w", doc.ID, docsError(err))
 	}
 	doc.Status = docket.DocumentStatus(status)
 	return nil
@@ -74,7 +74,7 @@ WHERE d.tenant_id = ? AND d.id = ?`, t.tenant, doc.ID).Scan(&status)
 func (t *tenantTx) DocumentGet(ctx context.Context, id string) (*docket.Document, error) {
 	doc, err := scanDocument(t.tx.QueryRowContext(ctx, docGetSQL, t.tenant, id))
 	if err != nil {
-		return nil, fmt.Errorf("get document %q: %w", id, docsErr(err))
+		return nil, fmt.Errorf("get document %q: %w", id, docsError(err))
 	}
 	return doc, nil
 }
@@ -88,19 +88,19 @@ func (t *tenantTx) DocumentList(ctx context.Context, p *docket.DocumentListParam
 	}
 	rows, err := t.tx.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list documents: %w", docsErr(err))
+		return nil, fmt.Errorf("list documents: %w", docsError(err))
 	}
 	defer rows.Close()
 	out := []*docket.Document{}
 	for rows.Next() {
 		doc, err := scanDocument(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list documents: %w", docsErr(err))
+			return nil, fmt.Errorf("list documents: %w", docsError(err))
 		}
 		out = append(out, doc)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list documents: %w", docsErr(err))
+		return nil, fmt.Errorf("list documents: %w", docsError(err))
 	}
 	return out, nil
 }
@@ -120,7 +120,7 @@ func (t *tenantTx) docListQuery(ctx context.Context, p *docket.DocumentListParam
 		var created int64
 		err := t.tx.QueryRowContext(ctx, docCursorSQL, t.tenant, p.Before).Scan(&created)
 		if err != nil {
-			return "", nil, fmt.Errorf("cursor %q: %w", p.Before, docsErr(err))
+			return "", nil, fmt.Errorf("cursor %q: %w", p.Before, docsError(err))
 		}
 		b.WriteString(` AND (d.created_at, d.id) < (?, ?)`)
 		args = append(args, created, p.Before)
@@ -149,7 +149,7 @@ func (t *tenantTx) DocumentDelete(ctx context.Context, id string) (*docket.Docum
 		return nil, fmt.Errorf("delete document: %w", err)
 	}
 	if _, err := t.tx.ExecContext(ctx, docDeleteSQL, t.tenant, id); err != nil {
-		return nil, fmt.Errorf("delete document %q: %w", id, docsErr(err))
+		return nil, fmt.Errorf("delete document %q: %w", id, docsError(err))
 	}
 	return doc, nil
 }

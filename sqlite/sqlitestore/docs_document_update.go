@@ -26,7 +26,7 @@ func (t *tenantTx) DocumentUpdate(ctx context.Context, p *docket.DocumentUpdateP
 		err = affected(res, "document", p.ID)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("update document: %w", docsErr(err))
+		return nil, fmt.Errorf("update document: %w", docsError(err))
 	}
 	return t.DocumentGet(ctx, p.ID)
 }

@@ -23,7 +23,7 @@ func (t *tenantTx) IdempotencyGet(ctx context.Context, key string) (*docket.Idem
 	err := t.tx.QueryRowContext(ctx, idemGetSQL, t.tenant, key).Scan(&rec.Key, &rec.RequestHash,
 		&rec.StatusCode, &rec.Body, &rec.DocumentID, &created)
 	if err != nil {
-		return nil, fmt.Errorf("get idempotency key %q: %w", key, docsErr(err))
+		return nil, fmt.Errorf("get idempotency key %q: %w", key, docsError(err))
 	}
 	rec.CreatedAt = fromMicros(created)
 	return &rec, nil
@@ -49,7 +49,7 @@ func (t *tenantTx) IdempotencyInsert(ctx context.Context, rec *docket.Idempotenc
 	_, err := t.tx.ExecContext(ctx, idemInsertSQL, t.tenant, rec.Key, rec.RequestHash, rec.StatusCode,
 		body, rec.DocumentID, toMicros(rec.CreatedAt))
 	if err != nil {
-		return fmt.Errorf("insert idempotency key %q: %w", rec.Key, docsErr(err))
+		return fmt.Errorf("insert idempotency key %q: %w", rec.Key, docsError(err))
 	}
 	return nil
 }

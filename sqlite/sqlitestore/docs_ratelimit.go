@@ -32,7 +32,7 @@ func (t *tenantTx) RateLimitTake(ctx context.Context, p *docket.RateLimitParams)
 	now := t.s.clock()
 	start := now - p.Window.Microseconds()
 	if _, err := t.tx.ExecContext(ctx, rateExpireSQL, t.tenant, start); err != nil {
-		return nil, fmt.Errorf("take rate-limit slot: %w", docsErr(err))
+		return nil, fmt.Errorf("take rate-limit slot: %w", docsError(err))
 	}
 	used, oldest, err := t.rateCount(ctx, start)
 	if err != nil {
@@ -41,7 +41,7 @@ func (t *tenantTx) RateLimitTake(ctx context.Context, p *docket.RateLimitParams)
 	rl := &docket.RateLimit{Limit: p.Limit}
 	if used < p.Limit {
 		if _, err := t.tx.ExecContext(ctx, rateTakeSQL, t.tenant, now); err != nil {
-			return nil, fmt.Errorf("take rate-limit slot: %w", docsErr(err))
+			return nil, fmt.Errorf("take rate-limit slot: %w", docsError(err))
 		}
 		rl.Allowed = true
 		used++
@@ -84,7 +84,7 @@ func (t *tenantTx) rateCount(ctx context.Context, start int64) (int, sql.NullInt
 		oldest sql.NullInt64
 	)
 	if err := t.tx.QueryRowContext(ctx, rateCountSQL, t.tenant, start).Scan(&used, &oldest); err != nil {
-		return 0, oldest, docsErr(err)
+		return 0, oldest, docsError(err)
 	}
 	return used, oldest, nil
 }

@@ -42,7 +42,7 @@ func (s *Store) TenantCreate(ctx context.Context, p *docket.TenantCreateParams) 
 	_, err := s.writer.ExecContext(ctx, tenantInsertSQL, t.ID, t.Name, string(t.Plan),
 		t.Concurrency, t.RateLimit, toMicros(t.CreatedAt), toMicros(t.UpdatedAt))
 	if err != nil {
-		return nil, fmt.Errorf("create tenant %q: %w", t.ID, docsErr(err))
+		return nil, fmt.Errorf("create tenant %q: %w", t.ID, docsError(err))
 	}
 	return t, nil
 }
@@ -51,7 +51,7 @@ func (s *Store) TenantCreate(ctx context.Context, p *docket.TenantCreateParams) 
 func (s *Store) TenantGet(ctx context.Context, id string) (*docket.Tenant, error) {
 	t, err := scanTenant(s.reader.QueryRowContext(ctx, tenantGetSQL, id))
 	if err != nil {
-		return nil, fmt.Errorf("get tenant %q: %w", id, docsErr(err))
+		return nil, fmt.Errorf("get tenant %q: %w", id, docsError(err))
 	}
 	return t, nil
 }
@@ -69,7 +69,7 @@ func (s *Store) TenantList(ctx context.Context, params *docket.TenantListParams)
 	after := int64(math.MinInt64) // from the oldest
 	if p.After != "" {
 		if err := s.reader.QueryRowContext(ctx, tenantCursorSQL, p.After).Scan(&after); err != nil {
-			return nil, fmt.Errorf("list tenants: cursor %q: %w", p.After, docsErr(err))
+			return nil, fmt.Errorf("list tenants: cursor %q: %w", p.After, docsError(err))
 		}
 	}
 	limit := p.Limit
@@ -78,19 +78,19 @@ func (s *Store) TenantList(ctx context.Context, params *docket.TenantListParams)
 	}
 	rows, err := s.reader.QueryContext(ctx, tenantListSQL, after, p.After, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list tenants: %w", docsErr(err))
+		return nil, fmt.Errorf("list tenants: %w", docsError(err))
 	}
 	defer rows.Close()
 	var out []*docket.Tenant
 	for rows.Next() {
 		t, err := scanTenant(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list tenants: %w", docsErr(err))
+			return nil, fmt.Errorf("list tenants: %w", docsError(err))
 		}
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list tenants: %w", docsErr(err))
+		return nil, fmt.Errorf("list tenants: %w", docsError(err))
 	}
 	return out, nil
 }
@@ -113,7 +113,7 @@ func (s *Store) TenantUpdate(ctx context.Context, p *docket.TenantUpdateParams) 
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("update tenant %q: %w", p.ID, docsErr(err))
+		return nil, fmt.Errorf("update tenant %q: %w", p.ID, docsError(err))
 	}
 	return t, nil
 }

@@ -222,20 +222,20 @@ func (s *Store) tenantDocsBatch(ctx context.Context, params *docket.TenantDelete
 func (s *Store) tenantDocsRead(ctx context.Context, tenant string, batch int) (ids, keys []string, err error) {
 	rows, err := s.reader.QueryContext(ctx, tenantDocsBatchSQL, tenant, batch)
 	if err != nil {
-		return nil, nil, docsErr(err)
+		return nil, nil, docsError(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id, key string
 		if err := rows.Scan(&id, &key); err != nil {
-			return nil, nil, docsErr(err)
+			return nil, nil, docsError(err)
 		}
 		ids = append(ids, id)
 		if key != "" {
 			keys = append(keys, key)
 		}
 	}
-	return ids, keys, docsErr(rows.Err())
+	return ids, keys, docsError(rows.Err())
 }
 
 // tenantEnd removes the tenant row and the engine's rows of it and marks
@@ -269,7 +269,7 @@ func (t *tenantTx) notDeleted(ctx context.Context) error {
 	var gone bool
 	err := t.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM docket_tenant_deletions WHERE tenant_id = ?)`, t.tenant).Scan(&gone)
 	if err != nil {
-		return docsErr(err)
+		return docsError(err)
 	}
 	if gone {
 		return fmt.Errorf("%w: tenant %q is deleted", docket.ErrNotFound, t.tenant)
@@ -294,7 +294,7 @@ func (s *Store) TenantDeletionList(ctx context.Context, params *docket.TenantDel
 	}
 	rows, err := s.reader.QueryContext(ctx, tenantDeletionListSQL, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list tenant deletions: %w", docsErr(err))
+		return nil, fmt.Errorf("list tenant deletions: %w", docsError(err))
 	}
 	defer rows.Close()
 	var out []*docket.TenantDeletion
@@ -302,12 +302,12 @@ func (s *Store) TenantDeletionList(ctx context.Context, params *docket.TenantDel
 		var id string
 		var started int64
 		if err := rows.Scan(&id, &started); err != nil {
-			return nil, fmt.Errorf("list tenant deletions: %w", docsErr(err))
+			return nil, fmt.Errorf("list tenant deletions: %w", docsError(err))
 		}
 		out = append(out, &docket.TenantDeletion{TenantID: id, StartedAt: fromMicros(started)})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list tenant deletions: %w", docsErr(err))
+		return nil, fmt.Errorf("list tenant deletions: %w", docsError(err))
 	}
 	return out, nil
 }

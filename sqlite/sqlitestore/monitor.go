@@ -74,13 +74,13 @@ func (s *Store) HealthGet(ctx context.Context, params *docket.HealthParams) (*do
 	}
 	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("read health: %w", docsErr(err))
+		return nil, fmt.Errorf("read health: %w", docsError(err))
 	}
 	defer func() { _ = tx.Rollback() }()
 	args := []any{s.clock(), q, limit, docket.StuckAfter.Microseconds(), params != nil && params.SkipFinished}
 	h := &docket.Health{}
 	wrap := func(view string, err error) error {
-		return fmt.Errorf("read health: %s: %w", view, docsErr(err))
+		return fmt.Errorf("read health: %s: %w", view, docsError(err))
 	}
 	if h.Queues, _, err = query(ctx, tx, scanQueueHealth, healthQueuesSQL, args); err != nil {
 		return nil, wrap("docket_queue_health", err)
