@@ -10,14 +10,16 @@ import (
 const (
 	chunkDeleteSQL = `DELETE FROM docket_chunks WHERE tenant_id = ? AND document_id = ?`
 	chunkInsertSQL = `INSERT INTO docket_chunks (document_id, idx, tenant_id, text, page_start, page_end,
-	model, dimensions, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	model, dimensions, vector, compounds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	chunkListSQL = `SELECT document_id, tenant_id, idx, text, page_start, page_end, model, dimensions
 FROM docket_chunks WHERE tenant_id = ? AND document_id = ? AND idx >= ? ORDER BY idx LIMIT ?`
 	docExistsSQL = `SELECT count(*) FROM docket_documents WHERE tenant_id = ? AND id = ?`
 )
 
 // ChunkReplace replaces a document's chunks. A chunk's Dimensions of 0 is
-// set to the length of its vector; another length is ErrInvalid.
+// set to the length of its vector; another length is ErrInvalid. Each
+// chunk's hyphenated compounds are stored with it for the full-text index
+// (chunkCompounds).
 func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks []*docket.Chunk) error {
 	if err := t.writable("replace chunks"); err != nil {
 		return err
@@ -46,7 +48,7 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 				documentID, docket.ErrInvalid, c.Index, c.Dimensions, len(c.Vector))
 		}
 		_, err := stmt.ExecContext(ctx, documentID, c.Index, t.tenant, c.Text, c.PageStart, c.PageEnd,
-			c.Model, c.Dimensions, encodeVector(c.Vector))
+			c.Model, c.Dimensions, encodeVector(c.Vector), chunkCompounds(c.Text))
 		if err != nil {
 			return fmt.Errorf("replace chunks of %q: chunk %d: %w", documentID, c.Index, docsError(err))
 		}

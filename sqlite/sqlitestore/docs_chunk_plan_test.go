@@ -35,6 +35,7 @@ func TestChunkPlans(t *testing.T) {
 			{"ChunkList", chunkListSQL, []any{"t", "d7", 0, 10}, "docket_chunks_document"},
 			{"DocExists", docExistsSQL, []any{"t", "d7"}, "sqlite_autoindex_docket_documents_1"},
 			{"ChunkSearch", chunkSearchSQL, []any{"m", 2, `"word7"`, "t", "", 200, 2000}, "COVERING INDEX docket_chunks_match"},
+			{"ChunkSearchCompound", chunkSearchSQL, []any{"m", 2, "compounds : \"x\uE000achse\"", "t", "", 200, 2000}, "COVERING INDEX docket_chunks_match"},
 			{"ChunkSearchDocument", chunkSearchSQL, []any{"m", 2, `"word7"`, "t", "d7", 200, 2000}, "VIRTUAL TABLE INDEX"},
 		} {
 			plan, err := queryPlan(ctx, d, tc.sql, tc.args)

@@ -33,12 +33,25 @@ JOIN docket_documents d ON d.id = c.document_id AND d.tenant_id = c.tenant_id
 ORDER BY top.rank, top.document_id, top.idx`
 
 // ChunkSearch returns the tenant's chunks that the full-text index
-// matches, best first.
+// matches, best first. A phrase that is one hyphenated compound is looked
+// up as the compound's token (compoundPhrase); when nothing matches so, its
+// words are searched as a phrase (written apart, or in a chunk stored
+// without its compounds).
 func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams) ([]*docket.SearchHit, error) {
-	match := ftsMatch(p.Phrases, p.Any)
+	match, compounds := ftsMatch(p.Phrases, p.Any, true)
 	if match == "" || p.Limit < 1 {
 		return nil, nil
 	}
+	hits, err := t.chunkSearch(ctx, p, match)
+	if err != nil || len(hits) > 0 || !compounds {
+		return hits, err
+	}
+	match, _ = ftsMatch(p.Phrases, p.Any, false)
+	return t.chunkSearch(ctx, p, match)
+}
+
+// chunkSearch runs one FTS5 query of ChunkSearch.
+func (t *tenantTx) chunkSearch(ctx context.Context, p *docket.ChunkSearchParams, match string) ([]*docket.SearchHit, error) {
 	ranked := p.Ranked
 	if ranked <= 0 {
 		ranked = -1 // SQLite: no limit
@@ -71,11 +84,18 @@ func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams)
 
 // ftsMatch is an FTS5 query for phrases: each a quoted string (which FTS5
 // splits with the table's tokenizer into a phrase), joined by AND or OR.
+// With compounds, a phrase that is one hyphenated compound is its token in
+// the compounds column instead, and hasCompound says whether one was.
 // Phrases without a letter or digit are left out; none left is "".
-func ftsMatch(phrases []string, anyOf bool) string {
+func ftsMatch(phrases []string, anyOf, compounds bool) (match string, hasCompound bool) {
 	var quoted []string
 	for _, p := range phrases {
 		if strings.IndexFunc(p, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+			continue
+		}
+		if c := compoundPhrase(p); compounds && c != "" {
+			quoted = append(quoted, `compounds : "`+strings.ReplaceAll(c, `"`, `""`)+`"`)
+			hasCompound = true
 			continue
 		}
 		quoted = append(quoted, `"`+strings.ReplaceAll(p, `"`, `""`)+`"`)
@@ -84,5 +104,5 @@ func ftsMatch(phrases []string, anyOf bool) string {
 	if anyOf {
 		op = " OR "
 	}
-	return strings.Join(quoted, op)
+	return strings.Join(quoted, op), hasCompound
 }
