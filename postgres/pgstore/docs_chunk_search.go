@@ -6,7 +6,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/jackc/pgx/v5"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/docketq/docket"
@@ -38,33 +37,11 @@ FROM alternatives WHERE alt IS NOT NULL`
 // with the GIN index on their tsvector, at most $9 of them: only those
 // are ranked (ts_rank, normalised by the log of the chunk's length), and
 // only the best $6 read whole. The statement is in docket_chunk_search
-// (migrations/003_search.sql), which says why; a NULL query matches
-// nothing.
+// (migrations/003_search.sql), which says why, and runs with the small
+// work_mem and no parallel workers of its SET clauses
+// (migrations/008_search_settings.sql); a NULL query matches nothing.
 const chunkSearchSQL = `SELECT document_id, idx, text, page_start, page_end, model, dimensions, vector, filename, rank
 FROM docket_chunk_search((` + searchQuerySQL + `)::tsquery, $5, $6, $7, $8, $9)`
-
-// searchWorkMem is the work_mem of a search's transaction (set by
-// searchSettingsSQL in the round trip of the search): it bounds the bitmap
-// the GIN index builds of every chunk that holds a word, in every tenant,
-// before the LIMIT of docket_chunk_search applies. With the default 4 MB
-// the bitmap kept one entry per heap page: a word in 28,567 of 10^6 chunks
-// (begriff) grew it to some 27,000 entries, and growing it, with the page
-// faults of fresh memory, was most of the search's CPU (perf: 18% memset
-// of the bitmap's hash table, as much again in page faults). At 64 kB it
-// goes lossy: a bit a page, every row of the ~2,000 pages read rechecked
-// (the tsvector is in the row). The other uses of work_mem in the
-// statement are small: a top-N sort of the matches and the 200 rows the
-// function returns (a tuplestore, which spills the rest to a temporary
-// file). docs/benchmarks.md has the measurements.
-const searchWorkMem = "64kB"
-
-// searchSettingsSQL sets work_mem ($1) for the rest of the transaction (a
-// search is all a ReadTenant of package search runs), and turns parallel
-// plans off: with a lossy bitmap the planner costs the heap scan higher
-// and chose a Parallel Bitmap Heap Scan, whose workers' start cost a word
-// in 4,711 chunks (beobachtungen) 0.6-1.1 s instead of 40-100 ms under
-// load on 2 cores.
-const searchSettingsSQL = `SELECT set_config('work_mem', $1, true), set_config('max_parallel_workers_per_gather', '0', true)`
 
 // ChunkSearch returns the tenant's chunks that the full-text index
 // matches, best first.
@@ -97,16 +74,8 @@ func (t *tenantTx) chunkSearch(ctx context.Context, p *docket.ChunkSearchParams,
 	if p.Ranked > 0 {
 		ranked = &p.Ranked
 	}
-	batch := &pgx.Batch{}
-	batch.Queue(searchSettingsSQL, searchWorkMem)
-	batch.Queue(chunkSearchSQL, t.tenant, phrases, p.Any, compounds,
+	rows, err := t.tx.Query(ctx, chunkSearchSQL, t.tenant, phrases, p.Any, compounds,
 		p.DocumentID, p.Limit, p.Model, p.Dimensions, ranked)
-	br := t.tx.SendBatch(ctx, batch)
-	defer br.Close() //nolint:errcheck // the rows' error is returned
-	if _, err := br.Exec(); err != nil {
-		return nil, fmt.Errorf("search chunks: %w", docsError(err))
-	}
-	rows, err := br.Query()
 	if err != nil {
 		return nil, fmt.Errorf("search chunks: %w", docsError(err))
 	}

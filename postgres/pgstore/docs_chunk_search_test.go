@@ -106,12 +106,19 @@ WHERE attrelid = 'docket_chunks'::regclass AND attname IN ('tsv', 'vector') ORDE
 	}
 }
 
-// TestChunkSearch_WorkMem: a search runs with the small work_mem of
-// SearchWorkMem and without parallel workers, for the rest of its
-// transaction too.
+// TestChunkSearch_WorkMem: the search function runs with a small
+// work_mem and without parallel workers (its SET clauses,
+// migrations/008_search_settings.sql), and leaves the settings of the
+// caller's transaction as they were.
 func TestChunkSearch_WorkMem(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
+	if got := searchSetting(t, f, "max_parallel_workers_per_gather"); got != "0" {
+		t.Errorf("docket_chunk_search: max_parallel_workers_per_gather %q, want 0", got)
+	}
+	if got := searchSetting(t, f, "work_mem"); got != "64kB" {
+		t.Errorf("docket_chunk_search: work_mem %q, want 64kB", got)
+	}
 	if _, err := f.d.TenantCreate(f.ctx, &docket.TenantCreateParams{ID: "a", Name: "a", Plan: docket.PlanFree}); err != nil {
 		t.Fatal(err)
 	}
@@ -130,12 +137,26 @@ func TestChunkSearch_WorkMem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := pgstore.SearchWorkMem + " 0"; before == want || after != want {
-		t.Errorf("work_mem and parallel workers %q before the search, %q after, want the defaults and %q", before, after, want)
+	if before != after {
+		t.Errorf("work_mem and parallel workers %q before the search, %q after, want them unchanged", before, after)
 	}
 }
 
-// TestChunkSearch_LossyBitmap: at SearchWorkMem, the bitmap of a word in
+// searchSetting returns the value docket_chunk_search's SET clause gives
+// the setting name ("" when it sets none).
+func searchSetting(t *testing.T, f *fixture, name string) string {
+	t.Helper()
+	var value string
+	err := f.d.Pool().QueryRow(f.ctx, `SELECT coalesce(max(split_part(c, '=', 2)), '')
+FROM pg_proc p, unnest(p.proconfig) c
+WHERE p.oid = 'docket_chunk_search(tsquery, text, int, text, int, int)'::regprocedure AND split_part(c, '=', 1) = $1`, name).Scan(&value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return value
+}
+
+// TestChunkSearch_LossyBitmap: at the search's work_mem, the bitmap of a word in
 // a few thousand pages is lossy (a bit a page, not an entry a page), which
 // is what bounds a search's memory and CPU by the rows it reads rather
 // than by every chunk, in every tenant, that holds its word.
@@ -173,7 +194,7 @@ FROM generate_series(0, 5999) g, LATERAL (SELECT 'common ' || string_agg(md5(g::
 	if p := plan("4MB"); strings.Contains(p, "lossy") {
 		t.Fatalf("the default work_mem already makes a lossy bitmap; the test needs more pages:\n%s", p)
 	}
-	if p := plan(pgstore.SearchWorkMem); !strings.Contains(p, "lossy") {
-		t.Errorf("bitmap at %s is not lossy:\n%s", pgstore.SearchWorkMem, p)
+	if wm := searchSetting(t, f, "work_mem"); !strings.Contains(plan(wm), "lossy") {
+		t.Errorf("bitmap at %s is not lossy:\n%s", wm, plan(wm))
 	}
 }

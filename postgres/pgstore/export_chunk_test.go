@@ -7,5 +7,4 @@ var (
 	ChunkSearchSQL = chunkSearchSQL
 	SearchQuerySQL = searchQuerySQL
 	ScopeSQL       = scopeSQL
-	SearchWorkMem  = searchWorkMem
 )

@@ -28,7 +28,7 @@ var legacyApplied = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 const (
 	legacyVersions = 15
 	engineVersions = 11
-	docsVersions   = 7
+	docsVersions   = 8 // 008 on: made after the single sequence
 )
 
 // TestMigrate_Legacy: a database migrated by the single sequence of before
