@@ -19,7 +19,9 @@ import (
 //     re-checked on its newest version, so running < max_running holds for
 //     every row locked here, whatever the race.
 //   - picked: each tenant's next jobs from the fetch index, at most its free
-//     slots and at most ceil(max / tenants), locked. SKIP LOCKED again: a
+//     slots and at most ceil(max / tenants), locked. The index scan starts
+//     at the tenant's claim floor (see floorSQL), past the entries of the
+//     jobs claimed before, which stay in the index until VACUUM. SKIP LOCKED again: a
 //     job pending in our snapshot may since have been claimed by a
 //     transaction that committed, and now be locked by its worker's finish,
 //     which waits for the tenant row we hold. The claim thus never waits for
@@ -27,18 +29,25 @@ import (
 //   - chosen: round-robin over the tenants (first job of each, then second
 //     ...), at most max.
 //   - claimed: the jobs start a new attempt.
-//   - counts, idle, served: running grows by what was claimed (counted once
+//   - counts, quiet, served: running grows by what was claimed (counted once
 //     per tenant: a count over claimed per tenant row costs tenants x jobs,
 //     ~10 ms at 1,000 jobs, with the tenant rows locked), served_at moves
-//     the tenant to the back, and a tenant that had fewer pending jobs than
-//     asked for is marked idle (has_work false), if no insert for it is in
-//     progress; see rewakeSQL. The rows are found by primary key (= ANY of
+//     the tenant to the back, and, if no insert for the tenant is in
+//     progress (quiet: the claim took its advisory lock exclusively), a
+//     tenant that had fewer pending jobs than asked for is marked idle
+//     (has_work false; see rewakeSQL) and the first job taken becomes the
+//     candidate for its claim floor (see floorSQL). The lock is tried for
+//     every such tenant, and for about 100 of the others (all of them up
+//     to 100 tenants; at random beyond, so that each gets its turn): an
+//     advisory lock takes a slot of the server's shared lock table
+//     (max_locks_per_transaction x max_connections), which a few claims of
+//     1,000 tenants each could fill. The rows are found by primary key (= ANY of
 //     the locked tenants), never by a scan of the table.
 //
 // It does not notify: JobClaim does, after the commit (notify_post.go).
 var claimSQL = `
 WITH tenants AS (
-    SELECT tq.tenant_id, tq.served_at, tq.max_running - tq.running AS free
+    SELECT tq.tenant_id, tq.served_at, tq.max_running - tq.running AS free, tq.floor_priority, tq.floor_id
     FROM docket_tenant_queues tq
     WHERE tq.queue = $1 AND tq.has_work AND tq.running < tq.max_running AND NOT tq.paused
       AND NOT EXISTS (SELECT FROM docket_queues q WHERE q.name = $1 AND q.paused_at IS NOT NULL)
@@ -47,18 +56,31 @@ WITH tenants AS (
     LIMIT $2
     FOR NO KEY UPDATE SKIP LOCKED
 ), shares AS (
-    SELECT tenant_id, served_at, least(free, ceil($2::numeric / count(*) OVER ())::int) AS wanted
+    SELECT tenant_id, served_at, floor_priority, floor_id,
+           least(free, ceil($2::numeric / count(*) OVER ())::int) AS wanted
     FROM tenants
 ), picked AS (
     SELECT s.tenant_id, s.served_at, s.wanted, p.id, p.priority
     FROM shares s
     LEFT JOIN LATERAL (
-        SELECT j.id, j.priority
-        FROM docket_jobs j
-        WHERE j.queue = $1 AND j.tenant_id = s.tenant_id AND j.state = 'pending'
-        ORDER BY j.priority DESC, j.id
+        SELECT * FROM (
+            SELECT j.id, j.priority
+            FROM docket_jobs j
+            WHERE j.queue = $1 AND j.tenant_id = s.tenant_id AND j.state = 'pending'
+              AND j.priority = s.floor_priority AND j.id >= s.floor_id
+            ORDER BY j.id
+            LIMIT s.wanted
+            FOR NO KEY UPDATE SKIP LOCKED) at_floor
+        UNION ALL
+        SELECT * FROM (
+            SELECT j.id, j.priority
+            FROM docket_jobs j
+            WHERE j.queue = $1 AND j.tenant_id = s.tenant_id AND j.state = 'pending'
+              AND j.priority < coalesce(s.floor_priority::bigint, 32768)
+            ORDER BY j.priority DESC, j.id
+            LIMIT s.wanted
+            FOR NO KEY UPDATE SKIP LOCKED) below_floor
         LIMIT s.wanted
-        FOR NO KEY UPDATE SKIP LOCKED
     ) p ON true
 ), chosen AS (
     SELECT id
@@ -81,24 +103,31 @@ WITH tenants AS (
     WHERE j.id = c.id
     RETURNING ` + jobCols("j.") + `
 ), counts AS (
-    SELECT tenant_id, count(*) AS n FROM claimed GROUP BY tenant_id
-), idle AS (
-    SELECT tenant_id,
-           CASE WHEN count(id) < wanted
+    SELECT tenant_id, count(*) AS n, max(priority) AS first_priority,
+           (array_agg(id ORDER BY priority DESC, id))[1] AS first_id
+    FROM claimed GROUP BY tenant_id
+), quiet AS (
+    SELECT tenant_id, short,
+           CASE WHEN short OR random() * count(*) OVER () < 100
                 THEN pg_try_advisory_xact_lock(1684763761, docket_tenant_lock_key($1, tenant_id))
-                ELSE false END AS idle
-    FROM picked GROUP BY tenant_id, wanted
+                ELSE false END AS quiet
+    FROM (SELECT tenant_id, count(id) < wanted AS short FROM picked GROUP BY tenant_id, wanted) g
 ), served AS (
     UPDATE docket_tenant_queues t SET
         running = t.running + coalesce(c.n, 0),
         served_at = clock_timestamp(),
-        has_work = NOT f.idle,
-        cleared_at = CASE WHEN f.idle THEN clock_timestamp() ELSE t.cleared_at END,
-        cleared_by = CASE WHEN f.idle THEN txid_current() ELSE t.cleared_by END
-    FROM idle f LEFT JOIN counts c ON c.tenant_id = f.tenant_id
+        has_work = NOT (f.short AND f.quiet),
+        cleared_at = CASE WHEN f.short AND f.quiet THEN clock_timestamp() ELSE t.cleared_at END,
+        cleared_by = CASE WHEN f.short AND f.quiet THEN txid_current() ELSE t.cleared_by END
+    FROM quiet f LEFT JOIN counts c ON c.tenant_id = f.tenant_id
     WHERE t.queue = $1 AND t.tenant_id = ANY (ARRAY(SELECT tenant_id FROM tenants)) AND t.tenant_id = f.tenant_id
+), floors AS (
+    SELECT set_config('docket.claim_floor', coalesce(json_agg(json_build_object(
+        'tenant_id', c.tenant_id, 'priority', c.first_priority, 'id', c.first_id))::text, '[]'), true) AS floors
+    FROM quiet f JOIN counts c ON c.tenant_id = f.tenant_id
+    WHERE f.quiet
 )
-SELECT ` + jobColumns + ` FROM claimed
+SELECT ` + jobColumns + ` FROM claimed, floors
 ORDER BY id`
 
 // rewakeSQL runs right after claimSQL, in its transaction and with a new
@@ -131,9 +160,65 @@ WHERE NOT t.has_work AND t.cleared_at >= now() AND t.cleared_by = txid_current_i
   AND EXISTS (SELECT FROM docket_jobs j WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
               OFFSET 0)`
 
+// floorSQL runs after rewakeSQL, in the claim's transaction and with a new
+// snapshot, and moves the claim floor of the tenants the claim left a
+// candidate for (the transaction-local setting docket.claim_floor, which
+// claimSQL's floors CTE writes): to the first job the claim took of the
+// tenant, when no job is pending between the old floor and it. See
+// migration 012_claim_floor.sql.
+//
+// The floor is a position (priority, id) at or before every pending job of
+// the tenant in fetch order (priority DESC, id); the claim starts its index
+// scan there and so skips the entries of jobs claimed before, which stay in
+// the fetch index until VACUUM. That it holds:
+//   - The claim leaves a candidate only for tenants whose advisory lock it
+//     took exclusively (quiet), as it does to mark one idle: no insert of
+//     the tenant is in progress, and one that starts waits for the claim's
+//     commit, then allocates ids above the floor's and clears the floor if
+//     its job has a higher priority (docket_insert_jobs).
+//   - This statement's snapshot is taken after that lock, so it sees an
+//     insert that committed after the claim's snapshot, and a job the claim
+//     skipped as locked (SKIP LOCKED) that is still pending; both are at or
+//     after the old floor (the first by the rule above for the claim that
+//     set it, the second because it was pending then). The three probes
+//     look for a pending job between the old floor and the candidate: the
+//     rest of the floor's priority, the priorities between, the start of
+//     the candidate's (the last two only when the candidate's priority is
+//     below the floor's: with one priority, one probe). Found, the floor
+//     stays. The entries they pass are those of the jobs the claim before
+//     took, which this claim's scan found dead and marked so (no heap
+//     visit); each is a probe of the fetch index (OFFSET 0 keeps it one,
+//     see rewakeSQL).
+//   - Anything else that makes a job pending (a retry, a release, a rescue,
+//     the schedule sweep) clears the floor (tenant_lock.go).
+//
+// The floor lags one claim behind (the first job taken, not the last), so
+// that the probes pass only entries already marked dead; the claim's scan
+// passes the entries of the jobs the claim before took, once.
+const floorSQL = `
+UPDATE docket_tenant_queues t SET floor_priority = c.priority, floor_id = c.id
+FROM json_to_recordset(coalesce(nullif(current_setting('docket.claim_floor', true), ''), '[]')::json)
+    AS c(tenant_id text, priority smallint, id bigint)
+WHERE t.queue = $1 AND t.tenant_id = c.tenant_id
+  AND NOT EXISTS (SELECT FROM docket_jobs j
+                  WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
+                    AND j.priority = t.floor_priority AND j.id >= t.floor_id
+                    AND j.id < CASE WHEN t.floor_priority = c.priority THEN c.id ELSE 9223372036854775807 END
+                  OFFSET 0)
+  AND (coalesce(t.floor_priority::int, 32768) - c.priority < 2
+       OR NOT EXISTS (SELECT FROM docket_jobs j
+                      WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
+                        AND j.priority < coalesce(t.floor_priority::int, 32768) AND j.priority > c.priority
+                      OFFSET 0))
+  AND (c.priority = t.floor_priority
+       OR NOT EXISTS (SELECT FROM docket_jobs j
+                      WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
+                        AND j.priority = c.priority AND j.id < c.id
+                      OFFSET 0))`
+
 // JobClaim claims up to params.Max jobs in one round trip: foldFreedSQL
 // (the slots finishes freed since the last claim, see tenant_lock.go),
-// claimSQL and rewakeSQL in one transaction. See driver.Executor.
+// claimSQL, rewakeSQL and floorSQL in one transaction. See driver.Executor.
 func (e *Executor) JobClaim(ctx context.Context, params *driver.JobClaimParams) ([]*driver.Job, error) {
 	if err := driver.ValidateQueueName(params.Queue); err != nil {
 		return nil, err
@@ -208,5 +293,6 @@ func (e *Executor) claimBatch(params *driver.JobClaimParams, jobs *[]*driver.Job
 			return err
 		})
 	b.Queue(rewakeSQL, params.Queue)
+	b.Queue(floorSQL, params.Queue)
 	return b
 }

@@ -15,8 +15,8 @@ package postgres
 // number of tenants.
 
 // freeSlotsSQL returns the CTEs slots_locked and slots_freed: one slot
-// freed per row of cte, and the tenant made claimable when one of its jobs
-// went back to pending.
+// freed per row of cte, and the tenant made claimable, and its claim floor
+// cleared (see floorSQL), when one of its jobs went back to pending.
 func freeSlotsSQL(cte string) string {
 	return `slots_locked AS (
     SELECT l.queue, l.tenant_id, s.n, s.wake
@@ -28,7 +28,9 @@ func freeSlotsSQL(cte string) string {
 ), slots_freed AS (
     UPDATE docket_tenant_queues t SET
         running = greatest(t.running - k.n, 0),
-        has_work = t.has_work OR k.wake
+        has_work = t.has_work OR k.wake,
+        floor_priority = CASE WHEN k.wake THEN NULL ELSE t.floor_priority END,
+        floor_id = CASE WHEN k.wake THEN NULL ELSE t.floor_id END
     FROM slots_locked k
     WHERE t.queue = k.queue AND t.tenant_id = k.tenant_id
 )`
@@ -79,21 +81,23 @@ FROM sums s
 WHERE t.queue = $1 AND t.tenant_id = s.tenant_id`
 
 // wakeTenantsSQL returns the CTEs wake_locked and woken, which mark
-// claimable the tenants of the rows of cte. It locks each row, waiting for
-// a claim that may be marking it idle, and updates it when its newest
-// version (which the lock returns) is not marked (see rewakeSQL). Inserts,
+// claimable the tenants of the rows of cte and clear their claim floor (a
+// job back to pending keeps its id, before the floor; see floorSQL). It
+// locks each row, waiting for a claim that may be marking it idle or
+// moving its floor, and updates it when its newest version (which the
+// lock returns) is not marked or has a floor (see rewakeSQL). Inserts,
 // which must not serialise on a busy tenant's row, use an advisory lock
 // instead (docket_insert_jobs).
 func wakeTenantsSQL(cte string) string {
 	return `wake_locked AS (
-    SELECT l.queue, l.tenant_id, l.has_work
+    SELECT l.queue, l.tenant_id, l.has_work, l.floor_id
     FROM (SELECT DISTINCT queue, tenant_id FROM ` + cte + `) s
     JOIN docket_tenant_queues l ON l.queue = s.queue AND l.tenant_id = s.tenant_id
     ORDER BY l.queue, l.tenant_id
     FOR NO KEY UPDATE OF l
 ), woken AS (
-    UPDATE docket_tenant_queues t SET has_work = true
+    UPDATE docket_tenant_queues t SET has_work = true, floor_priority = NULL, floor_id = NULL
     FROM wake_locked k
-    WHERE t.queue = k.queue AND t.tenant_id = k.tenant_id AND NOT k.has_work
+    WHERE t.queue = k.queue AND t.tenant_id = k.tenant_id AND (NOT k.has_work OR k.floor_id IS NOT NULL)
 )`
 }

@@ -38,7 +38,8 @@ type Line struct {
 	// Dir is the directory of FS that holds them ("migrations").
 	Dir string
 	// Legacy[i] is the version of the single sequence from which migration
-	// i+1 came; nil for a line that never was in it. Non-decreasing.
+	// i+1 came, 0 for one added after it; nil for a line that never was in
+	// it. Non-decreasing up to the first 0.
 	Legacy []int
 }
 

@@ -81,6 +81,7 @@ func RunConfig(t *testing.T, cfg Config) {
 		{"JobList", s.testJobList},
 		{"JobClaim", s.testJobClaim},
 		{"JobClaimLimits", s.testJobClaimLimits},
+		{"JobClaimOrderAfterChurn", s.testJobClaimOrderAfterChurn},
 		{"JobClaimFairness", s.testJobClaimFairness},
 		{"JobClaimConcurrent", s.testJobClaimConcurrent},
 		{"JobHeartbeat", s.testJobHeartbeat},
