@@ -146,7 +146,7 @@ func TestWorker_SweepsWithoutPeriodicRecords(t *testing.T) {
 		var ran atomic.Int32
 		h := queue.HandlerFunc(func(context.Context, *queue.Task) error { ran.Add(1); return nil })
 		startWorker(t, c, fastConfig(map[string]queue.HandlerConfig{"later": {Handler: h}}, 1))
-		res, err := c.Enqueue(ctx, &queue.EnqueueParams{Kind: "later", TenantID: "a", RunAt: time.Now().Add(300 * time.Millisecond)})
+		res, err := c.Enqueue(ctx, &queue.EnqueueParams{Kind: "later", TenantID: "a", RunAt: time.Now().Add(2 * time.Second)})
 		if err != nil {
 			t.Fatal(err)
 		}
