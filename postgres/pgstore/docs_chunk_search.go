@@ -39,7 +39,8 @@ FROM alternatives WHERE alt IS NOT NULL`
 // only the best $6 read whole. The statement is in docket_chunk_search
 // (migrations/003_search.sql), which says why, and runs with the small
 // work_mem and no parallel workers of its SET clauses
-// (migrations/008_search_settings.sql); a NULL query matches nothing.
+// (migrations/008_search_settings.sql: no synchronized scans either); a
+// NULL query matches nothing.
 const chunkSearchSQL = `SELECT document_id, idx, text, page_start, page_end, model, dimensions, vector, filename, rank
 FROM docket_chunk_search((` + searchQuerySQL + `)::tsquery, $5, $6, $7, $8, $9)`
 

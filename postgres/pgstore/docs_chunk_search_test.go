@@ -107,14 +107,17 @@ WHERE attrelid = 'docket_chunks'::regclass AND attname IN ('tsv', 'vector') ORDE
 }
 
 // TestChunkSearch_WorkMem: the search function runs with a small
-// work_mem and without parallel workers (its SET clauses,
-// migrations/008_search_settings.sql), and leaves the settings of the
-// caller's transaction as they were.
+// work_mem, without parallel workers and without synchronized scans (its
+// SET clauses, migrations/008_search_settings.sql), and leaves the
+// settings of the caller's transaction as they were.
 func TestChunkSearch_WorkMem(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	if got := searchSetting(t, f, "max_parallel_workers_per_gather"); got != "0" {
 		t.Errorf("docket_chunk_search: max_parallel_workers_per_gather %q, want 0", got)
+	}
+	if got := searchSetting(t, f, "synchronize_seqscans"); got != "off" {
+		t.Errorf("docket_chunk_search: synchronize_seqscans %q, want off", got)
 	}
 	if got := searchSetting(t, f, "work_mem"); got != "64kB" {
 		t.Errorf("docket_chunk_search: work_mem %q, want 64kB", got)
