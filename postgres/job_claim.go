@@ -67,8 +67,8 @@ WITH tenants AS (
             SELECT j.id, j.priority
             FROM docket_jobs j
             WHERE j.queue = $1 AND j.tenant_id = s.tenant_id AND j.state = 'pending'
-              AND j.priority = s.floor_priority AND j.id >= s.floor_id
-            ORDER BY j.id
+              AND j.priority BETWEEN s.floor_priority AND s.floor_priority AND j.id >= s.floor_id
+            ORDER BY j.priority DESC, j.id
             LIMIT s.wanted
             FOR NO KEY UPDATE SKIP LOCKED) at_floor
         UNION ALL
@@ -152,20 +152,26 @@ ORDER BY id`
 // by (queue, tenant_id). Without it PostgreSQL may turn it into a semi
 // join that reads every pending job of the queue for each idle tenant
 // (fresh tables have no statistics): 7-37 ms per claim in a drain, while
-// the claim holds its tenant rows and finishes wait for them.
+// the claim holds its tenant rows and finishes wait for them. The ORDER BY
+// (the fetch index's order; OFFSET 0 keeps PostgreSQL from dropping it
+// from an EXISTS) keeps the probe on that index: with statistics that
+// say most jobs are the tenant's (one tenant's flood), a bare EXISTS was
+// planned as a sequential scan expected to stop at the first match, and
+// read the whole table when every job it passed was claimed already
+// (316 ms in the fairness benchmark behind 200,000 jobs).
 const rewakeSQL = `
 UPDATE docket_tenant_queues t SET has_work = true
 WHERE NOT t.has_work AND t.cleared_at >= now() AND t.cleared_by = txid_current_if_assigned()
   AND t.queue = $1
   AND EXISTS (SELECT FROM docket_jobs j WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
-              OFFSET 0)`
+              ORDER BY j.priority DESC, j.id LIMIT 1 OFFSET 0)`
 
 // floorSQL runs after rewakeSQL, in the claim's transaction and with a new
 // snapshot, and moves the claim floor of the tenants the claim left a
 // candidate for (the transaction-local setting docket.claim_floor, which
-// claimSQL's floors CTE writes): to the first job the claim took of the
-// tenant, when no job is pending between the old floor and it. See
-// migration 012_claim_floor.sql.
+// claimSQL's floors CTE writes): to the tenant's first pending job at or
+// after its old floor, or, when it has none, to the first job the claim
+// took. See migration 012_claim_floor.sql.
 //
 // The floor is a position (priority, id) at or before every pending job of
 // the tenant in fetch order (priority DESC, id); the claim starts its index
@@ -176,45 +182,43 @@ WHERE NOT t.has_work AND t.cleared_at >= now() AND t.cleared_by = txid_current_i
 //     the tenant is in progress, and one that starts waits for the claim's
 //     commit, then allocates ids above the floor's and clears the floor if
 //     its job has a higher priority (docket_insert_jobs).
-//   - This statement's snapshot is taken after that lock, so it sees an
-//     insert that committed after the claim's snapshot, and a job the claim
-//     skipped as locked (SKIP LOCKED) that is still pending; both are at or
-//     after the old floor (the first by the rule above for the claim that
-//     set it, the second because it was pending then). The three probes
-//     look for a pending job between the old floor and the candidate: the
-//     rest of the floor's priority, the priorities between, the start of
-//     the candidate's (the last two only when the candidate's priority is
-//     below the floor's: with one priority, one probe). Found, the floor
-//     stays. The entries they pass are those of the jobs the claim before
-//     took, which this claim's scan found dead and marked so (no heap
-//     visit); each is a probe of the fetch index (OFFSET 0 keeps it one,
-//     see rewakeSQL).
+//   - This statement's snapshot is taken after that lock, so the search
+//     sees an insert that committed after the claim's snapshot, and a job
+//     the claim skipped as locked (SKIP LOCKED) that is still pending; both
+//     are at or after the old floor (the first by the rule above for the
+//     claim that set it, the second because it was pending then). The
+//     search passes only the entries of the jobs this claim took.
 //   - Anything else that makes a job pending (a retry, a release, a rescue,
-//     the schedule sweep) clears the floor (tenant_lock.go).
+//     the schedule sweep) locks the tenant row, which the claim holds, and
+//     clears the floor after the claim's commit (tenant_lock.go).
 //
-// The floor lags one claim behind (the first job taken, not the last), so
-// that the probes pass only entries already marked dead; the claim's scan
-// passes the entries of the jobs the claim before took, once.
+// The search is the claim's picked step for one job: two ordered range
+// scans of the fetch index (the floor's priority from its id, then the
+// lower priorities). The priority is bounded by BETWEEN, not =: with an
+// equality the ORDER BY reduces to id, which the primary key also serves,
+// and the planner took it with one tenant's flood in the statistics,
+// reading every job below the bound (914 ms per tenant in the fairness
+// benchmark behind 10^6 jobs).
 const floorSQL = `
-UPDATE docket_tenant_queues t SET floor_priority = c.priority, floor_id = c.id
+UPDATE docket_tenant_queues t SET (floor_priority, floor_id) = (
+    SELECT coalesce(q.priority, c.priority), coalesce(q.id, c.id)
+    FROM (SELECT) one LEFT JOIN LATERAL (
+        SELECT * FROM (
+            SELECT j.priority, j.id FROM docket_jobs j
+            WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
+              AND j.priority BETWEEN t.floor_priority AND t.floor_priority AND j.id >= t.floor_id
+            ORDER BY j.priority DESC, j.id LIMIT 1) at_floor
+        UNION ALL
+        SELECT * FROM (
+            SELECT j.priority, j.id FROM docket_jobs j
+            WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
+              AND j.priority < coalesce(t.floor_priority::int, 32768)
+            ORDER BY j.priority DESC, j.id LIMIT 1) below_floor
+        LIMIT 1
+    ) q ON true)
 FROM json_to_recordset(coalesce(nullif(current_setting('docket.claim_floor', true), ''), '[]')::json)
     AS c(tenant_id text, priority smallint, id bigint)
-WHERE t.queue = $1 AND t.tenant_id = c.tenant_id
-  AND NOT EXISTS (SELECT FROM docket_jobs j
-                  WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
-                    AND j.priority = t.floor_priority AND j.id >= t.floor_id
-                    AND j.id < CASE WHEN t.floor_priority = c.priority THEN c.id ELSE 9223372036854775807 END
-                  OFFSET 0)
-  AND (coalesce(t.floor_priority::int, 32768) - c.priority < 2
-       OR NOT EXISTS (SELECT FROM docket_jobs j
-                      WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
-                        AND j.priority < coalesce(t.floor_priority::int, 32768) AND j.priority > c.priority
-                      OFFSET 0))
-  AND (c.priority = t.floor_priority
-       OR NOT EXISTS (SELECT FROM docket_jobs j
-                      WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
-                        AND j.priority = c.priority AND j.id < c.id
-                      OFFSET 0))`
+WHERE t.queue = $1 AND t.tenant_id = c.tenant_id`
 
 // JobClaim claims up to params.Max jobs in one round trip: foldFreedSQL
 // (the slots finishes freed since the last claim, see tenant_lock.go),

@@ -51,17 +51,21 @@ func (f *fixture) claimID(want int64) {
 	}
 }
 
-// TestJobClaim_FloorMoves: each claim moves the tenant's floor to the first
-// job it took, once no job is pending before it, so that the next claim's
-// index scan starts there.
+// TestJobClaim_FloorMoves: each claim moves the tenant's floor to its
+// first pending job, so that the next claim's index scan starts there; with
+// none left, to the first job the claim took.
 func TestJobClaim_FloorMoves(t *testing.T) {
 	t.Parallel()
-	f, ids := floorSetup(t, 5)
-	for i := range 3 {
+	f, ids := floorSetup(t, 3)
+	for i := range 2 {
 		f.claimID(ids[i])
-		if got := f.floor(); got != ids[i] {
-			t.Fatalf("after claim %d: floor at job %d, want %d (the first job the claim took)", i, got, ids[i])
+		if got := f.floor(); got != ids[i+1] {
+			t.Fatalf("after claim %d: floor at job %d, want %d (the next pending job)", i, got, ids[i+1])
 		}
+	}
+	f.claimID(ids[2])
+	if got := f.floor(); got != ids[2] {
+		t.Fatalf("after the last claim: floor at job %d, want %d (the job it took)", got, ids[2])
 	}
 }
 
@@ -115,15 +119,14 @@ func TestJobClaim_FloorWaitsForInserts(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.claimID(ids[2])
-	if got := f.floor(); got != ids[2] {
-		t.Fatalf("after the insert ended: floor at job %d, want %d", got, ids[2])
+	if got := f.floor(); got != ids[3] {
+		t.Fatalf("after the insert ended: floor at job %d, want %d", got, ids[3])
 	}
 }
 
 // TestJobClaim_FloorAcrossPriorities: the floor follows the fetch order
-// (priority, then id) across priorities, and a pending job of a priority
-// between the old floor and the claim's first job (skipped because another
-// transaction held its row) keeps the floor before it.
+// (priority, then id) across priorities, and a pending job the claim
+// skipped because another transaction held its row keeps the floor at it.
 func TestJobClaim_FloorAcrossPriorities(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
@@ -143,8 +146,8 @@ func TestJobClaim_FloorAcrossPriorities(t *testing.T) {
 	f.claimID(ids[0])
 	f.claimID(ids[1])
 	f.claimID(ids[2])
-	if got := f.floor(); got != ids[2] {
-		t.Fatalf("floor at job %d, want %d (priority 3's first)", got, ids[2])
+	if got := f.floor(); got != ids[3] {
+		t.Fatalf("floor at job %d, want %d (priority 3's second, the next pending job)", got, ids[3])
 	}
 	tx, err := f.d.Pool().Begin(f.ctx)
 	if err != nil {
@@ -155,8 +158,8 @@ func TestJobClaim_FloorAcrossPriorities(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.claimID(ids[4]) // priority 1, past the locked priority-3 job
-	if got := f.floor(); got != ids[2] {
-		t.Fatalf("floor at job %d, want it kept at %d, before the pending job %d the claim skipped", got, ids[2], ids[3])
+	if got := f.floor(); got != ids[3] {
+		t.Fatalf("floor at job %d, want it at %d, the pending job the claim skipped", got, ids[3])
 	}
 	if err := tx.Rollback(f.ctx); err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ WITH repaired AS (
     WHERE NOT t.has_work AND ` + cond + `
       AND EXISTS (SELECT FROM docket_jobs j
                   WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
-                  OFFSET 0) -- a probe of the fetch index per row; see rewakeSQL
+                  ORDER BY j.priority DESC, j.id LIMIT 1 OFFSET 0) -- a probe of the fetch index per row; see rewakeSQL
     RETURNING t.queue
 )
 SELECT count(*) FROM (SELECT pg_notify('docket_insert', q.queue) FROM (SELECT DISTINCT queue FROM repaired) q) n`
