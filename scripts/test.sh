@@ -14,7 +14,7 @@
 #          versitygw likewise (the S3 server the blob tests start), also before the test step
 #   vet    go mod tidy -diff (fails when go.mod or go.sum is untidy), then go vet
 #   lint   golangci-lint run (implies tools)
-#   test   go test -race -count=1 -p 2 -timeout 20m
+#   test   go test -race -count=1 -p 2 -timeout 30m
 #   nested every nested Go module (e.g. bench/river): go vet, go build, golangci-lint;
 #          its tests and benchmarks are not run
 #
@@ -28,7 +28,9 @@
 # Environment:
 #   GOTESTFLAGS          extra go test flags, e.g. GOTESTFLAGS='-run TestClient -v'
 #   DOCKET_TEST_P        go test -p (default 2)
-#   DOCKET_TEST_TIMEOUT  go test -timeout (default 20m)
+#   DOCKET_TEST_TIMEOUT  go test -timeout (default 30m: sqlitestore's plan test fills
+#                        10^6 chunks through SQLite compiled to Go, under -race; 19 min
+#                        at load 10-25)
 #   DOCKET_TEST_SKIP     steps to skip, same as --skip (space- or comma-separated)
 #   DOCKET_SKIP_S3=1     skip the tests against versitygw (and building it before the tests)
 #   DOCKET_REQUIRE_BROWSER  1 (the default here) makes the dashboard's browser tests fail, not
@@ -395,11 +397,11 @@ go_test() {
 	# runs alone while the other slot idles.
 	[ "${PKGS[*]}" = "./..." ] && pkgs=(./sqlite/sqlitestore/ ./chaos/ ./postgres/pgstore/ ./cmd/docket/ ./sqlite/ ./postgres/ ./queue/ ./...)
 	CGO_ENABLED=1 go test -race -count=1 -p "${DOCKET_TEST_P:-2}" \
-		-timeout "${DOCKET_TEST_TIMEOUT:-20m}" ${SHORT:+"$SHORT"} ${flags[@]+"${flags[@]}"} "${pkgs[@]}"
+		-timeout "${DOCKET_TEST_TIMEOUT:-30m}" ${SHORT:+"$SHORT"} ${flags[@]+"${flags[@]}"} "${pkgs[@]}"
 	# The bomb tests that measure a parse's peak resident set skip under -race (the detector's
 	# shadow memory is what they would measure); they run here without it.
 	if [ -z "${SHORT:-}" ] && [ -z "${GOTESTFLAGS:-}" ] && [ "${PKGS[*]}" = "./..." ]; then
-		go test -count=1 -timeout "${DOCKET_TEST_TIMEOUT:-20m}" -run 'BombRSS' ./pipeline/ ./pipeline/extract/
+		go test -count=1 -timeout "${DOCKET_TEST_TIMEOUT:-30m}" -run 'BombRSS' ./pipeline/ ./pipeline/extract/
 	fi
 }
 
