@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // activeSet tracks the attempts this worker holds leases for, from claim
@@ -20,11 +21,12 @@ type activeSet struct {
 type activeJob struct {
 	task      *Task
 	cancel    context.CancelCauseFunc
-	running   bool // handler still running and holding a local slot
-	abandoned bool // handler stuck: slot given back, lease no longer renewed
-	lost      bool // the store says the lease is gone: no longer renewed
-	reported  bool // the handler was cancelled and the loss reported, once
-	settled   bool // outcome decided and handed on: nothing else may finish it
+	renewed   time.Time // when the claim or the last renewal that kept the lease was sent
+	running   bool      // handler still running and holding a local slot
+	abandoned bool      // handler stuck: slot given back, lease no longer renewed
+	lost      bool      // the store says the lease is gone: no longer renewed
+	reported  bool      // the handler was cancelled and the loss reported, once
+	settled   bool      // outcome decided and handed on: nothing else may finish it
 }
 
 func newActiveSet() *activeSet {
@@ -52,11 +54,56 @@ func (s *activeSet) unreserve(queue string, n int) {
 	s.claims[queue] -= n
 }
 
-func (s *activeSet) add(t *Task, cancel context.CancelCauseFunc) {
+// add tracks t, whose claim was sent at claimed: its lease runs at least
+// until claimed plus the lease duration.
+func (s *activeSet) add(t *Task, cancel context.CancelCauseFunc, claimed time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.entries[t.lease] = &activeJob{task: t, cancel: cancel, running: true}
+	s.entries[t.lease] = &activeJob{task: t, cancel: cancel, running: true, renewed: claimed}
 	s.byQueue[t.Job.Queue]++
+}
+
+// renew records that the renewal sent at sent kept the leases held.
+func (s *activeSet) renew(held []Lease, sent time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range held {
+		if e, ok := s.entries[l]; ok && sent.After(e.renewed) {
+			e.renewed = sent
+		}
+	}
+}
+
+// expiry returns when the first of leases runs out as last claimed or
+// renewed, d being the lease duration (the zero time when none is held).
+func (s *activeSet) expiry(leases []Lease, d time.Duration) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first time.Time
+	for _, l := range leases {
+		if e, ok := s.entries[l]; ok && (first.IsZero() || e.renewed.Before(first)) {
+			first = e.renewed
+		}
+	}
+	if first.IsZero() {
+		return first
+	}
+	return first.Add(d)
+}
+
+// runOut returns the leases among leases that have run out at now as last
+// claimed or renewed, d being the lease duration: each on its own, so a
+// lease claimed during a heartbeat outage keeps its whole duration.
+func (s *activeSet) runOut(leases []Lease, now time.Time, d time.Duration) []Lease {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Lease
+	for _, l := range leases {
+		if e, ok := s.entries[l]; ok && !now.Before(e.renewed.Add(d)) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // entry returns t's entry, or nil once it is removed. s.mu must be held.

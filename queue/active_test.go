@@ -20,11 +20,11 @@ func TestActiveSet_PerAttempt(t *testing.T) {
 	t.Run("EarlierAbandoned", func(t *testing.T) {
 		s := newActiveSet()
 		t1, t2 := testTask(1), testTask(2)
-		s.add(t1, nop)
+		s.add(t1, nop, time.Now())
 		if !s.abandon(t1) {
 			t.Fatal("abandon of a running handler reported false")
 		}
-		s.add(t2, nop)
+		s.add(t2, nop, time.Now())
 		s.handlerDone(t1) // the stuck handler returns at last
 		if n := s.running(DefaultQueue); n != 1 {
 			t.Fatalf("running = %d after the abandoned attempt returned, want 1 (attempt 2)", n)
@@ -37,8 +37,8 @@ func TestActiveSet_PerAttempt(t *testing.T) {
 	t.Run("BothRunning", func(t *testing.T) {
 		s := newActiveSet()
 		t1, t2 := testTask(1), testTask(2)
-		s.add(t1, nop)
-		s.add(t2, nop)
+		s.add(t1, nop, time.Now())
+		s.add(t2, nop, time.Now())
 		s.handlerDone(t1)
 		s.remove(t1)
 		if n := s.running(DefaultQueue); n != 1 {
@@ -53,7 +53,7 @@ func TestActiveSet_PerAttempt(t *testing.T) {
 	t.Run("SettleOnce", func(t *testing.T) {
 		s := newActiveSet()
 		t1 := testTask(1)
-		s.add(t1, nop)
+		s.add(t1, nop, time.Now())
 		if !s.settle(t1) {
 			t.Fatal("first settle refused")
 		}
@@ -68,7 +68,7 @@ func TestActiveSet_PerAttempt(t *testing.T) {
 		s := newActiveSet()
 		t1 := testTask(1)
 		var cancels atomic.Int32
-		s.add(t1, func(error) { cancels.Add(1) })
+		s.add(t1, func(error) { cancels.Add(1) }, time.Now())
 		if s.lose(t1.lease, ErrLeaseLost, true) == nil {
 			t.Fatal("first loss not reported")
 		}

@@ -15,15 +15,11 @@ var errHeartbeatDeadline = errors.New("lease lost: heartbeats failed until the l
 
 // heartbeat renews the leases of every job this worker holds and cancels
 // the handlers whose lease is lost: those the store no longer holds, and,
-// when renewals keep failing, all of them once the leases as last renewed
-// have run out (see leaseRunOut).
+// when renewals keep failing, each once its lease as last claimed or
+// renewed has run out (see leaseRunOut).
 func (w *Worker) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(w.cfg.HeartbeatInterval)
 	defer tick.Stop()
-	// renewed is when the last renewal that succeeded was sent: every
-	// lease held then runs at least until renewed + LeaseDuration, and
-	// one claimed since, later.
-	renewed := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -33,23 +29,23 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		leases := w.active.leases()
 		sent := time.Now()
 		if len(leases) == 0 {
-			renewed = sent
 			continue
 		}
-		expiry := renewed.Add(w.cfg.LeaseDuration)
+		// Each lease runs at least until the claim or the last renewal
+		// that kept it was sent, plus LeaseDuration; the first of them
+		// bounds this renewal.
+		expiry := w.active.expiry(leases, w.cfg.LeaseDuration)
 		hctx, cancel := context.WithTimeout(ctx, min(w.cfg.LeaseDuration/2, max(time.Until(expiry), w.cfg.HeartbeatInterval)))
 		held, err := w.exec.JobHeartbeat(hctx, &driver.JobHeartbeatParams{Leases: leases, LeaseDuration: w.cfg.LeaseDuration})
 		cancel()
 		if err != nil {
 			w.logger.Warn("heartbeat failed", "jobs", len(leases), "error", err, "leases_run_out_in", time.Until(expiry).Round(time.Millisecond))
-			if w.leaseRunOut(expiry) {
-				for _, l := range leases {
-					w.loseLease(l, errHeartbeatDeadline, false)
-				}
+			for _, l := range w.leaseRunOut(leases) {
+				w.loseLease(l, errHeartbeatDeadline, false)
 			}
 			continue
 		}
-		renewed = sent
+		w.active.renew(held, sent)
 		w.dropLost(leases, held)
 		if w.cfg.Hooks.Heartbeat != nil {
 			w.cfg.Hooks.Heartbeat(len(held))
@@ -57,17 +53,24 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	}
 }
 
-// leaseRunOut reports whether handlers must stop because heartbeats failed
-// until expiry, when the leases as last renewed end. Until then the work is
-// still this worker's, whatever a slow heartbeat says: one heartbeat that
-// timed out under load used to cancel every handler. On a store only this
-// process uses (Capabilities.MultiProcess false) it never is: no other
-// process can take the jobs over, and a heartbeat stalled behind a
-// handler's own long transaction (SQLite's one writer) says nothing about
-// the lease; the next renewal that gets through tells which leases are
-// still held.
-func (w *Worker) leaseRunOut(expiry time.Time) bool {
-	return w.client.driver.Capabilities().MultiProcess && !time.Now().Before(expiry)
+// leaseRunOut returns the leases whose handlers must stop because
+// heartbeats failed until they ran out: each lease as it was last claimed
+// or renewed, so one claimed during an outage keeps its whole duration
+// (before, every lease was taken to end with the last renewal before the
+// outage, and a job claimed meanwhile was cancelled at the next failed
+// heartbeat, with nearly a lease left, to run again elsewhere). Until then
+// the work is still this worker's, whatever a slow heartbeat says: one
+// heartbeat that timed out under load used to cancel every handler. On a
+// store only this process uses (Capabilities.MultiProcess false) none
+// ever is: no other process can take the jobs over, and a heartbeat
+// stalled behind a handler's own long transaction (SQLite's one writer)
+// says nothing about the lease; the next renewal that gets through tells
+// which leases are still held.
+func (w *Worker) leaseRunOut(leases []Lease) []Lease {
+	if !w.client.driver.Capabilities().MultiProcess {
+		return nil
+	}
+	return w.active.runOut(leases, time.Now(), w.cfg.LeaseDuration)
 }
 
 // dropLost cancels the jobs whose lease was not renewed.

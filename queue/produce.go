@@ -118,6 +118,7 @@ func (g *claimGate) leave(full bool) {
 func (w *Worker) claim(ctx context.Context, queue string, n int) (int, error) {
 	cctx, cancel := context.WithTimeout(w.storeCtx, w.cfg.LeaseDuration)
 	defer cancel()
+	sent := time.Now()
 	jobs, err := w.exec.JobClaim(cctx, &driver.JobClaimParams{
 		Queue: queue, WorkerID: w.id, Max: n, LeaseDuration: w.cfg.LeaseDuration,
 	})
@@ -132,7 +133,7 @@ func (w *Worker) claim(ctx context.Context, queue string, n int) (int, error) {
 		w.cfg.Hooks.Claimed(jobs)
 	}
 	for _, job := range jobs {
-		w.start(job)
+		w.start(job, sent)
 	}
 	return len(jobs), nil
 }

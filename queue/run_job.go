@@ -11,11 +11,12 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
-// start runs a claimed job on its own goroutine.
-func (w *Worker) start(job *Job) {
+// start runs a job on its own goroutine; claimed is when its claim was
+// sent (its lease runs at least a lease duration from then).
+func (w *Worker) start(job *Job, claimed time.Time) {
 	t := &Task{Job: job, w: w, lease: job.Lease(), partial: job.PartialResult}
 	ctx, cancel := context.WithCancelCause(w.workCtx)
-	w.active.add(t, cancel)
+	w.active.add(t, cancel, claimed)
 	w.publish(EventStarted, t.snapshot())
 	runCtx, stopTimeout := ctx, context.CancelFunc(func() {})
 	if h, ok := w.cfg.Handlers[job.Kind]; ok && h.Timeout > 0 {

@@ -85,6 +85,7 @@ func (w *Worker) claimOne(ctx context.Context, queue string) (*Job, error) {
 	}
 	cctx, cancel := context.WithTimeout(w.storeCtx, w.cfg.LeaseDuration)
 	defer cancel()
+	sent := time.Now()
 	jobs, err := w.exec.JobClaim(cctx, &driver.JobClaimParams{
 		Queue: queue, WorkerID: w.id, Max: 1, LeaseDuration: w.cfg.LeaseDuration,
 	})
@@ -101,7 +102,7 @@ func (w *Worker) claimOne(ctx context.Context, queue string) (*Job, error) {
 	if w.cfg.Hooks.Claimed != nil {
 		w.cfg.Hooks.Claimed(jobs)
 	}
-	w.start(jobs[0])
+	w.start(jobs[0], sent)
 	return jobs[0], nil
 }
 
