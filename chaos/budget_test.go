@@ -326,6 +326,7 @@ func slicesContains(ps []*proc, p *proc) bool {
 // worker` did (postgres.Open pings once, and the ping failed with SQLSTATE
 // 53300); both now wait (postgres.OpenWaiting for docket worker and serve).
 func TestConnectionBudget_StartWhenFull(t *testing.T) {
+	t.Parallel() // smoke tier: a mostly waiting scenario, run beside another (main_test.go)
 	cl := startCluster(t, testpg.Options{MaxConnections: 20})
 	e := setupBudget(t, cl)
 	ctx := context.Background()

@@ -30,10 +30,10 @@ WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 // and each runs exactly once (total-queue).
 func TestThunderingHerd_Smoke(t *testing.T) {
 	const procs, slots = 8, 16
-	c := startCluster(t, testpg.Options{Settings: map[string]string{
-		"shared_preload_libraries": "'pg_stat_statements'",
-	}})
-	e := setupOn(t, c)
+	if !testing.Short() && cluster.External() {
+		t.Skip("needs pg_stat_statements preloaded, as the package's own cluster has it; not with " + testpg.EnvDatabaseURL)
+	}
+	e := setup(t) // the package's cluster preloads pg_stat_statements
 	ctx := context.Background()
 	if _, err := e.pool.Exec(ctx, `CREATE EXTENSION pg_stat_statements`); err != nil {
 		t.Fatalf("pg_stat_statements: %v", err)

@@ -102,10 +102,35 @@ func runStorm(t *testing.T, c stormConfig) {
 		time.Since(lastKill).Seconds(), len(acked), time.Since(start).Seconds(),
 		float64(len(acked))/time.Since(start).Seconds(), kills)
 
-	v := e.checkTotalQueue(acked, f.killedPIDs())
-	t.Logf("total-queue: %s", v)
+	killed, losses, lostOn := f.killedPIDs(), f.loggedLosses(), map[int]bool{}
+	onKilled, onLost := 0, 0
+	v := e.checkTotalQueueExplained(acked, func(x execution) bool {
+		switch {
+		case killed[x.PID]:
+			onKilled++
+			return true
+		case losses[x.PID][leaseKey{x.JobID, x.Attempt}] != "":
+			onLost++
+			line := losses[x.PID][leaseKey{x.JobID, x.Attempt}]
+			t.Logf("unfinished on pid %d (not killed): %s; handler entered %s, logged lost %s later: %s",
+				x.PID, x, x.EnteredAt.Format("15:04:05.000"), lossTime(line).Sub(x.EnteredAt).Round(time.Millisecond), line)
+			lostOn[x.PID] = true
+			return true
+		}
+		return false
+	})
+	t.Logf("total-queue: %s (bound: %d unfinished on killed workers, %d leases lost by workers not killed, as they logged)", v, onKilled, onLost)
+	for _, p := range f.history() {
+		if lostOn[p.pid] {
+			t.Logf("pid %d's failed heartbeats:\n%s", p.pid, grepLog(p.logPath, "heartbeat failed", 20))
+		}
+	}
 	for _, p := range v.problems() {
 		t.Error(p)
+	}
+	// The derived bound: a killed worker held at most its slots.
+	if onKilled > kills*c.slots {
+		t.Errorf("%d unfinished executions on killed workers, over %d kills × %d slots", onKilled, kills, c.slots)
 	}
 	if kills < int(c.storm/c.every)/2 {
 		t.Errorf("only %d kills in %s (want about %d): the storm did not happen", kills, c.storm, c.storm/c.every)
