@@ -63,24 +63,7 @@ WITH tenants AS (
     SELECT s.tenant_id, s.served_at, s.wanted, p.id, p.priority
     FROM shares s
     LEFT JOIN LATERAL (
-        SELECT * FROM (
-            SELECT j.id, j.priority
-            FROM docket_jobs j
-            WHERE j.queue = $1 AND j.tenant_id = s.tenant_id AND j.state = 'pending'
-              AND j.priority BETWEEN s.floor_priority AND s.floor_priority AND j.id >= s.floor_id
-            ORDER BY j.priority DESC, j.id
-            LIMIT s.wanted
-            FOR NO KEY UPDATE SKIP LOCKED) at_floor
-        UNION ALL
-        SELECT * FROM (
-            SELECT j.id, j.priority
-            FROM docket_jobs j
-            WHERE j.queue = $1 AND j.tenant_id = s.tenant_id AND j.state = 'pending'
-              AND j.priority < coalesce(s.floor_priority::bigint, 32768)
-            ORDER BY j.priority DESC, j.id
-            LIMIT s.wanted
-            FOR NO KEY UPDATE SKIP LOCKED) below_floor
-        LIMIT s.wanted
+` + fromFloorSQL("$1", "s", "s.wanted", "FOR NO KEY UPDATE SKIP LOCKED") + `
     ) p ON true
 ), chosen AS (
     SELECT id
@@ -199,26 +182,40 @@ WHERE NOT t.has_work AND t.cleared_at >= now() AND t.cleared_by = txid_current_i
 // and the planner took it with one tenant's flood in the statistics,
 // reading every job below the bound (914 ms per tenant in the fairness
 // benchmark behind 10^6 jobs).
-const floorSQL = `
+var floorSQL = `
 UPDATE docket_tenant_queues t SET (floor_priority, floor_id) = (
     SELECT coalesce(q.priority, c.priority), coalesce(q.id, c.id)
     FROM (SELECT) one LEFT JOIN LATERAL (
-        SELECT * FROM (
-            SELECT j.priority, j.id FROM docket_jobs j
-            WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
-              AND j.priority BETWEEN t.floor_priority AND t.floor_priority AND j.id >= t.floor_id
-            ORDER BY j.priority DESC, j.id LIMIT 1) at_floor
-        UNION ALL
-        SELECT * FROM (
-            SELECT j.priority, j.id FROM docket_jobs j
-            WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
-              AND j.priority < coalesce(t.floor_priority::int, 32768)
-            ORDER BY j.priority DESC, j.id LIMIT 1) below_floor
-        LIMIT 1
+` + fromFloorSQL("t.queue", "t", "1", "") + `
     ) q ON true)
 FROM json_to_recordset(coalesce(nullif(current_setting('docket.claim_floor', true), ''), '[]')::json)
     AS c(tenant_id text, priority smallint, id bigint)
 WHERE t.queue = $1 AND t.tenant_id = c.tenant_id`
+
+// fromFloorSQL is a tenant's first limit pending jobs (id, priority) in
+// fetch order from its claim floor, for the claim's picked step and
+// floorSQL alike: row is the alias of a row with tenant_id, floor_priority
+// and floor_id, queue the queue's expression, lock a locking clause or
+// "". Two ordered range scans of the fetch index, joined by UNION ALL and
+// read lazily: the floor's priority from its id, then the lower
+// priorities. The priority is bounded by BETWEEN, not =: with an equality
+// the ORDER BY reduces to id, which the primary key also serves (see
+// floorSQL).
+func fromFloorSQL(queue, row, limit, lock string) string {
+	branch := func(cond, name string) string {
+		return `        SELECT * FROM (
+            SELECT j.id, j.priority FROM docket_jobs j
+            WHERE j.queue = ` + queue + ` AND j.tenant_id = ` + row + `.tenant_id AND j.state = 'pending'
+              AND ` + cond + `
+            ORDER BY j.priority DESC, j.id
+            LIMIT ` + limit + ` ` + lock + `) ` + name + `
+`
+	}
+	return branch("j.priority BETWEEN "+row+".floor_priority AND "+row+".floor_priority AND j.id >= "+row+".floor_id", "at_floor") +
+		"        UNION ALL\n" +
+		branch("j.priority < coalesce("+row+".floor_priority::int, 32768)", "below_floor") +
+		"        LIMIT " + limit
+}
 
 // JobClaim claims up to params.Max jobs in one round trip: foldFreedSQL
 // (the slots finishes freed since the last claim, see tenant_lock.go),
