@@ -107,20 +107,39 @@ func (s *Searcher) Search(ctx context.Context, p *Params) (*Page, error) {
 	return page, nil
 }
 
+// tenantSearcher is a store that searches a tenant's chunks without a
+// transaction of the caller's, in fewer round trips than ReadTenant and
+// its transaction's ChunkSearch (both stores' Store.ChunkSearch; on
+// PostgreSQL one round trip a search instead of four).
+type tenantSearcher interface {
+	ChunkSearch(ctx context.Context, tenantID string, p *docket.ChunkSearchParams) ([]*docket.SearchHit, error)
+}
+
 // candidates returns the chunks that contain every phrase or, when none
 // does, any of them; best first.
 func (s *Searcher) candidates(ctx context.Context, p *Params, phrases []string) ([]*docket.SearchHit, error) {
 	cp := &docket.ChunkSearchParams{Phrases: phrases, DocumentID: p.DocumentID,
 		Model: s.Embedder.Model(), Dimensions: s.Embedder.Dimensions(), Limit: Candidates, Ranked: Ranked}
+	type chunkSearch func(*docket.ChunkSearchParams) ([]*docket.SearchHit, error)
 	var hits []*docket.SearchHit
-	err := s.Store.ReadTenant(ctx, p.TenantID, func(tx docket.Tx) (err error) {
-		if hits, err = tx.ChunkSearch(ctx, cp); err != nil || len(hits) > 0 || len(phrases) == 1 {
+	find := func(search chunkSearch) (err error) {
+		if hits, err = search(cp); err != nil || len(hits) > 0 || len(phrases) == 1 {
 			return err
 		}
 		cp.Any = true
-		hits, err = tx.ChunkSearch(ctx, cp)
+		hits, err = search(cp)
 		return err
-	})
+	}
+	var err error
+	if ts, ok := s.Store.(tenantSearcher); ok {
+		err = find(func(cp *docket.ChunkSearchParams) ([]*docket.SearchHit, error) {
+			return ts.ChunkSearch(ctx, p.TenantID, cp)
+		})
+	} else {
+		err = s.Store.ReadTenant(ctx, p.TenantID, func(tx docket.Tx) error {
+			return find(func(cp *docket.ChunkSearchParams) ([]*docket.SearchHit, error) { return tx.ChunkSearch(ctx, cp) })
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/jackc/pgx/v5"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/docketq/docket"
@@ -47,6 +48,20 @@ FROM docket_chunk_search((` + searchQuerySQL + `)::tsquery, $5, $6, $7, $8, $9)`
 // ChunkSearch returns the tenant's chunks that the full-text index
 // matches, best first.
 func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams) ([]*docket.SearchHit, error) {
+	return searchChunks(t.tenant, p, func(args []any) ([]*docket.SearchHit, error) {
+		rows, err := t.tx.Query(ctx, chunkSearchSQL, args...)
+		if err != nil {
+			return nil, fmt.Errorf("search chunks: %w", docsError(err))
+		}
+		return scanHits(rows, t.tenant)
+	})
+}
+
+// searchChunks runs the searches of a ChunkSearch of tenant's chunks
+// through run, which runs chunkSearchSQL with the arguments it is given:
+// phrases that are one compound as that compound's lexeme, and, when that
+// finds nothing, as phrases of their words.
+func searchChunks(tenant string, p *docket.ChunkSearchParams, run func(args []any) ([]*docket.SearchHit, error)) ([]*docket.SearchHit, error) {
 	phrases := searchable(p.Phrases)
 	if len(phrases) == 0 || p.Limit < 1 {
 		return nil, nil
@@ -58,32 +73,33 @@ func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams)
 			compounds[i], exact = c, true
 		}
 	}
-	hits, err := t.chunkSearch(ctx, p, phrases, compounds)
+	hits, err := run(searchArgs(tenant, p, phrases, compounds))
 	if err != nil || len(hits) > 0 || !exact {
 		return hits, err
 	}
 	// No chunk holds a compound as one word: look for its words as a
 	// phrase (written apart, or stored before their compounds were
 	// indexed).
-	return t.chunkSearch(ctx, p, phrases, make([]string, len(phrases)))
+	return run(searchArgs(tenant, p, phrases, make([]string, len(phrases))))
 }
 
-// chunkSearch runs one search of ChunkSearch: phrases as phrase queries,
-// those with a compound (same index, not empty) as that compound's lexeme.
-func (t *tenantTx) chunkSearch(ctx context.Context, p *docket.ChunkSearchParams, phrases, compounds []string) ([]*docket.SearchHit, error) {
+// searchArgs are chunkSearchSQL's arguments for one search: phrases as
+// phrase queries, those with a compound (same index, not empty) as that
+// compound's lexeme.
+func searchArgs(tenant string, p *docket.ChunkSearchParams, phrases, compounds []string) []any {
 	var ranked *int // NULL: all
 	if p.Ranked > 0 {
 		ranked = &p.Ranked
 	}
-	rows, err := t.tx.Query(ctx, chunkSearchSQL, t.tenant, phrases, p.Any, compounds,
-		p.DocumentID, p.Limit, p.Model, p.Dimensions, ranked)
-	if err != nil {
-		return nil, fmt.Errorf("search chunks: %w", docsError(err))
-	}
+	return []any{tenant, phrases, p.Any, compounds, p.DocumentID, p.Limit, p.Model, p.Dimensions, ranked}
+}
+
+// scanHits reads and closes the rows of chunkSearchSQL.
+func scanHits(rows pgx.Rows, tenant string) ([]*docket.SearchHit, error) {
 	defer rows.Close()
 	var hits []*docket.SearchHit
 	for rows.Next() {
-		c := &docket.Chunk{TenantID: t.tenant}
+		c := &docket.Chunk{TenantID: tenant}
 		h := &docket.SearchHit{Chunk: c}
 		var vector []byte
 		var rank float32
@@ -91,6 +107,7 @@ func (t *tenantTx) chunkSearch(ctx context.Context, p *docket.ChunkSearchParams,
 			&vector, &h.Filename, &rank); err != nil {
 			return nil, fmt.Errorf("search chunks: %w", err)
 		}
+		var err error
 		if c.Vector, err = decodeVector(vector); err != nil {
 			return nil, fmt.Errorf("search chunks: chunk %d of %s: %w", c.Index, c.DocumentID, err)
 		}

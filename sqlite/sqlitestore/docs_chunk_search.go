@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"unicode"
@@ -38,32 +39,53 @@ ORDER BY top.rank, top.document_id, top.idx`
 // words are searched as a phrase (written apart, or in a chunk stored
 // without its compounds).
 func (t *tenantTx) ChunkSearch(ctx context.Context, p *docket.ChunkSearchParams) ([]*docket.SearchHit, error) {
+	return searchTenant(ctx, t.tx, t.tenant, p)
+}
+
+// ChunkSearch is what ReadTenant(tenantID) and its transaction's
+// ChunkSearch(p) do, without the transaction: each search is one
+// statement on a reader connection, its own read transaction (no BEGIN
+// and COMMIT around it).
+func (s *Store) ChunkSearch(ctx context.Context, tenantID string, p *docket.ChunkSearchParams) ([]*docket.SearchHit, error) {
+	if tenantID == "" {
+		return nil, fmt.Errorf("%w: tenant is required", docket.ErrInvalid)
+	}
+	return searchTenant(ctx, s.reader, tenantID, p)
+}
+
+// querier runs a statement: a *sql.Tx or a *sql.DB.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// searchTenant runs the searches of a ChunkSearch of tenant's chunks on q.
+func searchTenant(ctx context.Context, q querier, tenant string, p *docket.ChunkSearchParams) ([]*docket.SearchHit, error) {
 	match, compounds := ftsMatch(p.Phrases, p.Any, true)
 	if match == "" || p.Limit < 1 {
 		return nil, nil
 	}
-	hits, err := t.chunkSearch(ctx, p, match)
+	hits, err := chunkSearch(ctx, q, tenant, p, match)
 	if err != nil || len(hits) > 0 || !compounds {
 		return hits, err
 	}
 	match, _ = ftsMatch(p.Phrases, p.Any, false)
-	return t.chunkSearch(ctx, p, match)
+	return chunkSearch(ctx, q, tenant, p, match)
 }
 
 // chunkSearch runs one FTS5 query of ChunkSearch.
-func (t *tenantTx) chunkSearch(ctx context.Context, p *docket.ChunkSearchParams, match string) ([]*docket.SearchHit, error) {
+func chunkSearch(ctx context.Context, q querier, tenant string, p *docket.ChunkSearchParams, match string) ([]*docket.SearchHit, error) {
 	ranked := p.Ranked
 	if ranked <= 0 {
 		ranked = -1 // SQLite: no limit
 	}
-	rows, err := t.tx.QueryContext(ctx, chunkSearchSQL, p.Model, p.Dimensions, match, t.tenant, p.DocumentID, p.Limit, ranked)
+	rows, err := q.QueryContext(ctx, chunkSearchSQL, p.Model, p.Dimensions, match, tenant, p.DocumentID, p.Limit, ranked)
 	if err != nil {
 		return nil, fmt.Errorf("search chunks: %w", docsError(err))
 	}
 	defer rows.Close()
 	var hits []*docket.SearchHit
 	for rows.Next() {
-		c := &docket.Chunk{TenantID: t.tenant}
+		c := &docket.Chunk{TenantID: tenant}
 		h := &docket.SearchHit{Chunk: c}
 		var vec []byte
 		if err := rows.Scan(&c.DocumentID, &c.Index, &c.Text, &c.PageStart, &c.PageEnd, &c.Model, &c.Dimensions,
