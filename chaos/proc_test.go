@@ -26,26 +26,32 @@ type proc struct {
 	logPath   string // its stderr
 	stdin     io.WriteCloser
 	started   time.Time
+	connected chan struct{} // closed at the connected line (-start-gate)
 	ready     chan struct{} // closed at the ready line
 	done      chan struct{} // closed once reaped; ended and state are set then
 	ended     time.Time
 	state     *os.ProcessState
 }
 
-// readyWatch is the child's stdout: it closes ready at the ready line.
+// readyWatch is the child's stdout: it closes connected at the line a
+// worker started with -start-gate prints once connected, and ready at the
+// ready line.
 type readyWatch struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	ready chan struct{}
-	once  sync.Once
+	mu                       sync.Mutex
+	buf                      bytes.Buffer
+	connected, ready         chan struct{}
+	onceConnected, onceReady sync.Once
 }
 
 func (w *readyWatch) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf.Write(b)
+	if bytes.Contains(w.buf.Bytes(), []byte("connected pid=")) {
+		w.onceConnected.Do(func() { close(w.connected) })
+	}
 	if bytes.Contains(w.buf.Bytes(), []byte("ready pid=")) {
-		w.once.Do(func() { close(w.ready) })
+		w.onceReady.Do(func() { close(w.ready) })
 	}
 	return len(b), nil
 }
@@ -66,10 +72,10 @@ func startProcIn(dir string, slot, gen int, prefix, args []string) (*proc, error
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{slot: slot, gen: gen, logPath: logPath, ready: make(chan struct{}), done: make(chan struct{})}
+	p := &proc{slot: slot, gen: gen, logPath: logPath, connected: make(chan struct{}), ready: make(chan struct{}), done: make(chan struct{})}
 	argv := append(append(append([]string{}, prefix...), workerBin, "-exit-on-stdin-eof"), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout = &readyWatch{ready: p.ready}
+	cmd.Stdout = &readyWatch{connected: p.connected, ready: p.ready}
 	cmd.Stderr = f
 	cmd.WaitDelay = 5 * time.Second
 	stdin, err := cmd.StdinPipe() // closed by Wait, or by the kernel when this process dies
@@ -102,6 +108,25 @@ func (p *proc) waitReady(timeout time.Duration) error {
 	case <-time.After(timeout):
 		return fmt.Errorf("worker pid %d not ready after %s\n%s", p.pid, timeout, p.tail(20))
 	}
+}
+
+// waitConnected waits for the connected line of a worker started with
+// -start-gate, or fails when the process exits first.
+func (p *proc) waitConnected(timeout time.Duration) error {
+	select {
+	case <-p.connected:
+		return nil
+	case <-p.done:
+		return fmt.Errorf("worker pid %d exited before it connected: %s\n%s", p.pid, p.status(), p.tail(20))
+	case <-time.After(timeout):
+		return fmt.Errorf("worker pid %d not connected after %s\n%s", p.pid, timeout, p.tail(20))
+	}
+}
+
+// openGate lets a worker started with -start-gate start its worker.
+func (p *proc) openGate() error {
+	_, err := io.WriteString(p.stdin, "go\n")
+	return err
 }
 
 // signal sends sig to this process only, through its handle (a pidfd on
@@ -178,6 +203,50 @@ func startFleet(t *testing.T, n int, supervise bool, args []string) *fleet {
 // (see startProcIn).
 func startFleetIn(t *testing.T, n int, supervise bool, prefix, args []string) *fleet {
 	t.Helper()
+	f := newFleet(t, n, supervise, prefix, args)
+	for _, p := range f.procs() {
+		if err := p.waitReady(readyTimeout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// startFleetGated starts n workers with args and -start-gate, waits until
+// every one has its first connection, then lets them all start at once and
+// waits until all are ready. Under a connection budget this gives each
+// worker a connection before any pool grows: started plainly, workers that
+// start first can take the whole budget before a late one (a process
+// started half a second later on a loaded machine) connects at all.
+// connected, when not nil, is called once all have connected, before the
+// gates open.
+func startFleetGated(t *testing.T, n int, args []string, connected func(*fleet)) *fleet {
+	t.Helper()
+	f := newFleet(t, n, false, nil, append(append([]string{}, args...), "-start-gate"))
+	for _, p := range f.procs() {
+		if err := p.waitConnected(readyTimeout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if connected != nil {
+		connected(f)
+	}
+	for _, p := range f.procs() {
+		if err := p.openGate(); err != nil {
+			t.Fatalf("open the start gate of pid %d: %v", p.pid, err)
+		}
+	}
+	for _, p := range f.procs() {
+		if err := p.waitReady(readyTimeout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// newFleet starts n workers (see startFleetIn) without waiting for them.
+func newFleet(t *testing.T, n int, supervise bool, prefix, args []string) *fleet {
+	t.Helper()
 	f := &fleet{t: t, dir: t.TempDir(), args: args, prefix: prefix, cur: make([]*proc, n), killed: map[int]bool{}}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -193,11 +262,6 @@ func startFleetIn(t *testing.T, n int, supervise bool, prefix, args []string) *f
 		}
 		if supervise {
 			f.wg.Go(func() { f.supervise(p) })
-		}
-	}
-	for _, p := range f.procs() {
-		if err := p.waitReady(readyTimeout); err != nil {
-			t.Fatal(err)
 		}
 	}
 	return f

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // kindSink is the chaosworker's job kind that writes to the fenced sink.
@@ -65,8 +68,10 @@ func (s *fencedSink) snapshot() (max map[int64]int, accepted, refused []sinkWrit
 // their context) on 2 workers × 8; once the victim runs 8 handlers it is
 // SIGSTOPped for 3 leases (6 s), then SIGCONTed. Its jobs are rescued and
 // run elsewhere; on resume its handlers write late to the sink, which
-// refuses them (a higher attempt wrote), and it changes no job. Bound on
-// duplicates: the victim's 8 slots.
+// refuses them (a higher attempt wrote), and it changes no job. A handler
+// stopped after its write, in its completing transaction, wrote before the
+// stop (accepted: no later attempt had written); each held job must be one
+// or the other. Bound on duplicates: the victim's 8 slots.
 func TestSigstop_Smoke(t *testing.T) {
 	const (
 		slots = 8
@@ -119,11 +124,25 @@ func TestSigstop_Smoke(t *testing.T) {
 		t.Errorf("the stopped worker's jobs completed %.2fs after the stop, over the bound lease + 1 s job + 3 s = %s", r.took.Seconds(), bound)
 	}
 	// The victim's stalled handlers write on resume: wait for their
-	// refusals (one per job held), within 10 s.
-	waitFor(t, 10*time.Second, "the victim's late writes", func() (bool, string) {
-		_, _, refused := sink.snapshot()
-		return len(refused) >= r.held, fmt.Sprintf("%d refused writes for %d jobs held", len(refused), r.held)
+	// refusals, within 10 s: one per job it held, but for a job whose
+	// handler had written before the stop and was stopped in its
+	// completing transaction (that write was accepted: no later attempt
+	// had written yet; the transaction never commits, and the rescued
+	// attempt's write replaces the value). Every held job must be one or
+	// the other.
+	held := e.heldJobs(victim.pid, stopAt)
+	var early, late map[int64]bool
+	ok, seen := pollUntil(10*time.Second, func() (bool, string) {
+		early, late = victimWrites(sink, victim.pid, resumedWall)
+		missing := heldUnwritten(held, early, late)
+		return len(missing) == 0, fmt.Sprintf("%d refused late writes, %d writes before the stop, for %d jobs held (%d held jobs without either: %v)",
+			len(late), len(early), len(held), len(missing), missing)
 	})
+	if !ok {
+		t.Fatalf("timed out after 10s waiting for the victim's late writes; last seen: %s", seen)
+	}
+	t.Logf("of the %d jobs the victim held, %d had written to the sink before the stop (stopped in their completing transaction), %d wrote late and were refused",
+		len(held), len(heldIn(held, early)), len(heldIn(held, late)))
 
 	v := e.checkTotalQueue(ids, map[int]bool{victim.pid: true})
 	t.Logf("total-queue: %s", v)
@@ -140,6 +159,64 @@ func TestSigstop_Smoke(t *testing.T) {
 	n := e.count(`SELECT count(*) FROM effects WHERE worker_pid = $1 AND done_at > $2`, victim.pid, resumeAt)
 	t.Logf("the victim completed %d jobs after resuming", n)
 	checkNoUnexpectedDeaths(t, f)
+}
+
+// heldJobs returns the jobs pid held at (the jobs of recovery's count):
+// an execution on pid that started before at, completed by another worker.
+func (e *env) heldJobs(pid int, at time.Time) []int64 {
+	e.t.Helper()
+	rows, err := e.pool.Query(context.Background(), `SELECT DISTINCT x.job_id FROM executions x JOIN effects f USING (job_id)
+		WHERE x.worker_pid = $1 AND x.started_at < $2 AND f.worker_pid <> $1 ORDER BY 1`, pid, at)
+	if err != nil {
+		e.t.Fatalf("held jobs: %v", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		e.t.Fatalf("held jobs: %v", err)
+	}
+	return ids
+}
+
+// victimWrites returns the jobs of the victim's writes the sink accepted
+// before it resumed (necessarily sent before the stop), and of its writes
+// refused after.
+func victimWrites(sink *fencedSink, pid int, resumed time.Time) (early, late map[int64]bool) {
+	_, accepted, refused := sink.snapshot()
+	early, late = map[int64]bool{}, map[int64]bool{}
+	for _, w := range accepted {
+		if w.pid == pid && w.at.Before(resumed) {
+			early[w.job] = true
+		}
+	}
+	for _, w := range refused {
+		if w.pid == pid && !w.at.Before(resumed) {
+			late[w.job] = true
+		}
+	}
+	return early, late
+}
+
+// heldUnwritten returns the held jobs with neither an early write nor a
+// refused late one.
+func heldUnwritten(held []int64, early, late map[int64]bool) []int64 {
+	var out []int64
+	for _, id := range held {
+		if !early[id] && !late[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// heldIn returns the held jobs in set.
+func heldIn(held []int64, set map[int64]bool) []int64 {
+	var out []int64
+	for _, id := range held {
+		if set[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // checkSink: one value per job, written by the attempt that completed it;

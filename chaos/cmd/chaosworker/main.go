@@ -31,10 +31,15 @@
 // process prints "ready pid=<pid> id=<id>" on stdout once the worker runs,
 // shuts down gracefully on SIGTERM or SIGINT (exit status 0 after a clean
 // Run), and with -exit-on-stdin-eof exits with status 4 when its standard
-// input closes, so that workers never outlive a killed test process.
+// input closes, so that workers never outlive a killed test process. With
+// -start-gate it prints "connected pid=<pid>" once its pool has its first
+// connection and waits for a line on standard input before it starts the
+// worker (test 19 starts every worker into the budget at once this way:
+// see chaos/budget_test.go).
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -100,6 +105,7 @@ type config struct {
 	noMaintenance  bool
 	audit          bool
 	exitOnStdinEOF bool
+	startGate      bool
 	logLevel       string
 	periodic       []queue.PeriodicJob
 	reserved       map[string]int // more queues, each with its own slots
@@ -133,6 +139,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.audit, "audit-maintenance", false, "record every maintenance sweep in maintenance_runs")
 	fs.BoolVar(&c.noMaintenance, "no-maintenance", false, "never run the maintenance sweeps")
 	fs.BoolVar(&c.exitOnStdinEOF, "exit-on-stdin-eof", false, "exit (status 4) when standard input closes")
+	fs.BoolVar(&c.startGate, "start-gate", false, `once connected, print "connected pid=<pid>" and wait for a line on standard input before starting the worker`)
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.Func("periodic", "name=spec: a periodic job enqueueing kind periodic in queue periodic (repeatable)", func(v string) error {
 		name, spec, ok := strings.Cut(v, "=")
@@ -185,12 +192,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).
 		With("pid", os.Getpid())
-	if c.exitOnStdinEOF {
-		go func() {
-			_, _ = io.Copy(io.Discard, stdin)
-			logger.Error("standard input closed; the test process is gone; exiting")
-			os.Exit(4)
-		}()
+	var gate <-chan struct{}
+	if c.exitOnStdinEOF || c.startGate {
+		gate = watchStdin(stdin, c.exitOnStdinEOF, logger)
 	}
 
 	pcfg, err := pgxpool.ParseConfig(c.databaseURL)
@@ -214,6 +218,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		logger.Warn("database not ready; retrying", "err", err, "in", wait)
 	}); err != nil {
 		return fmt.Errorf("connect: %w", err)
+	}
+	if c.startGate {
+		fmt.Fprintf(stdout, "connected pid=%d\n", os.Getpid())
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	driver := postgres.New(pool)
 	defer driver.Close()
@@ -257,6 +269,32 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	logger.Info("clean shutdown")
 	return nil
+}
+
+// watchStdin reads standard input: the returned channel is closed at its
+// first line (the start gate); at its end, with exitOnEOF, the process
+// exits with status 4 (the test process is gone).
+func watchStdin(stdin io.Reader, exitOnEOF bool, logger *slog.Logger) <-chan struct{} {
+	line := make(chan struct{})
+	go func() {
+		r := bufio.NewReader(stdin)
+		opened := false
+		for {
+			_, err := r.ReadString('\n')
+			if err != nil {
+				if exitOnEOF {
+					logger.Error("standard input closed; the test process is gone; exiting")
+					os.Exit(4)
+				}
+				return
+			}
+			if !opened {
+				opened = true
+				close(line)
+			}
+		}
+	}()
+	return line
 }
 
 // periodicJob enqueues, per tick, a job that names the job and its tick.
