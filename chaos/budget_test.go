@@ -50,6 +50,7 @@ const budgetRefused = "SQLSTATE 53300"
 // duplicate explained by an attempt that failed on a refused connection or
 // was rescued (its lease ran out) on a worker that logged refusals.
 func TestConnectionBudget_Smoke(t *testing.T) {
+	scheduleHeavy(t) // schedule_test.go
 	runBudget(t, budgetConfig{maxConns: 20, jobs: 2000, procs: 6, slots: 8, pool: 5, stopped: 2,
 		phase: 6 * time.Second, drain: 30 * time.Second})
 }
@@ -63,11 +64,17 @@ func runBudget(t *testing.T, c budgetConfig) {
 	cl := startCluster(t, testpg.Options{MaxConnections: c.maxConns})
 	e := setupBudget(t, cl)
 	workerURL := e.connString + " user=" + budgetRole
-	f := startFleet(t, c.procs, false, []string{"-database-url", workerURL,
+	// Every worker connects before any starts (a start gate), so each has
+	// a connection of its own when the pools start to grow: started
+	// plainly, on a loaded machine the first five could fill the budget
+	// before the sixth connected at all, and it then waited (as it
+	// should: TestConnectionBudget_StartWhenFull) for connections the
+	// others' idle pools keep.
+	f := startFleetGated(t, c.procs, []string{"-database-url", workerURL,
 		"-concurrency", strconv.Itoa(c.slots), "-pool", strconv.Itoa(c.pool),
 		"-lease", "2s", "-rescue", "250ms", "-poll", "200ms", "-grace", "3s",
 		"-backoff-min", "50ms", "-backoff-max", "500ms",
-		"-ledger-min", "1ms", "-ledger-max", "20ms"})
+		"-ledger-min", "1ms", "-ledger-max", "20ms"}, func(f *fleet) { e.checkOneSessionEach(f) })
 	start := time.Now()
 
 	// The workers' sessions, sampled (by a superuser connection).
@@ -219,6 +226,20 @@ func runBudget(t *testing.T, c budgetConfig) {
 		len(retried), len(rescued), maxAttempt, elapsed.Seconds())
 }
 
+// checkOneSessionEach checks that every worker of f, at its start gate,
+// holds exactly one session (its pool's first connection): the premise of
+// the budget's first phase, six workers each with a connection.
+func (e *env) checkOneSessionEach(f *fleet) {
+	e.t.Helper()
+	for _, p := range f.procs() {
+		n := e.count(`SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND application_name = $2`,
+			budgetRole, fmt.Sprintf("chaos-%d", p.pid))
+		if n != 1 {
+			e.t.Fatalf("worker pid %d holds %d sessions at its start gate, want 1", p.pid, n)
+		}
+	}
+}
+
 // setupBudget is setupOn with a test pool of 2 connections (the reserved
 // slots are 3) and the workers' role.
 func setupBudget(t *testing.T, c *testpg.Cluster) *env {
@@ -326,7 +347,7 @@ func slicesContains(ps []*proc, p *proc) bool {
 // worker` did (postgres.Open pings once, and the ping failed with SQLSTATE
 // 53300); both now wait (postgres.OpenWaiting for docket worker and serve).
 func TestConnectionBudget_StartWhenFull(t *testing.T) {
-	t.Parallel() // smoke tier: a mostly waiting scenario, run beside another (main_test.go)
+	scheduleLight(t) // schedule_test.go: a mostly waiting scenario
 	cl := startCluster(t, testpg.Options{MaxConnections: 20})
 	e := setupBudget(t, cl)
 	ctx := context.Background()

@@ -129,3 +129,9 @@ func TestXIDBudget_Full(t *testing.T) {
 func TestNotifyCost_Full(t *testing.T) {
 	runNotifyCost(t, time.Minute)
 }
+
+// TestPriorityInversion_Full is test 31 with the plan's 5 s low-priority
+// jobs (the smoke tier's run 3 s).
+func TestPriorityInversion_Full(t *testing.T) {
+	runPriority(t, 5*time.Second)
+}

@@ -38,14 +38,17 @@ WHERE name = 'maintenance' AND expires_at > clock_timestamp()`).Scan(&l.id, &l.t
 }
 
 // TestLeaderFailover_Smoke is test 20: 3 workers × 8 (leader TTL 1 s,
-// election every 333 ms, every maintenance sweep audited) work 600 ledger
-// jobs; the maintenance leader, running handlers, is SIGKILLed. A new
+// election every 333 ms, every maintenance sweep audited) work 300 ledger
+// jobs of 300 ms (600 until the smoke tier was cut to 3 minutes: the run
+// after the kill is still longer than a lease and the rescue of the dead
+// leader's jobs); the maintenance leader, running handlers, is SIGKILLed. A new
 // leader is elected within TTL + election interval (+ 500 ms for a loaded
 // 2-core box) with the next term; sweeps never ran in two processes at
 // once (the audit changes hands no more often than the term); the dead
 // leader's jobs are rescued by the new one and nothing is lost. Bound on
 // duplicates: the dead leader's 8 slots.
 func TestLeaderFailover_Smoke(t *testing.T) {
+	scheduleLight(t) // schedule_test.go: 3 workers sleeping through 300 ms jobs
 	const (
 		slots = 8
 		ttl   = time.Second
@@ -53,7 +56,7 @@ func TestLeaderFailover_Smoke(t *testing.T) {
 		lease = 2 * time.Second
 	)
 	e := setup(t)
-	ids := e.mustEnqueue(ledgerJobs(600, 30, "tenant-", 5, map[string]int{"sleep_ms": 300}))
+	ids := e.mustEnqueue(ledgerJobs(300, 30, "tenant-", 5, map[string]int{"sleep_ms": 300}))
 	f := startFleet(t, 3, false, e.workerArgs("-concurrency", strconv.Itoa(slots), "-lease", lease.String(),
 		"-leader-ttl", ttl.String(), "-elect", elect.String(), "-rescue", "250ms", "-poll", "200ms", "-audit-maintenance"))
 

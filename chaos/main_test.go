@@ -22,27 +22,26 @@ var (
 	workerBin string
 )
 
-// Scenarios run one at a time, but for those that mostly wait on their own
-// clusters or on sleeping jobs, which call t.Parallel and so run two at a
-// time after the others (go test's -parallel is GOMAXPROCS): 19's start
-// into a full budget, 21–22 (two skews, each on its cluster), pause/resume
-// and the periodic leader kill. 31 (priority), 15 and 16 ran among them
-// once, at load 20: 31's reserved-queue p95 (bound poll + 200 ms) reached
-// 1.54 s beside 16's crash recovery, so they are sequential again. Running every scenario two at a time cut the smoke tier
-// from ~395 s to ~235 s, but in fresh-clone CI runs it made timing bounds
-// fail that hold alone: a job of LISTEN killed started after 2.07 s
-// (bound: poll + 300 ms), a SIGSTOPped worker's eighth late write was not
-// seen within 10 s (its handler's lease loss was noticed first), and it
-// exposed a real engine bug (a stopped leader holding the periodic record,
-// fixed: docs/reliability.md); those scenarios, the ones with latency
-// bounds and the ones that load the box stay sequential. The full-size variants (full_test.go, -tags chaos) run alone
-// too.
+// TestMain builds the worker binary and starts the shared cluster. The
+// smoke tier's scenarios overlap where they cannot disturb each other's
+// bounds: see schedule_test.go. Running every scenario two at a time (a
+// layout tried before) cut the tier from ~395 s to ~235 s, but made timing
+// bounds fail beside a CPU-loading neighbour that hold alone (a job of
+// LISTEN killed started after 2.07 s against poll + 300 ms; a SIGSTOPped
+// worker's eighth late write not seen within 10 s; 31's reserved-queue p95
+// 1.54 s beside 16's crash recovery): those run alone. The full-size
+// variants (full_test.go, -tags chaos) are sequential, so they run alone
+// too, before the smoke scenarios.
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
 func runMain(m *testing.M) int {
 	flag.Parse()
+	if err := setParallelDefault(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if testing.Short() {
 		return m.Run() // every test skips itself
 	}

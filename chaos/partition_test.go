@@ -23,7 +23,7 @@ type partitionConfig struct {
 	procs, slots int           // procs workers reach the server directly; one more through the proxy
 	lease        time.Duration // every worker's
 	fault        time.Duration // how long the partition lasts
-	produce      time.Duration // enqueues spread over this long: past the heal by a few seconds, so that the victim finds work again
+	produce      time.Duration // enqueues spread over this long, or until afterHeal past the heal
 	drain        time.Duration
 	// midTx injects the fault while the victim holds a completing
 	// transaction open (it holds each for hold after Task.CompleteTx);
@@ -38,6 +38,11 @@ type partitionConfig struct {
 	// reaches the server over a veth pair, which is cut (netns_test.go).
 	netns bool
 }
+
+// afterHeal is how long the producer goes on after the heal (when its
+// c.produce lasts that long): the victim must find work again (it started
+// about 25 jobs a second after the heal in the runs of 2026-11-25).
+const afterHeal = 3 * time.Second
 
 // partition is how a run cuts the victim off: through the fault proxy or
 // by cutting a veth pair.
@@ -88,6 +93,7 @@ func newPartition(t *testing.T, c partitionConfig) (*env, *partition) {
 // TestPartition_MidTransaction. Bound on duplicates: the jobs the partitioned
 // worker held or was claiming, at most its 8 slots.
 func TestPartition_Smoke(t *testing.T) {
+	scheduleHeavy(t) // schedule_test.go
 	runPartition(t, partitionConfig{mode: faultproxy.Drop, jobs: 1200, procs: 2, slots: 8,
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }
@@ -105,6 +111,7 @@ func TestPartition_Smoke(t *testing.T) {
 // row stayed locked for the whole partition and the job re-ran only after
 // the heal.
 func TestPartition_MidTransaction(t *testing.T) {
+	scheduleHeavy(t) // schedule_test.go
 	runPartition(t, partitionConfig{mode: faultproxy.Drop, jobs: 1200, procs: 2, slots: 8, midTx: true, hold: 300 * time.Millisecond,
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }
@@ -112,6 +119,7 @@ func TestPartition_MidTransaction(t *testing.T) {
 // TestPartitionReset_Smoke is test 17's variant: every connection of the
 // worker is reset (RST) and new ones are refused the same way for 3 leases.
 func TestPartitionReset_Smoke(t *testing.T) {
+	scheduleHeavy(t) // schedule_test.go
 	runPartition(t, partitionConfig{mode: faultproxy.Reset, jobs: 1200, procs: 2, slots: 8,
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }
@@ -132,7 +140,11 @@ func runPartition(t *testing.T, c partitionConfig) {
 	cut := startFleetIn(t, 1, false, part.prefix, victimArgs)
 	victim := cut.procs()[0]
 
-	acked, enqueueErrs := e.produce(c.jobs, c.produce)
+	// Production ends c.produce after the start or afterHeal after the
+	// heal, whichever comes first: the victim finds work again after the
+	// heal, and the drain is short.
+	stopProducing := make(chan struct{})
+	acked, enqueueErrs := e.produce(c.jobs, c.produce, stopProducing)
 
 	// The fault, once the victim has handlers running.
 	waitFor(t, 10*time.Second, "the proxied worker to run jobs", func() (bool, string) {
@@ -159,6 +171,7 @@ func runPartition(t *testing.T, c partitionConfig) {
 		t.Fatal(err)
 	}
 	t.Logf("%s: healed; %s", healAt.Format("15:04:05.000"), part.stats())
+	time.AfterFunc(afterHeal, func() { close(stopProducing) })
 
 	ids := <-acked
 	e.waitDrained(t, len(ids), c.drain)
@@ -347,9 +360,9 @@ func (e *env) openTransactions() int {
 }
 
 // produce enqueues n ledger jobs (50 tenants) in batches of 20 spread
-// over d, and sends the acknowledged ids when done; errors are collected,
-// readable once the ids are received.
-func (e *env) produce(n int, d time.Duration) (<-chan []int64, *[]enqueueError) {
+// over d, or fewer if stop closes first, and sends the acknowledged ids
+// when done; errors are collected, readable once the ids are received.
+func (e *env) produce(n int, d time.Duration, stop <-chan struct{}) (<-chan []int64, *[]enqueueError) {
 	out := make(chan []int64, 1)
 	errs := new([]enqueueError)
 	const batch = 20
@@ -365,7 +378,11 @@ func (e *env) produce(n int, d time.Duration) (<-chan []int64, *[]enqueueError) 
 				*errs = append(*errs, enqueueError{time.Now(), fmt.Errorf("enqueue batch %d: %w", i, err)})
 			}
 			acked = append(acked, ids...)
-			<-pace.C // pacing, not synchronisation
+			select {
+			case <-pace.C: // pacing, not synchronisation
+			case <-stop:
+				return
+			}
 		}
 	}()
 	return out, errs

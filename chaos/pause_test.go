@@ -29,7 +29,7 @@ const (
 // the tenant, the other tenants go on); after a resume claiming restarts
 // within resumeBound; every tenant's jobs start in FIFO order.
 func TestPauseResume_Smoke(t *testing.T) {
-	t.Parallel() // smoke tier: a mostly waiting scenario, run beside another (main_test.go)
+	scheduleLight(t) // schedule_test.go: a mostly waiting scenario
 	e := setup(t)
 	ctx := context.Background()
 	const tenants, perTenant = 6, 50

@@ -99,7 +99,7 @@ func atTick() {
 // policy: the next leader enqueues the latest due tick once), and the
 // store's record counts them (runs = jobs, missed = the gaps).
 func TestPeriodic_ExactlyOnceAcrossLeaderKill(t *testing.T) {
-	t.Parallel() // smoke tier: a mostly waiting scenario, run beside another (main_test.go)
+	scheduleLight(t) // schedule_test.go: a mostly waiting scenario
 	const ttl = time.Second
 	e := setup(t)
 	f := startFleet(t, 3, true, e.workerArgs("-concurrency", "1", "-leader-ttl", ttl.String(),

@@ -17,6 +17,7 @@ import (
 // other jobs all complete exactly once in effect, and no more than K+1
 // processes die.
 func TestPoisonPill_Smoke(t *testing.T) {
+	scheduleHeavy(t) // schedule_test.go
 	runPoison(t, 1000, 45*time.Second)
 }
 

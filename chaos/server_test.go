@@ -35,16 +35,19 @@ const (
 )
 
 // TestPGRestart_Smoke is test 15: `pg_ctl restart -m fast` 2 s into a run
-// of 2,500 ledger jobs enqueued over 7 s on 3 workers × 8. No worker exits,
+// of 1,500 ledger jobs enqueued over 7 s on 3 workers × 8 (2,500 until the
+// smoke tier was cut to 3 minutes: more than the workers do in 7 s, so the
+// backlog took 5 s more to drain). No worker exits,
 // each claims again within 5 s of the server's return, LISTEN is re-issued
 // (three single jobs after the drain each start within 300 ms with a 3 s
 // poll interval), every enqueue whose commit returned is worked once in
 // effect. Bound on duplicates: the executions in flight on the broken
 // connections, at most the workers' pool connections (3 × 12).
 func TestPGRestart_Smoke(t *testing.T) {
+	scheduleHeavy(t) // schedule_test.go
 	runServerFault(t, serverFault{name: "pg_ctl restart -m fast", inject: func(c *testpg.Cluster) error {
 		return c.Restart("fast")
-	}}, serverFaultConfig{jobs: 2500, procs: 3, slots: 8, produce: 7 * time.Second, faultAfter: 2 * time.Second})
+	}}, serverFaultConfig{jobs: 1500, procs: 3, slots: 8, produce: 7 * time.Second, faultAfter: 2 * time.Second})
 }
 
 // TestPGCrash_Smoke is test 16: a durable cluster (fsync and
@@ -54,6 +57,7 @@ func TestPGRestart_Smoke(t *testing.T) {
 // unknown (the commit failed with the crash) are present or absent, never
 // twice. Bound on duplicates as in test 15.
 func TestPGCrash_Smoke(t *testing.T) {
+	scheduleHeavy(t) // schedule_test.go
 	runServerFault(t, serverFault{name: "pg_ctl stop -m immediate; pg_ctl start", durable: true,
 		inject: func(c *testpg.Cluster) error {
 			if err := c.StopServer("immediate"); err != nil {
@@ -68,7 +72,7 @@ func runServerFault(t *testing.T, fault serverFault, c serverFaultConfig) {
 	e := setupOn(t, cl)
 	f := startFleet(t, c.procs, false, e.workerArgs("-concurrency", strconv.Itoa(c.slots), "-lease", "2s",
 		"-rescue", "250ms", "-poll", faultPoll.String(), "-ledger-min", "5ms", "-ledger-max", "50ms"))
-	acked, enqueueErrs := e.produce(c.jobs, c.produce)
+	acked, enqueueErrs := e.produce(c.jobs, c.produce, nil)
 
 	time.Sleep(c.faultAfter) // the scenario: the fault comes this far into the run
 	faultAt := time.Now()

@@ -95,14 +95,14 @@ type skewConfig struct {
 // due at once when the database is 10 minutes ahead, and waits 10
 // minutes when it is 10 minutes behind).
 func TestClockSkew_Smoke(t *testing.T) {
-	t.Parallel() // smoke tier: a mostly waiting scenario, run beside another (main_test.go)
+	t.Parallel() // its subtests take their light slots (schedule_test.go)
 	for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
 		name := "workers_behind_10m"
 		if skew < 0 {
 			name = "workers_ahead_10m"
 		}
 		t.Run(name, func(t *testing.T) {
-			t.Parallel() // each on a cluster of its own; mostly sleeping jobs
+			scheduleLight(t) // schedule_test.go: each on a cluster of its own; mostly sleeping jobs
 			runSkew(t, skewConfig{skew: skew, jobs: 36, procs: 3, slots: 4,
 				jobSleep: 3 * time.Second, lease: 2 * time.Second, ttl: time.Second})
 		})

@@ -1,0 +1,67 @@
+package chaos
+
+import (
+	"flag"
+	"testing"
+)
+
+// The smoke tier's schedule. Most of a scenario's time is waiting (leases
+// running out, partitions and pauses lasting, sleeping jobs): the whole
+// tier uses well under a core of the 2-core box. So scenarios overlap where
+// they cannot disturb each other's bounds, in three classes:
+//
+//   - alone: the scenarios whose bounds are tight latencies or rates, or
+//     that load the box (18 LISTEN killed: a start within poll + 300 ms;
+//     31 priority: p95 within poll + 200 ms; 14 SIGSTOP's late writes; 30
+//     tenant starvation's p95 and rate share; 13's kill storm; 10's
+//     graceful shutdowns, an exit within grace + 1 s). They are ordinary
+//     sequential tests, so go test runs them first, with nothing beside.
+//   - heavy: the other fault scenarios (scheduleHeavy). They run after
+//     the sequential ones, one at a time, in declaration order.
+//   - light: scenarios that mostly sleep (scheduleLight): pause/resume,
+//     the periodic leader kill, 19's start into a full budget and 21–22's
+//     two clock skews (on clusters of their own, 36 sleeping jobs each).
+//     Up to two of them run beside the heavy scenario of the moment.
+//
+// The shared cluster's scenarios do not see each other: each has its own
+// database, and what they read per server is filtered by database
+// (pg_stat_statements by dbid for 32, pg_stat_activity by datname for 23's
+// horizon holders; since PostgreSQL 14 a VACUUM's horizon ignores other
+// databases' snapshots).
+var (
+	heavySlot  = make(chan struct{}, 1)
+	lightSlots = make(chan struct{}, 2)
+)
+
+// scheduleHeavy makes t a parallel test that runs while no other heavy
+// scenario does (beside light ones). Call it first.
+func scheduleHeavy(t *testing.T) { schedule(t, heavySlot) }
+
+// scheduleLight makes t a parallel test that runs beside at most one
+// other light scenario and the heavy one of the moment. Call it first.
+func scheduleLight(t *testing.T) { schedule(t, lightSlots) }
+
+func schedule(t *testing.T, slots chan struct{}) {
+	t.Helper()
+	t.Parallel()
+	slots <- struct{}{} // a full channel's waiting senders go in arrival order
+	t.Cleanup(func() { <-slots })
+}
+
+// parallelDefault is go test's -parallel for this package unless the
+// command line sets it: every heavy and light scenario must be started at
+// once, so that its slot (not go test's) decides when it runs; go test's
+// default (GOMAXPROCS, 2 here) would hold the light scenarios back behind
+// the heavy ones waiting for their turn.
+const parallelDefault = "64"
+
+// setParallelDefault sets -test.parallel to parallelDefault unless the
+// command line set it. Call it after flag.Parse, before m.Run.
+func setParallelDefault() error {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if set {
+		return nil
+	}
+	return flag.Set("test.parallel", parallelDefault)
+}
