@@ -25,7 +25,12 @@ import (
 //     tenant_lock.go: subtracted from the tenant row in finishSQL, recorded
 //     for the next claim in finishRecordSQL); a tenant with a job back to
 //     pending is claimable again.
-//   - attempts: one record per ended attempt.
+//   - attempts: one record per ended attempt, but for the attempt that
+//     completes the job: a completed job is final, and its row keeps what
+//     that record would (attempt, worker_id, started_at, completed_at),
+//     so attemptsSQL reads it from there. Most jobs complete at their
+//     first attempt, and the record was a fifth of the WAL of a job's
+//     finish (a heap row, an index entry, the sequence).
 //   - notified: in a caller's transaction ($9 true), the statement calls
 //     pg_notify itself, delivered at that transaction's commit; elsewhere
 //     JobFinish sends the notifications after the commit from the queues
@@ -100,6 +105,8 @@ WITH input AS (
         completed_at = CASE WHEN i.outcome IN ('completed', 'failed') THEN clock_timestamp() END,
         lease_token = 0,
         lease_expires_at = NULL,
+        worker_id = CASE WHEN i.outcome = 'completed' THEN coalesce(nullif(i.worker_id, ''), j.worker_id)
+            ELSE j.worker_id END,
         updated_at = clock_timestamp()
     FROM input i
     WHERE j.id = i.id AND j.attempt = i.attempt AND j.lease_token = i.token AND i.token <> 0
@@ -109,7 +116,7 @@ WITH input AS (
     INSERT INTO docket_job_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome, error)
     SELECT id, lease_attempt, coalesce(nullif(by_worker, ''), worker_id), started_at, clock_timestamp(),
            outcome, coalesce(error, '')
-    FROM done
+    FROM done WHERE outcome <> 'completed'
 )` + extra + `
 SELECT ord, queue, state = 'pending' FROM done WHERE true` + cond
 }

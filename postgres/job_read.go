@@ -74,9 +74,21 @@ func (e *Executor) JobList(ctx context.Context, params *driver.JobListParams) ([
 	return jobs, nil
 }
 
+// attemptsSQL reads a job's attempt records and, for a completed job, the
+// attempt that completed it from the job's row (finishSQL writes no record
+// for it). A record of it written before migration 013 is read instead.
 const attemptsSQL = `
 SELECT job_id, attempt, worker_id, started_at, finished_at, outcome, error
-FROM docket_job_attempts WHERE job_id = $1 ORDER BY id`
+FROM (
+    SELECT job_id, attempt, worker_id, started_at, finished_at, outcome, error, 0 AS last, id
+    FROM docket_job_attempts WHERE job_id = $1
+    UNION ALL
+    SELECT j.id, j.attempt, j.worker_id, j.started_at, j.completed_at, 'completed', '', 1, 0
+    FROM docket_jobs j
+    WHERE j.id = $1 AND j.state = 'completed'
+      AND NOT EXISTS (SELECT FROM docket_job_attempts a WHERE a.job_id = j.id AND a.outcome = 'completed')
+) a
+ORDER BY last, id`
 
 // JobAttempts lists the finished attempts of a job, oldest first.
 func (e *Executor) JobAttempts(ctx context.Context, id int64) ([]*driver.Attempt, error) {

@@ -159,4 +159,29 @@ func (s *suite) testJobFinish(t *testing.T) {
 			t.Fatalf("failed at attempt %d, want 3", got.Attempt)
 		}
 	})
+	t.Run("AttemptHistoryCompleted", func(t *testing.T) {
+		// A store may keep the attempt that completes a job in the job's
+		// row (PostgreSQL does): the history reads the same.
+		t.Parallel()
+		f := s.setup(t)
+		f.enqueue("a")
+		j := f.claimOne()
+		if err := f.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeRetry, Error: "e1", WorkerID: "w1"}); err != nil {
+			t.Fatalf("retry: %v", err)
+		}
+		j = f.claimOne()
+		if err := f.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted, WorkerID: "w2"}); err != nil {
+			t.Fatalf("complete: %v", err)
+		}
+		done := f.wantState(j.ID, queue.StateCompleted)
+		as := f.attempts(j.ID)
+		wantAttempts(t, as, attemptWant{1, queue.OutcomeRetry, "e1"}, attemptWant{2, queue.OutcomeCompleted, ""})
+		last := as[1]
+		if last.WorkerID != "w2" || !last.StartedAt.Equal(j.StartedAt) || !last.FinishedAt.Equal(done.CompletedAt) {
+			t.Fatalf("completing attempt %+v; want worker w2, started %v, finished %v", last, j.StartedAt, done.CompletedAt)
+		}
+		if as[0].WorkerID != "w1" {
+			t.Fatalf("first attempt's worker %q, want w1", as[0].WorkerID)
+		}
+	})
 }
