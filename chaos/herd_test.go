@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -50,7 +51,12 @@ func TestThunderingHerd_Smoke(t *testing.T) {
 	if _, err := listener.Exec(ctx, `LISTEN `+driver.TopicInsert); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // every worker past its first claim and idle
+	// Every worker past its first claim (one per process: the claim gate)
+	// and idle.
+	waitFor(t, 10*time.Second, "every worker's first claim", func() (bool, string) {
+		n := e.count(claimCallsSQL)
+		return n >= procs, fmt.Sprintf("%d claim statements", n)
+	})
 
 	// One job: a ledger job of 3 s, so that no claim that follows its end
 	// counts.

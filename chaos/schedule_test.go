@@ -3,6 +3,7 @@ package chaos
 import (
 	"flag"
 	"testing"
+	"time"
 )
 
 // The smoke tier's schedule. Most of a scenario's time is waiting (leases
@@ -30,7 +31,7 @@ import (
 // databases' snapshots).
 var (
 	heavySlot  = make(chan struct{}, 1)
-	lightSlots = make(chan struct{}, 2)
+	lightSlots = make(chan struct{}, 1)
 )
 
 // scheduleHeavy makes t a parallel test that runs while no other heavy
@@ -44,8 +45,14 @@ func scheduleLight(t *testing.T) { schedule(t, lightSlots) }
 func schedule(t *testing.T, slots chan struct{}) {
 	t.Helper()
 	t.Parallel()
-	slots <- struct{}{} // a full channel's waiting senders go in arrival order
-	t.Cleanup(func() { <-slots })
+	asked := time.Now()
+	slots <- struct{}{}
+	got := time.Now()
+	t.Cleanup(func() {
+		<-slots
+		t.Logf("schedule: ran %.1fs after %.1fs waiting for its slot (%s)",
+			time.Since(got).Seconds(), got.Sub(asked).Seconds(), got.Format("15:04:05.0"))
+	})
 }
 
 // parallelDefault is go test's -parallel for this package unless the

@@ -23,14 +23,17 @@ type stormConfig struct {
 }
 
 // TestKillStorm_Smoke is the PR-tier variant of the kill -9 storm:
-// 3,000 ledger jobs across 50 tenants, enqueued while 4 workers × 8 run and
+// 2,000 ledger jobs across 50 tenants, enqueued while 4 workers × 8 run and
 // a random one is SIGKILLed every 2 s for 8 s (lease 2 s, rescuer 250 ms).
 // Each kill lands on a worker with its 8 slots busy, as in the full
-// variant; 4 kills instead of 8 (the 10,000-job, 16 s size of earlier
-// smoke runs is TestKillStorm_Medium in the full tier).
+// variant (2,000 in 7.2 s is more than the workers do: ~200 jobs/s on the
+// 2-core box, so a backlog builds); 4 kills instead of 8 (the 10,000-job,
+// 16 s size of earlier smoke runs is TestKillStorm_Medium in the full
+// tier; 3,000 jobs until the tier was cut to 3 minutes, which left a
+// 6.6 s drain after the last kill).
 func TestKillStorm_Smoke(t *testing.T) {
 	runStorm(t, stormConfig{
-		jobs: 3000, tenants: 50, procs: 4, slots: 8,
+		jobs: 2000, tenants: 50, procs: 4, slots: 8,
 		storm: 8 * time.Second, every: 2 * time.Second,
 		lease: 2 * time.Second, rescue: 250 * time.Millisecond,
 		drain: 30 * time.Second, batch: 20,
