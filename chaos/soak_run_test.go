@@ -203,11 +203,11 @@ type timedExecutor struct {
 
 func (d *timedDriver) Executor() driver.Executor { return d.exec }
 
-func (e timedExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*queue.Job, error) {
+func (e timedExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*queue.Job, bool, error) {
 	begin := time.Now()
-	jobs, err := e.Executor.JobClaim(ctx, p)
+	jobs, more, err := e.Executor.JobClaim(ctx, p)
 	e.rec.add(begin, len(jobs), err)
-	return jobs, err
+	return jobs, more, err
 }
 
 // soakWorker is one in-process worker with a pool of its own, as a

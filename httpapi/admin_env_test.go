@@ -239,7 +239,7 @@ func (e *adminEnv) getJob(id int64) *queue.Job {
 // claim claims the next pending document job with the given lease.
 func (e *adminEnv) claim(lease time.Duration) *queue.Job {
 	e.t.Helper()
-	jobs, err := e.driver.Executor().JobClaim(e.ctx, &driver.JobClaimParams{
+	jobs, _, err := e.driver.Executor().JobClaim(e.ctx, &driver.JobClaimParams{
 		Queue: envQueue, WorkerID: "test-worker", Max: 1, LeaseDuration: lease,
 	})
 	if err != nil || len(jobs) != 1 {

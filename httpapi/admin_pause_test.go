@@ -130,7 +130,7 @@ func (e *adminEnv) jobStatus(key string, id int64) httpapi.JobView {
 // claimIDs claims what it can of the documents queue, as a worker would.
 func (e *adminEnv) claimIDs() []int64 {
 	e.t.Helper()
-	jobs, err := e.driver.Executor().JobClaim(e.ctx, &driver.JobClaimParams{
+	jobs, _, err := e.driver.Executor().JobClaim(e.ctx, &driver.JobClaimParams{
 		Queue: envQueue, WorkerID: "test", Max: 10, LeaseDuration: time.Hour,
 	})
 	if err != nil {

@@ -35,7 +35,7 @@ func withDispatch(c *httpapi.Config) { c.Dispatch = newHookDispatcher(c.Queue) }
 // the callback token of its lease, as the dispatcher issues it.
 func (e *adminEnv) claimOne(q string) (*queue.Job, string) {
 	e.t.Helper()
-	jobs, err := e.driver.Executor().JobClaim(e.ctx, &driver.JobClaimParams{Queue: q, WorkerID: "w", Max: 1, LeaseDuration: time.Minute})
+	jobs, _, err := e.driver.Executor().JobClaim(e.ctx, &driver.JobClaimParams{Queue: q, WorkerID: "w", Max: 1, LeaseDuration: time.Minute})
 	if err != nil || len(jobs) != 1 {
 		e.t.Fatalf("claim %s: %d jobs, %v", q, len(jobs), err)
 	}

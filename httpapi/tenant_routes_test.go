@@ -186,7 +186,7 @@ func (e *tenantEnv) uploadOK(tb testing.TB, key, text string) uploaded {
 // claim claims the next document job as a worker would.
 func (e *tenantEnv) claim(tb testing.TB) *queue.Job {
 	tb.Helper()
-	jobs, err := e.driver.Executor().JobClaim(context.Background(), &driver.JobClaimParams{
+	jobs, _, err := e.driver.Executor().JobClaim(context.Background(), &driver.JobClaimParams{
 		Queue: documentsQueue, WorkerID: "test-worker", Max: 1, LeaseDuration: time.Minute,
 	})
 	if err != nil || len(jobs) != 1 {

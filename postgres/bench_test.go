@@ -60,7 +60,7 @@ func benchDrain(b *testing.B, nTenants, workers, batch int) {
 	for w := range workers {
 		wg.Go(func() {
 			for done.Load() < int64(b.N) && !b.Failed() {
-				jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: fmt.Sprint(w), Max: batch, LeaseDuration: time.Minute})
+				jobs, _, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: fmt.Sprint(w), Max: batch, LeaseDuration: time.Minute})
 				if err != nil {
 					b.Error(err)
 					return

@@ -105,7 +105,7 @@ func TestClaimWaitStress(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	})
 	loop(6, func() { // claims
-		jobs, err := x.JobClaim(run, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 10, LeaseDuration: 2 * time.Second})
+		jobs, _, err := x.JobClaim(run, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 10, LeaseDuration: 2 * time.Second})
 		claims.Add(1)
 		if err != nil {
 			if run.Err() == nil {

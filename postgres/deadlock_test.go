@@ -117,7 +117,7 @@ func (s *stress) insert(ctx context.Context) error {
 // claimAndFinish claims jobs, then finishes them in two batches of random
 // order with mixed outcomes, so that finishes of all tenants overlap.
 func (s *stress) claimAndFinish(ctx context.Context) error {
-	jobs, err := s.f.x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 40, LeaseDuration: time.Hour})
+	jobs, _, err := s.f.x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 40, LeaseDuration: time.Hour})
 	if err != nil {
 		return err
 	}

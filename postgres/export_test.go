@@ -1,7 +1,10 @@
 package postgres
 
 // SQL of the claim, for EXPLAIN tests.
-var ClaimSQL = claimSQL
+var (
+	ClaimSQL = claimSQL
+	MoreSQL  = moreSQL
+)
 
 // SQL of the finish, for EXPLAIN tests.
 var FinishSQL = finishSQL

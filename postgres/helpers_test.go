@@ -64,7 +64,7 @@ func (f *fixture) enqueue(n int, tenants ...string) {
 
 func (f *fixture) claim(x driver.Executor, max int) []*queue.Job {
 	f.t.Helper()
-	jobs, err := x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: max, LeaseDuration: time.Hour})
+	jobs, _, err := x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: max, LeaseDuration: time.Hour})
 	if err != nil {
 		f.t.Fatalf("claim: %v", err)
 	}

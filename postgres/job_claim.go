@@ -217,30 +217,51 @@ func fromFloorSQL(queue, row, limit, lock string) string {
 		"        LIMIT " + limit
 }
 
+// moreSQL runs last in the claim's transaction, with a new snapshot, and
+// reports whether a claimable tenant is left that the claim did not take:
+// one another transaction held (SKIP LOCKED passed it by), or one beyond
+// the claim's limit. Every tenant row the claim took it also updated
+// (served), so its version is the transaction's own (age(xmin) = 0), with
+// the newest served_at: in the claimable index's order (served_at) another
+// tenant comes first, and the probe stops there (OFFSET 0 keeps the
+// ORDER BY, which PostgreSQL drops from a plain EXISTS; see rewakeSQL).
+const moreSQL = `
+SELECT EXISTS (
+    SELECT FROM docket_tenant_queues tq
+    WHERE tq.queue = $1 AND tq.has_work AND tq.running < tq.max_running AND NOT tq.paused
+      AND age(tq.xmin) <> 0
+      AND NOT EXISTS (SELECT FROM docket_queues q WHERE q.name = $1 AND q.paused_at IS NOT NULL)
+      AND NOT EXISTS (SELECT FROM docket_tenant_pauses p WHERE p.tenant_id = tq.tenant_id)
+    ORDER BY tq.served_at, tq.tenant_id LIMIT 1 OFFSET 0)`
+
 // JobClaim claims up to params.Max jobs in one round trip: foldFreedSQL
 // (the slots finishes freed since the last claim, see tenant_lock.go),
-// claimSQL, rewakeSQL and floorSQL in one transaction. See driver.Executor.
-func (e *Executor) JobClaim(ctx context.Context, params *driver.JobClaimParams) ([]*driver.Job, error) {
+// claimSQL, rewakeSQL, floorSQL and moreSQL in one transaction. See
+// driver.Executor.
+func (e *Executor) JobClaim(ctx context.Context, params *driver.JobClaimParams) ([]*driver.Job, bool, error) {
 	if err := driver.ValidateQueueName(params.Queue); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if params.Max <= 0 || params.LeaseDuration <= 0 {
-		return nil, fmt.Errorf("%w: claim needs Max > 0 and LeaseDuration > 0", driver.ErrInvalid)
+		return nil, false, fmt.Errorf("%w: claim needs Max > 0 and LeaseDuration > 0", driver.ErrInvalid)
 	}
-	var jobs []*driver.Job
+	var (
+		jobs []*driver.Job
+		more bool
+	)
 	err := e.retryClaim(ctx, func() error {
-		jobs = nil
-		return e.db.SendBatch(ctx, e.claimBatch(params, &jobs)).Close()
+		jobs, more = nil, false
+		return e.db.SendBatch(ctx, e.claimBatch(params, &jobs, &more)).Close()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("claim jobs: %w", interpretError(err))
+		return nil, false, fmt.Errorf("claim jobs: %w", interpretError(err))
 	}
 	if len(jobs) > 0 {
 		if err := e.notify(ctx, note{driver.TopicChange, params.Queue}); err != nil {
-			return nil, fmt.Errorf("claim jobs: %w", interpretError(err))
+			return nil, false, fmt.Errorf("claim jobs: %w", interpretError(err))
 		}
 	}
-	return jobs, nil
+	return jobs, more, nil
 }
 
 // claimLockTimeout bounds every lock wait of a claim's transaction (see
@@ -280,8 +301,9 @@ func (e *Executor) retryClaim(ctx context.Context, fn func() error) error {
 	}
 }
 
-// claimBatch is a claim's batch; the claimed jobs are stored in *jobs.
-func (e *Executor) claimBatch(params *driver.JobClaimParams, jobs *[]*driver.Job) *pgx.Batch {
+// claimBatch is a claim's batch; the claimed jobs are stored in *jobs, and
+// moreSQL's answer in *more.
+func (e *Executor) claimBatch(params *driver.JobClaimParams, jobs *[]*driver.Job, more *bool) *pgx.Batch {
 	b := &pgx.Batch{}
 	if e.tx == nil {
 		b.Queue(claimLockTimeoutSQL, claimLockTimeout)
@@ -295,5 +317,6 @@ func (e *Executor) claimBatch(params *driver.JobClaimParams, jobs *[]*driver.Job
 		})
 	b.Queue(rewakeSQL, params.Queue)
 	b.Queue(floorSQL, params.Queue)
+	b.Queue(moreSQL, params.Queue).QueryRow(func(row pgx.Row) error { return row.Scan(more) })
 	return b
 }

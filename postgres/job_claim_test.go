@@ -44,7 +44,7 @@ func TestJobClaim_LimitRace(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(w), 3))
 			deadline := time.Now().Add(60 * time.Second)
 			for finished.Load() < total && time.Now().Before(deadline) && !t.Failed() {
-				jobs, err := x.JobClaim(f.ctx, &driver.JobClaimParams{
+				jobs, _, err := x.JobClaim(f.ctx, &driver.JobClaimParams{
 					Queue: "q", WorkerID: fmt.Sprint(w), Max: 1 + rng.IntN(4), LeaseDuration: time.Hour})
 				if err != nil {
 					t.Errorf("claim: %v", err)
@@ -170,6 +170,9 @@ SELECT 'q', 'idle' || g, false FROM generate_series(1, 100000) g`)
 				if !strings.Contains(claim, good) {
 					t.Errorf("claim plan does not use %s:\n%s", good, claim)
 				}
+			}
+			if more := f.explain(mode, "more(text)", postgres.MoreSQL, "more('q')"); !strings.Contains(more, "docket_tenant_queues_claimable") {
+				t.Errorf("moreSQL plan does not use docket_tenant_queues_claimable:\n%s", more)
 			}
 			f.explain(mode, "fin(bigint[], int[], bigint[], text[], text[], text[], bigint[], text[], boolean)",
 				postgres.FinishSQL, finish)

@@ -92,7 +92,7 @@ func TestNotify_HotStatementsSkipTheNotifyLock(t *testing.T) {
 		}
 	}
 	x := d.Executor()
-	jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", Max: 10, LeaseDuration: time.Minute, WorkerID: "w"})
+	jobs, _, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", Max: 10, LeaseDuration: time.Minute, WorkerID: "w"})
 	if err != nil || len(jobs) == 0 {
 		t.Fatalf("claim with the notify lock held: %d jobs, %v", len(jobs), err)
 	}

@@ -28,7 +28,7 @@ func TestJobClaim_NoEmptyClaimWhilePending(t *testing.T) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		claim := func(max int) []*queue.Job {
 			t.Helper()
-			jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: "w", Max: max, LeaseDuration: time.Minute})
+			jobs, _, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: "w", Max: max, LeaseDuration: time.Minute})
 			if err != nil {
 				t.Fatalf("claim: %v", err)
 			}

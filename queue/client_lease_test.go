@@ -17,7 +17,7 @@ func TestClient_Lease(t *testing.T) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		job := enqueue(t, c, &queue.EnqueueParams{Kind: "remote", TenantID: "acme"})
-		claimed, err := s.driver.Executor().JobClaim(ctx, &driver.JobClaimParams{
+		claimed, _, err := s.driver.Executor().JobClaim(ctx, &driver.JobClaimParams{
 			Queue: queue.DefaultQueue, WorkerID: "remote-1", Max: 1, LeaseDuration: time.Minute,
 		})
 		if err != nil || len(claimed) != 1 || claimed[0].ID != job.ID {

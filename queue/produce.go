@@ -25,13 +25,15 @@ func (w *Worker) produce(ctx context.Context, queue string, wake <-chan struct{}
 	var (
 		backoff   time.Duration
 		lastClaim time.Time
+		again     time.Duration // the next wait while claims come back short and more
 	)
 	for {
+		wait := w.cfg.PollInterval
 		if want := w.active.reserve(queue, qc.MaxWorkers, share); want > 0 && !gate.enter() {
 			w.active.unreserve(queue, want)
 		} else if want > 0 {
 			lastClaim = time.Now()
-			n, err := w.claim(ctx, queue, want)
+			n, more, err := w.claim(ctx, queue, want)
 			w.active.unreserve(queue, want)
 			gate.leave(err == nil && n == want)
 			switch {
@@ -46,6 +48,13 @@ func (w *Worker) produce(ctx context.Context, queue string, wake <-chan struct{}
 				continue
 			}
 			backoff = 0
+			again = claimAgain(again, more && n < want, w.cfg.FetchCooldown, w.cfg.PollInterval)
+			if again > 0 {
+				// Tenants with work were held by other transactions (or
+				// beyond the claim's size): no notification will say when
+				// they are free, so look again soon, backing off.
+				wait = again
+			}
 			if n == want {
 				// All we asked for: more work is likely. Bring in the
 				// other loops, and claim again as soon as slots free up,
@@ -59,7 +68,7 @@ func (w *Worker) produce(ctx context.Context, queue string, wake <-chan struct{}
 				}
 			}
 		}
-		poll.Reset(w.cfg.PollInterval)
+		poll.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
@@ -72,6 +81,17 @@ func (w *Worker) produce(ctx context.Context, queue string, wake <-chan struct{}
 		case <-poll.C:
 		}
 	}
+}
+
+// claimAgain is the wait before the next claim after one that came back
+// short: 0 (wait for a wake-up or the poll) unless more says claimable
+// tenants were left untaken (driver.Executor.JobClaim), then twice the last
+// wait, from ten cooldowns up to the poll interval.
+func claimAgain(last time.Duration, more bool, cooldown, poll time.Duration) time.Duration {
+	if !more {
+		return 0
+	}
+	return min(max(2*last, 10*cooldown), poll)
 }
 
 // claimGate spaces the claim loops of one queue in a process: a claim
@@ -107,7 +127,8 @@ func (g *claimGate) leave(full bool) {
 	g.full = full
 }
 
-// claim claims up to n jobs of queue, starts them and returns how many.
+// claim claims up to n jobs of queue, starts them and returns how many,
+// and whether claimable tenants were left untaken (see JobClaim).
 //
 // The claim does not end with ctx (the claim loops' context, which the
 // shutdown cancels): a claim in flight may already have committed on the
@@ -115,19 +136,19 @@ func (g *claimGate) leave(full bool) {
 // handler until their leases expired and a rescue spent an attempt. It is
 // bounded by a lease instead; when the shutdown began meanwhile, the jobs
 // go straight back (released: no attempt spent).
-func (w *Worker) claim(ctx context.Context, queue string, n int) (int, error) {
+func (w *Worker) claim(ctx context.Context, queue string, n int) (claimed int, more bool, err error) {
 	cctx, cancel := context.WithTimeout(w.storeCtx, w.cfg.LeaseDuration)
 	defer cancel()
 	sent := time.Now()
-	jobs, err := w.exec.JobClaim(cctx, &driver.JobClaimParams{
+	jobs, more, err := w.exec.JobClaim(cctx, &driver.JobClaimParams{
 		Queue: queue, WorkerID: w.id, Max: n, LeaseDuration: w.cfg.LeaseDuration,
 	})
 	if err != nil || len(jobs) == 0 {
-		return 0, err
+		return 0, more, err
 	}
 	if ctx.Err() != nil {
 		w.releaseClaimed(jobs)
-		return 0, nil
+		return 0, false, nil
 	}
 	if w.cfg.Hooks.Claimed != nil {
 		w.cfg.Hooks.Claimed(jobs)
@@ -135,7 +156,7 @@ func (w *Worker) claim(ctx context.Context, queue string, n int) (int, error) {
 	for _, job := range jobs {
 		w.start(job, sent)
 	}
-	return len(jobs), nil
+	return len(jobs), more, nil
 }
 
 // releaseClaimed hands back jobs claimed as the shutdown began, before

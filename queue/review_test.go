@@ -619,7 +619,7 @@ type claimHeldExecutor struct {
 	once             sync.Once
 }
 
-func (e *claimHeldExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*queue.Job, error) {
+func (e *claimHeldExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*queue.Job, bool, error) {
 	first := false
 	e.once.Do(func() { first = true })
 	if !first {
@@ -627,11 +627,11 @@ func (e *claimHeldExecutor) JobClaim(ctx context.Context, p *driver.JobClaimPara
 	}
 	close(e.entered)
 	<-e.release
-	jobs, err := e.Executor.JobClaim(context.WithoutCancel(ctx), p)
+	jobs, more, err := e.Executor.JobClaim(context.WithoutCancel(ctx), p)
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		return nil, false, ctx.Err()
 	}
-	return jobs, err
+	return jobs, more, err
 }
 
 type claimHeldDriver struct {

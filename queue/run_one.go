@@ -86,7 +86,7 @@ func (w *Worker) claimOne(ctx context.Context, queue string) (*Job, error) {
 	cctx, cancel := context.WithTimeout(w.storeCtx, w.cfg.LeaseDuration)
 	defer cancel()
 	sent := time.Now()
-	jobs, err := w.exec.JobClaim(cctx, &driver.JobClaimParams{
+	jobs, _, err := w.exec.JobClaim(cctx, &driver.JobClaimParams{
 		Queue: queue, WorkerID: w.id, Max: 1, LeaseDuration: w.cfg.LeaseDuration,
 	})
 	if err != nil {

@@ -29,7 +29,7 @@ func BenchmarkClaimFinish(b *testing.B) {
 			b.ResetTimer()
 			done := 0
 			for done < b.N {
-				jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "bench", WorkerID: "w", Max: 100, LeaseDuration: time.Minute})
+				jobs, _, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "bench", WorkerID: "w", Max: 100, LeaseDuration: time.Minute})
 				if err != nil || len(jobs) == 0 {
 					b.Fatalf("claim: %d jobs, %v", len(jobs), err)
 				}

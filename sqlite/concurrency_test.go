@@ -105,7 +105,7 @@ func TestJobClaim_ConcurrentLimitOne(t *testing.T) {
 // claimRun claims up to max jobs, heartbeats and completes them.
 func claimRun(t *testing.T, x driver.Executor, w *tenantWatch, worker string, max int) {
 	ctx := context.Background()
-	jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: worker, Max: max, LeaseDuration: time.Minute})
+	jobs, _, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: worker, Max: max, LeaseDuration: time.Minute})
 	if err != nil || len(jobs) == 0 {
 		if err != nil {
 			t.Errorf("JobClaim: %v", err)

@@ -61,7 +61,7 @@ func TestDriver_DurableAcrossReopen(t *testing.T) {
 		t.Fatalf("unique key after reopen: %+v, %v", dup, err)
 	}
 	// a's slot is still taken by its running job; b's was freed.
-	more, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
+	more, _, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
 	if err != nil || len(more) != 0 {
 		t.Fatalf("claim after reopen: %d jobs, %v; want none (a at its limit, b and c have none pending)", len(more), err)
 	}
@@ -81,7 +81,7 @@ func fillStore(t *testing.T, x driver.Executor) (map[int64]*queue.Job, int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claimed, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
+	claimed, _, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
 	if err != nil || len(claimed) != 2 {
 		t.Fatalf("claim: %d jobs, %v; want a's first and b's", len(claimed), err)
 	}

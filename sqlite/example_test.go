@@ -51,7 +51,7 @@ func enqueueAndClaim(ctx context.Context, path string) error {
 		return err
 	}
 
-	jobs, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{
+	jobs, _, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{
 		Queue: queue.DefaultQueue, WorkerID: "example", Max: 10, LeaseDuration: 30 * time.Second,
 	})
 	if err != nil {

@@ -55,7 +55,7 @@ func TestDriver_StoreClock(t *testing.T) {
 	if !res[0].Job.CreatedAt.Equal(clock.Now()) || res[1].Job.State != queue.StateScheduled {
 		t.Fatalf("inserted %+v / %+v: want CreatedAt at the store clock and the second scheduled", res[0].Job, res[1].Job)
 	}
-	jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 5, LeaseDuration: 30 * time.Minute})
+	jobs, _, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 5, LeaseDuration: 30 * time.Minute})
 	if err != nil || len(jobs) != 1 || !jobs[0].LeaseExpiresAt.Equal(clock.Now().Add(30*time.Minute)) {
 		t.Fatalf("claim: %+v, %v", jobs, err)
 	}

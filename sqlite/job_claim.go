@@ -52,25 +52,35 @@ type readyTenant struct {
 
 // JobClaim claims up to p.Max pending jobs of one queue. The whole claim is
 // one write transaction, and SQLite runs one at a time, so the running
-// counts it checks cannot change under it: no tenant exceeds its limit.
-func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*driver.Job, error) {
+// counts it checks cannot change under it: no tenant exceeds its limit. No
+// tenant is ever held by another claim, so more reports only the tenants
+// beyond Max.
+func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*driver.Job, bool, error) {
 	if err := driver.ValidateQueueName(p.Queue); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if p.Max <= 0 || p.LeaseDuration <= 0 {
-		return nil, fmt.Errorf("claim jobs: %w: claim needs Max > 0 and LeaseDuration > 0", driver.ErrInvalid)
+		return nil, false, fmt.Errorf("claim jobs: %w: claim needs Max > 0 and LeaseDuration > 0", driver.ErrInvalid)
 	}
-	var jobs []*driver.Job
+	var (
+		jobs []*driver.Job
+		more bool
+	)
 	err := e.write(ctx, func(t *txn) error {
-		tenants, err := t.readyTenants(ctx, p.Queue, p.Max)
+		jobs, more = nil, false
+		tenants, err := t.readyTenants(ctx, p.Queue, p.Max+1)
 		if err != nil || len(tenants) == 0 {
 			return err
+		}
+		if len(tenants) > p.Max {
+			tenants, more = tenants[:p.Max], true
 		}
 		share := (p.Max + len(tenants) - 1) / len(tenants)
 		expires := t.now + p.LeaseDuration.Microseconds()
 		for _, tn := range tenants {
 			want := min(tn.free, share, p.Max-len(jobs))
 			if want <= 0 {
+				more = true
 				break
 			}
 			got, err := t.claimTenant(ctx, p, tn.id, want, expires)
@@ -82,9 +92,9 @@ func (e *executor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*d
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("claim jobs: %w", err)
+		return nil, false, fmt.Errorf("claim jobs: %w", err)
 	}
-	return jobs, nil
+	return jobs, more, nil
 }
 
 func (t *txn) readyTenants(ctx context.Context, queueName string, limit int) ([]readyTenant, error) {

@@ -26,7 +26,7 @@ func TestMigrate_ExpiresOrphanedLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	claim := func(x driver.Executor) []*queue.Job {
-		jobs, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
+		jobs, _, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
 		if err != nil || len(jobs) != 1 {
 			t.Fatalf("claim: %v, %d jobs", err, len(jobs))
 		}

@@ -55,7 +55,7 @@ func (f *docFixture) docWithJob(tenant string, runAt time.Time) (*docket.Documen
 // claimDoc claims the one claimable document job.
 func (f *docFixture) claimDoc() *queue.Job {
 	f.t.Helper()
-	jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: docQueue, WorkerID: workerID, Max: 1, LeaseDuration: longLease})
+	jobs, _, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: docQueue, WorkerID: workerID, Max: 1, LeaseDuration: longLease})
 	if err != nil || len(jobs) != 1 {
 		f.t.Fatalf("JobClaim(%s): %d jobs, %v; want 1", docQueue, len(jobs), err)
 	}

@@ -138,7 +138,7 @@ func checkTenantDeleteEverything(f *docFixture) {
 	if jobs := f.tenantJobs(b.ID); len(jobs) != 1 {
 		f.t.Fatalf("other tenant has %d jobs, want 1", len(jobs))
 	}
-	if jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: docQueue, WorkerID: workerID, Max: 5, LeaseDuration: longLease}); err != nil || len(jobs) != 1 || jobs[0].TenantID != b.ID {
+	if jobs, _, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: docQueue, WorkerID: workerID, Max: 5, LeaseDuration: longLease}); err != nil || len(jobs) != 1 || jobs[0].TenantID != b.ID {
 		f.t.Fatalf("JobClaim after the deletion: %v, %v; want the other tenant's one job", jobs, err)
 	}
 }
@@ -235,7 +235,7 @@ func checkTenantDeleteResume(f *docFixture) {
 	if docs := f.listDocs(a.ID, &docket.DocumentListParams{}); len(docs) == 0 {
 		f.t.Fatal("the failed deletion deleted every document; the check needs it cut short")
 	}
-	jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: docQueue, WorkerID: workerID, Max: 5, LeaseDuration: longLease})
+	jobs, _, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: docQueue, WorkerID: workerID, Max: 5, LeaseDuration: longLease})
 	if err != nil || len(jobs) != 1 || jobs[0].TenantID != "t_b" {
 		f.t.Fatalf("JobClaim during the deletion: %v, %v; want only the other tenant's job", jobs, err)
 	}

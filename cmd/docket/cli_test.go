@@ -124,7 +124,7 @@ func newCLIFixture(t *testing.T) *cliFixture {
 	}
 	finish := func(outcome queue.Outcome, msg string) {
 		t.Helper()
-		jobs, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w-" + string(outcome), Max: 1, LeaseDuration: time.Hour})
+		jobs, _, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w-" + string(outcome), Max: 1, LeaseDuration: time.Hour})
 		if err != nil || len(jobs) != 1 {
 			t.Fatalf("claim: %v %v", jobs, err)
 		}

@@ -33,7 +33,7 @@ func TestRun_QueueHealth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	jobs, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
+	jobs, _, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("claim: %v %v", jobs, err)
 	}

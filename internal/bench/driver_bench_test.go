@@ -85,7 +85,7 @@ func BenchmarkJobClaimFinish(b *testing.B) {
 						pending += 20*claimMax + 1000
 						b.StartTimer()
 					}
-					claimed, err := exec.JobClaim(ctx, params)
+					claimed, _, err := exec.JobClaim(ctx, params)
 					if err != nil {
 						b.Fatal(err)
 					}

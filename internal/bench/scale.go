@@ -144,7 +144,7 @@ func timeChurn(ctx context.Context, client *queue.Client, exec driver.Executor, 
 		default:
 		}
 		start := time.Now()
-		jobs, err := exec.JobClaim(ctx, params)
+		jobs, _, err := exec.JobClaim(ctx, params)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -169,7 +169,7 @@ func timeChurn(ctx context.Context, client *queue.Client, exec driver.Executor, 
 func churnJobs(ctx context.Context, client *queue.Client, exec driver.Executor, n int) error {
 	params := &driver.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: scaleWorkerName + "-churn", Max: scaleChurnClaim, LeaseDuration: scaleLease}
 	for emptyRun := 0; n > 0; {
-		jobs, err := exec.JobClaim(ctx, params)
+		jobs, _, err := exec.JobClaim(ctx, params)
 		if err != nil {
 			return err
 		}
@@ -212,7 +212,7 @@ func primeTenants(ctx context.Context, client *queue.Client, exec driver.Executo
 		return err
 	}
 	for left := tenants; left > 0; {
-		jobs, err := exec.JobClaim(ctx, &driver.JobClaimParams{
+		jobs, _, err := exec.JobClaim(ctx, &driver.JobClaimParams{
 			Queue: queue.DefaultQueue, WorkerID: scaleWorkerName, Max: 1000, LeaseDuration: scaleLease,
 		})
 		if err != nil {
@@ -237,7 +237,7 @@ func timeClaims(ctx context.Context, client *queue.Client, exec driver.Executor)
 	emptyRun := 0
 	for i := -scaleWarmup; i < scaleRounds; i++ {
 		start := time.Now()
-		jobs, err := exec.JobClaim(ctx, params)
+		jobs, _, err := exec.JobClaim(ctx, params)
 		claimed := time.Since(start)
 		if err != nil {
 			return nil, nil, 0, err

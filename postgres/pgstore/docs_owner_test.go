@@ -60,7 +60,7 @@ END $$`)
 			return err
 		})
 	}
-	jobs, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
+	jobs, _, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 10, LeaseDuration: time.Hour})
 	if err != nil || len(jobs) != 2 {
 		t.Fatalf("the owner claimed %d jobs (%v), want both tenants'", len(jobs), err)
 	}

@@ -53,7 +53,7 @@ func TestDocs_EnqueueAndFinishInTenant(t *testing.T) {
 	})
 	wantDocStatus(t, d, "a", doc.ID, docket.StatusPending)
 
-	jobs, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
+	jobs, _, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
 	if err != nil || len(jobs) != 1 || jobs[0].ID != doc.JobID {
 		t.Fatalf("claim: %v, %v", jobs, err)
 	}
@@ -225,7 +225,7 @@ func TestDocs_CrossTenantJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 1, LeaseDuration: time.Hour}); err != nil {
+	if _, _, err := d.Executor().JobClaim(ctx, &driver.JobClaimParams{Queue: "documents", WorkerID: "w", Max: 1, LeaseDuration: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	inTenant(t, d, "a", func(tx docket.Tx) error {

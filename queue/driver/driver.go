@@ -83,7 +83,14 @@ type Executor interface {
 	// across tenants, least recently served first (round-robin), each
 	// tenant getting at most ceil(Max / tenants served) jobs per claim;
 	// cost independent of the number of pending jobs and of idle tenants.
-	JobClaim(ctx context.Context, params *JobClaimParams) ([]*Job, error)
+	//
+	// more reports that tenants with work and free slots were left that
+	// this claim did not take: held by another transaction at that moment
+	// (a claim or a finish in another process; a store with row locks skips
+	// them rather than wait), or beyond Max. A claim loop that got fewer
+	// jobs than it asked for should claim again soon when more is set,
+	// rather than wait for a notification that may never come.
+	JobClaim(ctx context.Context, params *JobClaimParams) (jobs []*Job, more bool, err error)
 
 	// JobHeartbeat extends the leases still held (LeaseExpiresAt = store
 	// clock + LeaseDuration) and returns them; the others are lost.

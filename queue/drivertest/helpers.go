@@ -135,7 +135,7 @@ func (f *fixture) enqueueN(tenant string, n int) []*queue.Job {
 // claim claims up to max jobs of queue with a lease of the given length.
 func (f *fixture) claim(queueName string, max int, lease time.Duration) []*queue.Job {
 	f.t.Helper()
-	jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{
+	jobs, _, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{
 		Queue: queueName, WorkerID: workerID, Max: max, LeaseDuration: lease,
 	})
 	if err != nil {

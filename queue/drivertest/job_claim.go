@@ -24,7 +24,7 @@ func (s *suite) testJobClaim(t *testing.T) {
 			{Queue: queue.DefaultQueue, WorkerID: "w", Max: 0, LeaseDuration: time.Minute},
 			{Queue: queue.DefaultQueue, WorkerID: "w", Max: 1, LeaseDuration: 0},
 		} {
-			_, err := f.x.JobClaim(f.ctx, p)
+			_, _, err := f.x.JobClaim(f.ctx, p)
 			wantErr(t, fmt.Sprintf("JobClaim(queue %q, max %d, lease %s)", p.Queue, p.Max, p.LeaseDuration), err, queue.ErrInvalid)
 		}
 	})

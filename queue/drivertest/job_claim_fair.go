@@ -87,7 +87,7 @@ func (s *suite) testJobClaimConcurrent(t *testing.T) {
 		for range claimers {
 			wg.Go(func() {
 				<-start
-				jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{
+				jobs, _, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{
 					Queue: testQueue, WorkerID: workerID, Max: 5, LeaseDuration: longLease,
 				})
 				if err != nil {
@@ -151,7 +151,7 @@ func (s *suite) insertWhileClaiming(t *testing.T) {
 	for w := range claimers {
 		wg.Go(func() {
 			for finished.Load() < total && time.Now().Before(deadline) && !t.Failed() {
-				jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{
+				jobs, _, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{
 					Queue: testQueue, WorkerID: fmt.Sprintf("w%d", w), Max: 2, LeaseDuration: longLease,
 				})
 				if err != nil {
@@ -211,7 +211,7 @@ func (s *suite) claimInvariant(t *testing.T) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 1))
 			for finished.Load() < int64(total) && time.Now().Before(deadline) && !t.Failed() {
-				jobs, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{
+				jobs, _, err := f.x.JobClaim(f.ctx, &driver.JobClaimParams{
 					Queue: testQueue, WorkerID: fmt.Sprintf("w%d", w), Max: 1 + rng.IntN(3), LeaseDuration: longLease,
 				})
 				if err != nil {

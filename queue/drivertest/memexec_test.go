@@ -88,14 +88,17 @@ func (x *memExec) JobList(_ context.Context, p *queue.JobListParams) ([]*queue.J
 	return out[:min(limit, len(out))], err
 }
 
-func (x *memExec) JobClaim(_ context.Context, p *driver.JobClaimParams) ([]*queue.Job, error) {
+func (x *memExec) JobClaim(_ context.Context, p *driver.JobClaimParams) ([]*queue.Job, bool, error) {
 	if err := queue.ValidateQueueName(p.Queue); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if p.Max <= 0 || p.LeaseDuration <= 0 {
-		return nil, fmt.Errorf("%w: claim needs Max > 0 and LeaseDuration > 0", queue.ErrInvalid)
+		return nil, false, fmt.Errorf("%w: claim needs Max > 0 and LeaseDuration > 0", queue.ErrInvalid)
 	}
-	var out []*queue.Job
+	var (
+		out  []*queue.Job
+		more bool
+	)
 	err := x.write(func(st *memState, _ func(string, string)) error {
 		now := time.Now()
 		if _, paused := st.pausedQueues[p.Queue]; paused {
@@ -126,7 +129,7 @@ func (x *memExec) JobClaim(_ context.Context, p *driver.JobClaimParams) ([]*queu
 				cmp.Compare(pending[a][0].ID, pending[b][0].ID))
 		})
 		if len(tenants) > p.Max {
-			tenants = tenants[:p.Max]
+			tenants, more = tenants[:p.Max], true
 		}
 		if len(tenants) == 0 {
 			return nil
@@ -144,7 +147,7 @@ func (x *memExec) JobClaim(_ context.Context, p *driver.JobClaimParams) ([]*queu
 		}
 		return nil
 	})
-	return out, err
+	return out, more, err
 }
 
 func (x *memExec) JobHeartbeat(_ context.Context, p *driver.JobHeartbeatParams) ([]queue.Lease, error) {

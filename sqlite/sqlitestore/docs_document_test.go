@@ -66,7 +66,7 @@ func statusCases() []statusCase {
 		}, docket.StatusPending},
 		{"running job", docket.StatusPending, func(t *testing.T, d *testStore, clk *testClock) int64 {
 			id := enqueue(t, d, clk, "t1", 0)
-			jobs, err := d.Executor().JobClaim(t.Context(), &driver.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: "w", Max: 1, LeaseDuration: time.Minute})
+			jobs, _, err := d.Executor().JobClaim(t.Context(), &driver.JobClaimParams{Queue: queue.DefaultQueue, WorkerID: "w", Max: 1, LeaseDuration: time.Minute})
 			if err != nil || len(jobs) != 1 {
 				t.Fatalf("JobClaim: %v, %v", jobs, err)
 			}

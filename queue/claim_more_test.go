@@ -1,0 +1,62 @@
+package queue_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
+)
+
+// moreOnceExecutor answers the first claim with no jobs and more set, as a
+// PostgreSQL claim does while another transaction holds the row of the only
+// tenant with work (another process's claim or finish).
+type moreOnceExecutor struct {
+	driver.Executor
+	once sync.Once
+}
+
+func (e *moreOnceExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*queue.Job, bool, error) {
+	first := false
+	e.once.Do(func() { first = true })
+	if first {
+		return nil, true, nil
+	}
+	return e.Executor.JobClaim(ctx, p)
+}
+
+type moreOnceDriver struct {
+	driver.Driver
+	exec *moreOnceExecutor
+}
+
+func (d *moreOnceDriver) Executor() driver.Executor { return d.exec }
+
+// A claim that comes back short with tenants left untaken (more) is tried
+// again soon, not at the next poll: nothing else would wake the worker, as
+// the transaction that held the tenant sends no notification when it ends.
+// Before, a lone tenant's jobs waited a whole poll interval (chaos test 30's
+// lone tenant under load; chaos/claimlock_test.go).
+func TestWorker_ClaimsAgainWhenTenantsWereHeld(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store) {
+		exec := &moreOnceExecutor{Executor: s.driver.Executor()}
+		c := queue.NewClient(&moreOnceDriver{Driver: s.driver, exec: exec}, queue.ClientConfig{})
+		enqueue(t, c, &queue.EnqueueParams{Kind: "k", TenantID: "t"})
+		ran := make(chan struct{})
+		h := queue.HandlerFunc(func(context.Context, *queue.Task) error {
+			close(ran)
+			return nil
+		})
+		cfg := fastConfig(map[string]queue.HandlerConfig{"k": {Handler: h}}, 1)
+		cfg.PollInterval = time.Hour // the job can start only through the retry
+		cfg.Maintenance.Disabled = true
+		startWorker(t, c, cfg)
+		select {
+		case <-ran:
+		case <-time.After(time.Minute):
+			t.Fatal("the job did not start within a minute of a claim that left its tenant untaken (poll: an hour)")
+		}
+	})
+}
