@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -15,26 +14,23 @@ import (
 // come from a wake-up.
 const claimLockPoll = 3 * time.Second
 
-// TestClaimLockedTenant_WaitsPoll reproduces what made test 30's lone
-// tenant slow under load (TestTenantStarvation_Smoke at load ~20, 10:16
-// UTC 2026-11-25: tenant A alone at 29 % of the shared rate, its timeline
+// TestClaimLockedTenant_WaitsPoll is what made test 30's lone tenant slow
+// under load (TestTenantStarvation_Smoke at load ~20, 10:16 UTC
+// 2026-11-25: tenant A alone at 29 % of the shared rate, its timeline
 // gaps of 200-300 ms with no handler running on any of the 24 slots while
 // A had over a thousand jobs pending). A claim locks the tenant rows it
 // takes with SKIP LOCKED, so while another transaction holds a tenant's
 // row (another process's claim, a finish batch) the claim skips that
-// tenant; with one tenant it comes back empty, and the claim loop then
-// waits for a wake-up or the poll interval, though the tenant has work.
-// Here: tenant A has 20 pending jobs; the test holds A's
-// docket_tenant_queues row while one worker (poll 3 s) makes its first
-// claim, then releases it. Wanted: A's first job starts well within the
-// poll interval of the release. The engine (2026-11-25) starts it only at
-// the next poll. An engine finding for the lead (queue/produce.go,
-// postgres/job_claim.go: the claim does not tell "no work" from "work
-// locked by others"); set CHAOS_REPRO=claimlock to run it.
+// tenant; with one tenant it came back empty, and the claim loop waited for
+// a wake-up or the poll interval, though the tenant had work. Here: tenant
+// A has 20 pending jobs; the test holds A's docket_tenant_queues row while
+// one worker (poll 3 s) makes its first claim, then releases it. A's first
+// job must start well within the poll interval of the release. Before
+// fbf1894 (a claim reports the tenants it left untaken, and the loop looks
+// again soon) it started 2.974 s after the release, at the next poll;
+// after, 91 ms.
 func TestClaimLockedTenant_WaitsPoll(t *testing.T) {
-	if os.Getenv("CHAOS_REPRO") != "claimlock" {
-		t.Skip("an engine finding, reproduced with CHAOS_REPRO=claimlock (see the doc comment)")
-	}
+	scheduleLight(t) // schedule_test.go: one worker, 20 jobs; its bound is half a 3 s poll
 	if !testing.Short() && cluster.External() {
 		t.Skip("needs pg_stat_statements preloaded, as the package's own cluster has it; not with " + testpg.EnvDatabaseURL)
 	}
