@@ -21,12 +21,14 @@ import (
 //     the sequential ones, one at a time (go test releases the parallel
 //     tests together; whichever takes the slot first runs first).
 //   - light: scenarios that mostly sleep (scheduleLight): pause/resume,
-//     the periodic leader kill, 19's start into a full budget, 20's leader
-//     failover and 21–22's two clock skews (on clusters of their own, 36
-//     sleeping jobs each). One of them runs beside the heavy scenario of
-//     the moment: two at once slowed the heavy ones (their chain took 143 s
-//     instead of 132 s, 2026-11-25), and two heavy at once broke lease
-//     bounds (docs/reliability.md).
+//     the periodic leader kill, 19's start into a full budget, 21–22's two
+//     clock skews (on clusters of their own, 36 sleeping jobs each) and
+//     the claim of a held tenant row. One of them runs beside the heavy
+//     scenario of the moment: two at once slowed the heavy ones (their
+//     chain took 143 s instead of 132 s, 2026-11-25), and two heavy at
+//     once broke lease bounds (docs/reliability.md). 20's leader failover
+//     was light in two runs and failed in the second (an unkilled worker's
+//     heartbeats past its 2 s lease, load 14): it is heavy.
 //
 // The shared cluster's scenarios do not see each other: each has its own
 // database, and what they read per server is filtered by database
