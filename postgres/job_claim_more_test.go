@@ -18,8 +18,9 @@ func (f *fixture) claimMore(max int) (int, bool) {
 	return len(jobs), more
 }
 
-// TestJobClaim_More: a claim reports the claimable tenants it left untaken,
-// held by another transaction or beyond its size, and only those.
+// TestJobClaim_More: a claim reports the claimable tenants with two or more
+// pending jobs it left untaken, held by another transaction or beyond its
+// size, and only those.
 func TestJobClaim_More(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
@@ -48,16 +49,34 @@ func TestJobClaim_More(t *testing.T) {
 		t.Fatalf("b released: claimed %d, more %v; want 1, false", n, more)
 	}
 
-	f.enqueue(1, "c", "d")
+	f.enqueue(2, "c", "d")
 	if n, more := f.claimMore(1); n != 1 || !more {
 		t.Fatalf("two tenants, claim of 1: claimed %d, more %v; want 1, true", n, more)
 	}
 	if n, more := f.claimMore(1); n != 1 || more {
-		t.Fatalf("the other tenant: claimed %d, more %v; want 1, false", n, more)
+		t.Fatalf("the other tenant: claimed %d, more %v; want 1, false (c is at its limit)", n, more)
 	}
 
+	// One job held with its tenant, as the winner of a thundering herd
+	// holds it: the losers are not sent back for it.
+	f.enqueue(1, "h")
+	tx, err = f.d.Pool().Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(f.ctx, `SELECT FROM docket_tenant_queues WHERE queue = 'q' AND tenant_id = 'h' FOR NO KEY UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	if n, more := f.claimMore(10); n != 0 || more {
+		t.Fatalf("h held with one job: claimed %d, more %v; want 0, false", n, more)
+	}
+	if err := tx.Rollback(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.finishAll(f.x, f.claim(f.x, 10)) // h's job
+
 	// A paused tenant with work is not left "untaken".
-	f.enqueue(1, "e")
+	f.enqueue(2, "e")
 	if err := f.x.TenantPauseSet(f.ctx, &driver.TenantPauseParams{TenantID: "e", Paused: true}); err != nil {
 		t.Fatal(err)
 	}
