@@ -27,13 +27,6 @@ func (e *moreOnceExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParam
 	return e.Executor.JobClaim(ctx, p)
 }
 
-type moreOnceDriver struct {
-	driver.Driver
-	exec *moreOnceExecutor
-}
-
-func (d *moreOnceDriver) Executor() driver.Executor { return d.exec }
-
 // A claim that comes back short with tenants left untaken (more) is tried
 // again soon, not at the next poll: nothing else would wake the worker, as
 // the transaction that held the tenant sends no notification when it ends.
@@ -42,7 +35,7 @@ func (d *moreOnceDriver) Executor() driver.Executor { return d.exec }
 func TestWorker_ClaimsAgainWhenTenantsWereHeld(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store) {
 		exec := &moreOnceExecutor{Executor: s.driver.Executor()}
-		c := queue.NewClient(&moreOnceDriver{Driver: s.driver, exec: exec}, queue.ClientConfig{})
+		c := queue.NewClient(&execDriver{Driver: s.driver, exec: exec}, queue.ClientConfig{})
 		enqueue(t, c, &queue.EnqueueParams{Kind: "k", TenantID: "t"})
 		ran := make(chan struct{})
 		h := queue.HandlerFunc(func(context.Context, *queue.Task) error {

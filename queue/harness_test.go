@@ -41,6 +41,15 @@ func (s *store) completeWithEffect(ctx context.Context, task *queue.Task) error 
 	return commit()
 }
 
+// execDriver is a driver whose executor is exec, a test's wrapper of the
+// driver's own.
+type execDriver struct {
+	driver.Driver
+	exec driver.Executor
+}
+
+func (d *execDriver) Executor() driver.Executor { return d.exec }
+
 // backends lists the drivers every engine test runs against.
 var backends []struct {
 	name string

@@ -634,13 +634,6 @@ func (e *claimHeldExecutor) JobClaim(ctx context.Context, p *driver.JobClaimPara
 	return jobs, more, err
 }
 
-type claimHeldDriver struct {
-	driver.Driver
-	exec *claimHeldExecutor
-}
-
-func (d *claimHeldDriver) Executor() driver.Executor { return d.exec }
-
 // A claim in flight when the shutdown begins may commit on the server:
 // the worker waits for its answer and hands the jobs back at once, no
 // attempt spent. Before, the claim's context was the shutdown's, the
@@ -650,7 +643,7 @@ func (d *claimHeldDriver) Executor() driver.Executor { return d.exec }
 func TestWorker_ClaimInFlightAtShutdown(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store) {
 		exec := &claimHeldExecutor{Executor: s.driver.Executor(), entered: make(chan struct{}), release: make(chan struct{})}
-		c := queue.NewClient(&claimHeldDriver{Driver: s.driver, exec: exec}, queue.ClientConfig{})
+		c := queue.NewClient(&execDriver{Driver: s.driver, exec: exec}, queue.ClientConfig{})
 		job := enqueue(t, c, &queue.EnqueueParams{Kind: "k", TenantID: "t"})
 		ran := make(chan int64, 1)
 		h := queue.HandlerFunc(func(_ context.Context, task *queue.Task) error {
