@@ -225,7 +225,10 @@ func fromFloorSQL(queue, row, limit, lock string) string {
 // own (age(xmin) = 0), with the newest served_at: in the claimable index's
 // order (served_at) another tenant comes first, and the probe stops there
 // (OFFSET 0 keeps the ORDER BY, which PostgreSQL drops from a plain
-// EXISTS; see rewakeSQL).
+// EXISTS; see rewakeSQL). When the claim served every claimable tenant (a
+// one-worker drain) the probe reads their entries to the end: one index
+// entry and heap visit per tenant served, a small part of what the claim
+// itself read for them.
 //
 // Two jobs, not one: the row's holder is most often another claim, which
 // takes the tenant's next job. When one insert wakes many idle workers,
