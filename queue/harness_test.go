@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -85,6 +86,13 @@ func (l *ledger) count(id int64) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.runs[id])
+}
+
+// attempts is the attempt numbers that started job id, in order.
+func (l *ledger) attempts(id int64) []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.runs[id])
 }
 
 func (l *ledger) total() (jobs, runs int) {
