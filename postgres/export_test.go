@@ -15,3 +15,6 @@ var (
 	RescueSQL         = rescueSQL
 	ScheduleSQL       = scheduleSQL
 )
+
+// JobListSQL is JobList's statement, for EXPLAIN tests.
+var JobListSQL = jobListSQL

@@ -26,8 +26,29 @@ func (e *Executor) jobGet(ctx context.Context, id int64, tenant string) (*driver
 	return scanJob(e.db.QueryRow(ctx, jobGetSQL, id, tenant))
 }
 
-// JobList returns jobs matching params, newest first.
+// JobList returns jobs matching params, newest first; see jobListSQL.
 func (e *Executor) JobList(ctx context.Context, params *driver.JobListParams) ([]*driver.Job, error) {
+	sql, args := jobListSQL(params)
+	rows, err := e.db.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", interpretError(err))
+	}
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", interpretError(err))
+	}
+	return jobs, nil
+}
+
+// jobListSQL is JobList's statement and its arguments. Without a tenant it
+// walks the primary key backwards. A tenant's jobs are two parts
+// (migration 014): those not running from docket_jobs_tenant, which leaves
+// running jobs out, and the running ones, all of the tenant's read from
+// docket_jobs_lease (as many as the workers have slots) and sorted, kept
+// from an ordered scan of the primary key by the OFFSET 0 fence: a tenant
+// with nothing running would have it walk every job. A filter on states
+// leaves out the part it cannot match.
+func jobListSQL(params *driver.JobListParams) (string, []any) {
 	var where []string
 	var args []any
 	add := func(cond string, arg any) {
@@ -43,10 +64,14 @@ func (e *Executor) JobList(ctx context.Context, params *driver.JobListParams) ([
 	if params.Kind != "" {
 		add("kind = $?", params.Kind)
 	}
+	idle, running := true, true
 	if len(params.States) > 0 {
 		states := make([]string, len(params.States))
+		idle, running = false, false
 		for i, s := range params.States {
 			states[i] = string(s)
+			idle = idle || s != driver.StateRunning
+			running = running || s == driver.StateRunning
 		}
 		add("state = ANY($?::text[])", states)
 	}
@@ -57,21 +82,29 @@ func (e *Executor) JobList(ctx context.Context, params *driver.JobListParams) ([
 	if limit <= 0 {
 		limit = 100
 	}
-	sql := "SELECT " + jobColumns + " FROM docket_jobs"
-	if len(where) > 0 {
-		sql += " WHERE " + strings.Join(where, " AND ")
-	}
 	args = append(args, limit)
-	sql += " ORDER BY id DESC LIMIT $" + strconv.Itoa(len(args))
-	rows, err := e.db.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", interpretError(err))
+	tail := " ORDER BY id DESC LIMIT $" + strconv.Itoa(len(args))
+	from := func(extra ...string) string {
+		sql := "SELECT " + jobColumns + " FROM docket_jobs"
+		if conds := append(where[:len(where):len(where)], extra...); len(conds) > 0 {
+			sql += " WHERE " + strings.Join(conds, " AND ")
+		}
+		return sql
 	}
-	jobs, err := scanJobs(rows)
-	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", interpretError(err))
+	if params.TenantID == "" {
+		return from() + tail, args
 	}
-	return jobs, nil
+	var parts []string
+	if idle {
+		parts = append(parts, "("+from("state <> 'running'")+tail+")")
+	}
+	if running {
+		parts = append(parts, "(SELECT * FROM ("+from("state = 'running'")+" OFFSET 0) r"+tail+")")
+	}
+	if len(parts) == 1 {
+		return parts[0], args
+	}
+	return "SELECT * FROM (" + strings.Join(parts, " UNION ALL ") + ") j" + tail, args
 }
 
 // attemptsSQL reads a job's attempt records and, for a completed job, the
