@@ -30,24 +30,35 @@ type leadership struct {
 	tick <-chan time.Time
 	// services returns a term's services, fresh for each term.
 	services func() []service
+	// hold is how long the services may run after the last successful
+	// attempt was sent without another success: less than the TTL (see
+	// leaderHold), so that they have stopped before the lease can run out
+	// and another process be elected, even while a renewal is still on its
+	// way (a pool slow to connect, a loaded server).
+	hold time.Duration
+	// afterFunc is time.AfterFunc; tests fire the lapse themselves.
+	afterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 // run runs until ctx ends.
 func (l *leadership) run(ctx context.Context) {
-	var stop func() // non-nil while leading: stops the term's services
+	var cur *term // non-nil while leading
 	defer func() {
-		if stop != nil {
-			stop()
+		if cur != nil {
+			cur.end()
 			l.resign(ctx)
 		}
 	}()
 	for {
-		switch leading := l.attempt(ctx, stop != nil); {
-		case leading && stop == nil:
-			stop = startServices(ctx, l.services())
-		case !leading && stop != nil:
-			stop()
-			stop = nil
+		sent := time.Now()
+		leading := l.attempt(ctx, cur != nil)
+		left := l.hold - time.Since(sent)
+		if cur != nil && (!leading || !cur.extend(left)) {
+			cur.end() // lost, or its services lapsed while the renewal was on its way
+			cur = nil
+		}
+		if leading && cur == nil {
+			cur = l.start(ctx, left)
 		}
 		select {
 		case <-ctx.Done():
@@ -55,6 +66,55 @@ func (l *leadership) run(ctx context.Context) {
 		case <-l.tick:
 		}
 	}
+}
+
+// term is the services of one stretch of leadership, cancelled when it
+// is lost or when they lapse (hold after the last successful attempt).
+type term struct {
+	stop      func() // cancels the services and waits for them to return
+	stopLapse func() bool
+	lapse     func(time.Duration, func()) func() bool
+	cancel    func()
+}
+
+// start runs a fresh set of services that lapse in d unless extended.
+func (l *leadership) start(ctx context.Context, d time.Duration) *term {
+	ctx, cancel := context.WithCancel(ctx)
+	t := &term{stop: startServices(ctx, l.services()), lapse: l.afterFunc, cancel: cancel}
+	t.stopLapse = t.lapse(d, cancel)
+	return t
+}
+
+// extend moves the lapse to d from now and reports true, or reports false
+// when the services have lapsed already.
+func (t *term) extend(d time.Duration) bool {
+	if !t.stopLapse() {
+		return false
+	}
+	t.stopLapse = t.lapse(d, t.cancel)
+	return true
+}
+
+// end cancels the services and waits until every one has returned.
+func (t *term) end() {
+	t.stopLapse()
+	t.cancel()
+	t.stop()
+}
+
+// leaderHold is how long the services run after a successful election
+// attempt was sent: the TTL less one election interval (at most half the
+// TTL), the time a sweep in flight has to end after its cancellation
+// before the lease can run out. The lease, by the database's clock, runs
+// at least TTL from the moment the attempt reached the server, after it
+// was sent.
+func leaderHold(ttl, elect time.Duration) time.Duration {
+	return ttl - min(elect, ttl/2)
+}
+
+// afterFunc is time.AfterFunc as leadership.afterFunc.
+func afterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
 }
 
 // startServices runs each service on its own goroutine and returns the

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,8 +42,9 @@ func TestLeadership_StartsAndStopsServices(t *testing.T) {
 			attempts <- leading
 			return <-answers
 		},
-		resign: func(context.Context) { resigned <- running.Load() },
-		tick:   tick,
+		resign:    func(context.Context) { resigned <- running.Load() },
+		tick:      tick,
+		afterFunc: neverLapse,
 		services: func() []service {
 			terms++
 			svcs := make([]service, nServices)
@@ -104,9 +106,10 @@ func TestLeadership_NeverLeading(t *testing.T) {
 	tick := make(chan time.Time)
 	calls := make(chan bool)
 	l := &leadership{
-		attempt: func(_ context.Context, leading bool) bool { calls <- leading; return false },
-		resign:  func(context.Context) { t.Error("resigned without leading") },
-		tick:    tick,
+		attempt:   func(_ context.Context, leading bool) bool { calls <- leading; return false },
+		resign:    func(context.Context) { t.Error("resigned without leading") },
+		tick:      tick,
+		afterFunc: neverLapse,
 		services: func() []service {
 			t.Error("services started without leading")
 			return nil
@@ -120,4 +123,127 @@ func TestLeadership_NeverLeading(t *testing.T) {
 	<-calls
 	cancel()
 	<-done
+}
+
+// neverLapse is a leadership.afterFunc whose lapses never fire.
+func neverLapse(time.Duration, func()) func() bool { return func() bool { return true } }
+
+// lapses is a leadership.afterFunc whose lapses the test fires: each
+// armed lapse is sent on armed.
+type lapses struct{ armed chan *lapse }
+
+type lapse struct {
+	mu      sync.Mutex
+	f       func()
+	pending bool
+}
+
+func (ls *lapses) afterFunc(_ time.Duration, f func()) func() bool {
+	l := &lapse{f: f, pending: true}
+	ls.armed <- l
+	return func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		was := l.pending
+		l.pending = false
+		return was
+	}
+}
+
+// fire runs the lapse as the timer would, unless it was stopped.
+func (l *lapse) fire() {
+	l.mu.Lock()
+	run := l.pending
+	l.pending = false
+	l.mu.Unlock()
+	if run {
+		l.f()
+	}
+}
+
+// TestLeadership_ServicesLapseBeforeTheLease: a leader whose renewal is
+// still on its way when its hold runs out (TTL less an election interval
+// after the last successful attempt was sent) stops its services without
+// waiting for the answer, so that they never run once another process
+// can be elected; a renewal that then succeeds starts a fresh set, and a
+// renewal in time keeps them. Before, a renewal held up (a cold pool
+// connecting on a loaded box, chaos test 20) left the old leader sweeping
+// beside the new one until the answer came.
+func TestLeadership_ServicesLapseBeforeTheLease(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const nServices = 3
+	var running atomic.Int32
+	started, ended := make(chan struct{}), make(chan struct{}, nServices)
+	answers, attempts := make(chan bool), make(chan bool)
+	tick := make(chan time.Time)
+	ls := &lapses{armed: make(chan *lapse, 1)}
+	terms := 0
+	l := &leadership{
+		attempt:   func(_ context.Context, leading bool) bool { attempts <- leading; return <-answers },
+		resign:    func(context.Context) {},
+		tick:      tick,
+		hold:      time.Hour,
+		afterFunc: ls.afterFunc,
+		services: func() []service {
+			terms++
+			svcs := make([]service, nServices)
+			for i := range svcs {
+				svcs[i] = endingService{fakeService{running: &running, started: started}, ended}
+			}
+			return svcs
+		},
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); l.run(ctx) }()
+	waitN := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		for i := range nServices {
+			select {
+			case <-ch:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%d of %d services %s after 5 s", i, nServices, what)
+			}
+		}
+	}
+
+	<-attempts
+	answers <- true // elected
+	waitN(started, "started")
+	first := <-ls.armed
+	tick <- time.Time{}
+	<-attempts // the renewal is on its way: no answer yet
+	first.fire()
+	waitN(ended, "stopped at the lapse while the renewal was on its way")
+	if n := running.Load(); n != 0 {
+		t.Fatalf("%d services running after the lapse, want 0", n)
+	}
+	answers <- true // the late renewal succeeded: a fresh set
+	waitN(started, "started again after the late renewal")
+	second := <-ls.armed
+	tick <- time.Time{}
+	<-attempts
+	answers <- true // a renewal in time: the same set, the lapse moved
+	<-ls.armed
+	second.fire() // the old lapse was stopped: nothing happens
+	tick <- time.Time{}
+	<-attempts
+	if n := running.Load(); n != nServices || terms != 2 {
+		t.Fatalf("%d services running over %d sets, want %d over 2", n, terms, nServices)
+	}
+	answers <- false
+	waitN(ended, "stopped when leadership was lost")
+	cancel()
+	<-done
+}
+
+// endingService is a fakeService that also reports its end.
+type endingService struct {
+	fakeService
+	ended chan<- struct{}
+}
+
+func (s endingService) run(ctx context.Context) {
+	defer func() { s.ended <- struct{}{} }()
+	s.fakeService.run(ctx)
 }

@@ -65,8 +65,10 @@ func (w *Worker) maintain(ctx context.Context) {
 			defer cancel()
 			_ = w.exec.LeaderResign(rctx, leader) // best effort; the TTL ends it anyway
 		},
-		tick:     elect.C,
-		services: w.maintenanceServices,
+		tick:      elect.C,
+		services:  w.maintenanceServices,
+		hold:      leaderHold(cfg.LeaderTTL, cfg.ElectInterval),
+		afterFunc: afterFunc,
 	}
 	l.run(ctx)
 }
