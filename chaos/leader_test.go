@@ -44,9 +44,11 @@ WHERE name = 'maintenance' AND expires_at > clock_timestamp()`).Scan(&l.id, &l.t
 // leader's jobs); the maintenance leader, running handlers, is SIGKILLed. A new
 // leader is elected within TTL + election interval (+ 500 ms for a loaded
 // 2-core box) with the next term; sweeps never ran in two processes at
-// once (the audit changes hands no more often than the term); the dead
-// leader's jobs are rescued by the new one and nothing is lost. Bound on
-// duplicates: the dead leader's 8 slots.
+// once (the audit changes hands no more often than the term, over the
+// whole run: a live leader whose renewal came late may lose a term before
+// the kill, and its sweeps must have stopped by then, see queue/leader.go's
+// hold); the dead leader's jobs are rescued by the new one and nothing is
+// lost. Bound on duplicates: the dead leader's 8 slots.
 func TestLeaderFailover_Smoke(t *testing.T) {
 	scheduleHeavy(t) // schedule_test.go: light on CPU, but an unkilled worker lost leases (heartbeats past 2 s) beside a heavy scenario at load 14 (13:23 UTC 2026-11-25)
 	const (
@@ -115,8 +117,11 @@ func TestLeaderFailover_Smoke(t *testing.T) {
 	if rb := lease + 3*time.Second; r.took > rb {
 		t.Errorf("the dead leader's jobs completed %.2fs after the kill, over lease + 3 s = %s", r.took.Seconds(), rb)
 	}
+	// Every term of the run may hand the sweeps over once: the kill's, and
+	// any a live leader lost to a late renewal before it (the database is
+	// fresh, so the first term is 1).
 	final := e.leader()
-	e.checkSweepsExclusive(t, runsBefore, victim.pid, killAt, goneAt, final.term-old.term)
+	e.checkSweepsExclusive(t, runsBefore, victim.pid, killAt, goneAt, final.term-1)
 	checkNoUnexpectedDeaths(t, f)
 }
 
@@ -158,13 +163,13 @@ func (e *env) checkSweepsExclusive(t *testing.T, runsBefore, dead int, killAt, g
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d sweeps audited (%d before the kill, %d after); sweeping changed hands %d times (%s) over %d new terms",
+	t.Logf("%d sweeps audited (%d before the kill, %d after); sweeping changed hands %d times (%s) over %d terms after the first",
 		runsBefore+after, runsBefore, after, switches, strings.Join(seq, ", "), terms)
 	if after == 0 {
 		t.Error("no sweep after the kill: the new leader does not sweep")
 	}
 	if int64(switches) > terms {
-		t.Errorf("sweeping changed hands %d times over %d new terms: two processes swept at once", switches, terms)
+		t.Errorf("sweeping changed hands %d times over %d terms after the first: two processes swept at once", switches, terms)
 	}
 }
 

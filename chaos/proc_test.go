@@ -247,7 +247,7 @@ func startFleetGated(t *testing.T, n int, args []string, connected func(*fleet))
 // newFleet starts n workers (see startFleetIn) without waiting for them.
 func newFleet(t *testing.T, n int, supervise bool, prefix, args []string) *fleet {
 	t.Helper()
-	f := &fleet{t: t, dir: t.TempDir(), args: args, prefix: prefix, cur: make([]*proc, n), killed: map[int]bool{}}
+	f := &fleet{t: t, dir: logDir(t), args: args, prefix: prefix, cur: make([]*proc, n), killed: map[int]bool{}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log(f.diagnostics())
@@ -265,6 +265,24 @@ func newFleet(t *testing.T, n int, supervise bool, prefix, args []string) *fleet
 		}
 	}
 	return f
+}
+
+// logDir is where a fleet's workers write their stderr: a directory of
+// its own under $CHAOS_KEEP_LOGS when that is set (kept after the test,
+// for a diagnosis: the failure's log shows only each worker's last lines),
+// else the test's temporary directory.
+func logDir(t *testing.T) string {
+	t.Helper()
+	keep := os.Getenv("CHAOS_KEEP_LOGS")
+	if keep == "" {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp(keep, "fleet-")
+	if err != nil {
+		t.Fatalf("CHAOS_KEEP_LOGS: %v", err)
+	}
+	t.Logf("the workers' logs are kept in %s", dir)
+	return dir
 }
 
 // spawn starts a worker in slot; it returns nil, nil once the fleet is
