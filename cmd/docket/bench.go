@@ -44,7 +44,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	var (
 		cfg                                  bench.Config
-		databaseURL, list, fleet, cpuProfile string
+		databaseURL, list, fleet, scaleTenants, cpuProfile string
 		asJSON, verbose                      bool
 	)
 	e := &envFlags{fs: fs, getenv: getenv}
@@ -62,6 +62,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	e.intVar(&cfg.Claimers, "claimers", "DOCKET_BENCH_CLAIMERS", 0, "claim loops per worker (queue.QueueConfig.Claimers; 0: the engine's default, GOMAXPROCS/4 from 1 to 4)")
 	e.intVar(&cfg.Completers, "completers", "DOCKET_BENCH_COMPLETERS", 0, "outcome flushers per worker (queue.WorkerConfig.Completers; 0: the engine's default)")
 	e.stringVar(&fleet, "fleet", "DOCKET_BENCH_FLEET", "1,2,4,8", "worker process counts fleet runs with, comma-separated")
+	e.stringVar(&scaleTenants, "scale-tenants", "DOCKET_BENCH_SCALE_TENANTS", "10,10000", "tenant counts scale runs with, comma-separated, each on a fresh store")
 	e.stringVar(&cfg.FleetCPUProfile, "fleet-cpuprofile", "DOCKET_BENCH_FLEET_CPUPROFILE", "", "directory each fleet worker process writes a CPU profile to")
 	e.boolVar(&asJSON, "json", "DOCKET_BENCH_JSON", false, "print one JSON object per line per scenario")
 	e.boolVar(&verbose, "v", "DOCKET_BENCH_VERBOSE", false, "print progress and the engine's warnings to stderr")
@@ -81,6 +82,9 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	if cfg.Fleet, err = bench.ParseFleet(fleet); err != nil {
+		return err
+	}
+	if cfg.ScaleTenants, err = bench.ParseScaleTenants(scaleTenants); err != nil {
 		return err
 	}
 	if slices.Contains(names, "fleet") {

@@ -60,6 +60,10 @@ type Config struct {
 	Claimers   int
 	Completers int
 
+	// ScaleTenants is the tenant counts scale runs with, each on a fresh
+	// store. Default 10 and 10,000.
+	ScaleTenants []int
+
 	// Fleet is the numbers of worker processes the fleet scenario runs
 	// with, one after the other. Default 1, 2, 4, 8.
 	Fleet []int

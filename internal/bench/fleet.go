@@ -634,3 +634,17 @@ func ParseFleet(list string) ([]int, error) {
 	}
 	return ks, nil
 }
+
+// ParseScaleTenants parses a comma-separated list of tenant counts for
+// Config.ScaleTenants.
+func ParseScaleTenants(list string) ([]int, error) {
+	var ns []int
+	for f := range strings.SplitSeq(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 1_000_000 {
+			return nil, fmt.Errorf("scale: %q is not a tenant count (1-1000000)", f)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}

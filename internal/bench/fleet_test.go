@@ -92,3 +92,15 @@ func TestParseFleet(t *testing.T) {
 		}
 	}
 }
+
+func TestParseScaleTenants(t *testing.T) {
+	t.Parallel()
+	if got, err := ParseScaleTenants("10, 100000"); err != nil || joinInts(got) != "10,100000" {
+		t.Errorf("ParseScaleTenants = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "0", "10,x", "1000001"} {
+		if _, err := ParseScaleTenants(bad); err == nil {
+			t.Errorf("ParseScaleTenants(%q): no error", bad)
+		}
+	}
+}

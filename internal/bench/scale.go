@@ -25,7 +25,8 @@ const (
 	scaleChurnClaim = 1000
 )
 
-// The tenant counts and timed rounds of scale (variables for the tests).
+// The tenant counts (default of Config.ScaleTenants) and timed rounds of
+// scale (variables for the tests).
 var (
 	scaleTenants = []int{10, 10_000}
 	scaleRounds  = 300
@@ -50,7 +51,11 @@ func runScale(ctx context.Context, r *runner) (*Result, error) {
 	big := r.cfg.jobsOr(1_000_000)
 	small := min(scaleSmall, max(big/10, 1))
 	res := &Result{}
-	for i, tenants := range scaleTenants {
+	counts := r.cfg.ScaleTenants
+	if len(counts) == 0 {
+		counts = scaleTenants
+	}
+	for i, tenants := range counts {
 		env := r.env
 		if i > 0 {
 			var err error
