@@ -95,3 +95,39 @@ func TestDriver_MigrateEngineOnly(t *testing.T) {
 		t.Errorf("docket_migrations lines %v (%v), want [engine]", lines, rows.Err())
 	}
 }
+
+// TestDriver_Migrate014Prebuilt: migration 014 on a database whose
+// operator built docket_jobs_tenant_idle beforehand (CREATE INDEX
+// CONCURRENTLY, docs/migrations.md) only swaps the names, and leaves the
+// index a fresh install has.
+func TestDriver_Migrate014Prebuilt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	indexDef := `SELECT pg_get_indexdef('docket_jobs_tenant'::regclass)`
+	var fresh string
+	if err := f.d.Pool().QueryRow(f.ctx, indexDef).Scan(&fresh); err != nil {
+		t.Fatal(err)
+	}
+	// Back to 013's index, as a database at 013 has it.
+	f.exec(`DROP INDEX docket_jobs_tenant`)
+	f.exec(`CREATE INDEX docket_jobs_tenant ON docket_jobs (tenant_id, id)`)
+	f.exec(`DELETE FROM docket_migrations WHERE line = 'engine' AND version = 14`)
+	f.enqueue(3, "a", "b")
+	f.exec(`CREATE INDEX CONCURRENTLY docket_jobs_tenant_idle ON docket_jobs (tenant_id, id) WHERE state <> 'running'`)
+	if err := f.d.Migrate(f.ctx); err != nil {
+		t.Fatalf("Migrate with the index built beforehand: %v", err)
+	}
+	var got string
+	if err := f.d.Pool().QueryRow(f.ctx, indexDef).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != fresh {
+		t.Errorf("docket_jobs_tenant is %q, want a fresh install's %q", got, fresh)
+	}
+	if n := f.queryInt(`SELECT count(*) FROM pg_class WHERE relname = 'docket_jobs_tenant_idle'`); n != 0 {
+		t.Errorf("docket_jobs_tenant_idle left behind")
+	}
+	if n := f.queryInt(`SELECT count(*) FROM docket_migrations WHERE line = 'engine' AND version = 14`); n != 1 {
+		t.Errorf("migration 014 recorded %d times, want 1", n)
+	}
+}
