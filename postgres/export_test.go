@@ -18,3 +18,6 @@ var (
 
 // JobListSQL is JobList's statement, for EXPLAIN tests.
 var JobListSQL = jobListSQL
+
+// MoreProbeTenants bounds the tenants moreSQL looks at.
+const MoreProbeTenants = moreProbeTenants
