@@ -38,6 +38,9 @@ type leadership struct {
 	hold time.Duration
 	// afterFunc is time.AfterFunc; tests fire the lapse themselves.
 	afterFunc func(d time.Duration, f func()) (stop func() bool)
+	// lapsed, when set, is called when a term's services lapse (the
+	// maintenance pauses until a renewal succeeds).
+	lapsed func()
 }
 
 // run runs until ctx ends.
@@ -75,13 +78,17 @@ type term struct {
 	stopLapse func() bool
 	lapse     func(time.Duration, func()) func() bool
 	cancel    func()
+	fire      func() // what the lapse does: cancel, and report it
 }
 
 // start runs a fresh set of services that lapse in d unless extended.
 func (l *leadership) start(ctx context.Context, d time.Duration) *term {
 	ctx, cancel := context.WithCancel(ctx)
-	t := &term{stop: startServices(ctx, l.services()), lapse: l.afterFunc, cancel: cancel}
-	t.stopLapse = t.lapse(d, cancel)
+	t := &term{stop: startServices(ctx, l.services()), lapse: l.afterFunc, cancel: cancel, fire: cancel}
+	if l.lapsed != nil {
+		t.fire = func() { cancel(); l.lapsed() }
+	}
+	t.stopLapse = t.lapse(d, t.fire)
 	return t
 }
 
@@ -91,7 +98,7 @@ func (t *term) extend(d time.Duration) bool {
 	if !t.stopLapse() {
 		return false
 	}
-	t.stopLapse = t.lapse(d, t.cancel)
+	t.stopLapse = t.lapse(d, t.fire)
 	return true
 }
 

@@ -178,12 +178,14 @@ func TestLeadership_ServicesLapseBeforeTheLease(t *testing.T) {
 	tick := make(chan time.Time)
 	ls := &lapses{armed: make(chan *lapse, 1)}
 	terms := 0
+	var lapsed atomic.Int32
 	l := &leadership{
 		attempt:   func(_ context.Context, leading bool) bool { attempts <- leading; return <-answers },
 		resign:    func(context.Context) {},
 		tick:      tick,
 		hold:      time.Hour,
 		afterFunc: ls.afterFunc,
+		lapsed:    func() { lapsed.Add(1) },
 		services: func() []service {
 			terms++
 			svcs := make([]service, nServices)
@@ -218,6 +220,9 @@ func TestLeadership_ServicesLapseBeforeTheLease(t *testing.T) {
 	if n := running.Load(); n != 0 {
 		t.Fatalf("%d services running after the lapse, want 0", n)
 	}
+	if n := lapsed.Load(); n != 1 {
+		t.Fatalf("lapse reported %d times, want 1", n)
+	}
 	answers <- true // the late renewal succeeded: a fresh set
 	waitN(started, "started again after the late renewal")
 	second := <-ls.armed
@@ -235,6 +240,9 @@ func TestLeadership_ServicesLapseBeforeTheLease(t *testing.T) {
 	waitN(ended, "stopped when leadership was lost")
 	cancel()
 	<-done
+	if n := lapsed.Load(); n != 1 {
+		t.Errorf("lapse reported %d times in all, want 1 (a loss or an end is not a lapse)", n)
+	}
 }
 
 // endingService is a fakeService that also reports its end.

@@ -69,6 +69,10 @@ func (w *Worker) maintain(ctx context.Context) {
 		services:  w.maintenanceServices,
 		hold:      leaderHold(cfg.LeaderTTL, cfg.ElectInterval),
 		afterFunc: afterFunc,
+		lapsed: func() {
+			w.logger.Warn("maintenance paused: no leadership renewal succeeded within its hold; the lease may lapse",
+				"hold", leaderHold(cfg.LeaderTTL, cfg.ElectInterval))
+		},
 	}
 	l.run(ctx)
 }
