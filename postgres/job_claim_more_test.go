@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/jackc/pgx/v5"
 )
 
 // claimMore claims up to max jobs of queue q and returns how many, and

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,7 +87,7 @@ func jobListSQL(params *driver.JobListParams) (string, []any) {
 	tail := " ORDER BY id DESC LIMIT $" + strconv.Itoa(len(args))
 	from := func(extra ...string) string {
 		sql := "SELECT " + jobColumns + " FROM docket_jobs"
-		if conds := append(where[:len(where):len(where)], extra...); len(conds) > 0 {
+		if conds := slices.Concat(where, extra); len(conds) > 0 {
 			sql += " WHERE " + strings.Join(conds, " AND ")
 		}
 		return sql
