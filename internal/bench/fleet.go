@@ -624,25 +624,23 @@ func joinInts(v []int) string {
 
 // ParseFleet parses a comma-separated list of worker process counts.
 func ParseFleet(list string) ([]int, error) {
-	var ks []int
-	for f := range strings.SplitSeq(list, ",") {
-		k, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || k < 1 || k > 64 {
-			return nil, fmt.Errorf("fleet: %q is not a process count (1-64)", f)
-		}
-		ks = append(ks, k)
-	}
-	return ks, nil
+	return parseCounts(list, "fleet: %q is not a process count (1-64)", 64)
 }
 
 // ParseScaleTenants parses a comma-separated list of tenant counts for
 // Config.ScaleTenants.
 func ParseScaleTenants(list string) ([]int, error) {
+	return parseCounts(list, "scale: %q is not a tenant count (1-1000000)", 1_000_000)
+}
+
+// parseCounts parses a comma-separated list of counts from 1 to most; bad
+// is the error's format for an element that is not one.
+func parseCounts(list, bad string, most int) ([]int, error) {
 	var ns []int
 	for f := range strings.SplitSeq(list, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 1_000_000 {
-			return nil, fmt.Errorf("scale: %q is not a tenant count (1-1000000)", f)
+		if err != nil || n < 1 || n > most {
+			return nil, fmt.Errorf(bad, f)
 		}
 		ns = append(ns, n)
 	}
