@@ -72,11 +72,10 @@ func (f *httpFlags) resolveAdminKey(dataDir string, stdout io.Writer) (string, e
 		return "", fmt.Errorf("data dir: %w", err)
 	}
 	path := filepath.Join(dataDir, adminKeyFileName)
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
+	key, err := newAdminKey(rand.Reader)
+	if err != nil {
+		return "", fmt.Errorf("admin key: %w", err)
 	}
-	key := base64.RawURLEncoding.EncodeToString(b[:])
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	switch {
 	case errors.Is(err, os.ErrExist):
@@ -96,6 +95,24 @@ func (f *httpFlags) resolveAdminKey(dataDir string, stdout io.Writer) (string, e
 	fmt.Fprintf(stdout, "admin_key_file: %s\n", path)
 	f.adminKeyFile = path
 	return key, nil
+}
+
+// newAdminKey returns 32 bytes of r in base64url that checkAdminKey takes.
+// A random key can miss a class of characters (about 1 in 7,500 has no
+// digit and no '-' or '_'), and the estimate then puts it below 256 bits:
+// serve wrote such a key, and every command reading it back refused it
+// (a CI failure, 2026-11-25). Such a draw is discarded.
+func newAdminKey(r io.Reader) (string, error) {
+	for range 100 {
+		var b [32]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return "", err
+		}
+		if key := base64.RawURLEncoding.EncodeToString(b[:]); checkAdminKey(key) == nil {
+			return key, nil
+		}
+	}
+	return "", errors.New("no strong key in 100 draws: the random source is broken")
 }
 
 // readAdminKey reads a key file (surrounding white space is not part of
