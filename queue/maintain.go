@@ -58,6 +58,7 @@ func (w *Worker) maintain(ctx context.Context) {
 	leader := &driver.LeaderParams{Name: leaderName, LeaderID: w.id, TTL: cfg.LeaderTTL}
 	elect := time.NewTicker(cfg.ElectInterval)
 	defer elect.Stop()
+	hold := leaderHold(cfg.LeaderTTL, cfg.ElectInterval)
 	l := &leadership{
 		attempt: func(ctx context.Context, leading bool) bool { return w.elect(ctx, leader, leading) },
 		resign: func(ctx context.Context) {
@@ -67,11 +68,11 @@ func (w *Worker) maintain(ctx context.Context) {
 		},
 		tick:      elect.C,
 		services:  w.maintenanceServices,
-		hold:      leaderHold(cfg.LeaderTTL, cfg.ElectInterval),
+		hold:      hold,
 		afterFunc: afterFunc,
 		lapsed: func() {
 			w.logger.Warn("maintenance paused: no leadership renewal succeeded within its hold; the lease may lapse",
-				"hold", leaderHold(cfg.LeaderTTL, cfg.ElectInterval))
+				"hold", hold)
 		},
 	}
 	l.run(ctx)
