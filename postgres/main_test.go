@@ -12,7 +12,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testpg.Main(m, testpg.Options{Template: postgres.MigrateURL})
+	// Prepared transactions and logical slots for TestDriver_Wraparound.
+	testpg.Main(m, testpg.Options{Template: postgres.MigrateURL,
+		Settings: map[string]string{"max_prepared_transactions": "2", "wal_level": "logical"}})
 }
 
 // newDriver returns a driver on a fresh, migrated database.
