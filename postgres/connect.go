@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -17,15 +18,29 @@ const (
 	readyMaxWait   = 5 * time.Second
 )
 
+// IdleConnTimeout is how long a connection of OpenWaiting's pool stays open
+// unused (pgx's MaxConnIdleTime; its default is 30 minutes) unless the URL
+// sets pool_max_conn_idle_time. On a server whose connection budget is
+// tight, a process's idle connections are slots another process may be
+// waiting for (one started late waits until a slot comes free): this hands
+// them back within a minute or two (pgx closes idle connections on its
+// health check, every minute), and leaves the pool's minimum open. A busy
+// pool keeps its connections.
+const IdleConnTimeout = time.Minute
+
 // OpenWaiting is Open for a long-running process (a worker, a server): while
 // the database refuses for a reason that passes by itself (every connection
 // slot taken, the server starting up or shutting down, the network), it
 // waits and tries again (see WaitReady) until ctx ends, instead of failing
 // at once and leaving a supervisor to restart the process in a loop.
 // onRetry, when not nil, hears each failure and the wait before the next
-// try.
+// try. Its pool closes connections idle for IdleConnTimeout.
 func OpenWaiting(ctx context.Context, connString string, onRetry func(err error, wait time.Duration)) (*Driver, error) {
-	pool, err := pgxpool.New(ctx, connString)
+	cfg, err := waitingPoolConfig(connString)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
@@ -36,6 +51,19 @@ func OpenWaiting(ctx context.Context, connString string, onRetry func(err error,
 	d := New(pool)
 	d.owned = true
 	return d, nil
+}
+
+// waitingPoolConfig is OpenWaiting's pool configuration: connString's, with
+// IdleConnTimeout unless it sets pool_max_conn_idle_time.
+func waitingPoolConfig(connString string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(connString, "pool_max_conn_idle_time") {
+		cfg.MaxConnIdleTime = IdleConnTimeout
+	}
+	return cfg, nil
 }
 
 // WaitReady pings pool until the database answers. A failure that may pass
