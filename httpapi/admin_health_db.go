@@ -26,6 +26,46 @@ type DatabaseHealthView struct {
 	// docket_horizon_holders; empty when none; null on SQLite). The first
 	// names the process to end when dead tuples pile up.
 	HorizonHolders []HorizonHolderView `json:"horizon_holders"`
+	// Wraparound is how far transaction ids have run ahead of what vacuum
+	// has frozen (PostgreSQL; null on SQLite, which has none).
+	Wraparound *WraparoundView `json:"wraparound"`
+}
+
+// WraparoundView is docket.Wraparound: ages count transaction ids;
+// PostgreSQL forces anti-wraparound vacuums past autovacuum_freeze_max_age
+// (200 million by default) and stops near 2^31.
+type WraparoundView struct {
+	Database          string `json:"database"`
+	DatabaseAge       int64  `json:"database_age"`
+	OldestDatabase    string `json:"oldest_database"`
+	OldestDatabaseAge int64  `json:"oldest_database_age"`
+	// ReplicationSlot is the slot holding the oldest xmin or
+	// catalog_xmin; null when none holds one.
+	ReplicationSlot *XIDHolderView `json:"replication_slot"`
+	// PreparedTransaction is the oldest prepared transaction; null when
+	// there is none.
+	PreparedTransaction     *XIDHolderView `json:"prepared_transaction"`
+	MaxPreparedTransactions int            `json:"max_prepared_transactions"`
+}
+
+// XIDHolderView is a replication slot or a prepared transaction that holds
+// back freezing: its name (a slot's name, a transaction's gid) and age.
+type XIDHolderView struct {
+	Name   string `json:"name"`
+	XIDAge int64  `json:"xid_age"`
+}
+
+// newWraparoundView is w as the health shows it.
+func newWraparoundView(w docket.Wraparound) *WraparoundView {
+	v := &WraparoundView{Database: w.Database, DatabaseAge: w.DatabaseAge, OldestDatabase: w.OldestDatabase,
+		OldestDatabaseAge: w.OldestDatabaseAge, MaxPreparedTransactions: w.MaxPreparedTransactions}
+	if w.Slot != "" {
+		v.ReplicationSlot = &XIDHolderView{Name: w.Slot, XIDAge: w.SlotAge}
+	}
+	if w.PreparedGID != "" {
+		v.PreparedTransaction = &XIDHolderView{Name: w.PreparedGID, XIDAge: w.PreparedAge}
+	}
+	return v
 }
 
 // HorizonHolderView is one session holding back vacuum.
@@ -47,6 +87,12 @@ const maxHorizonHolders = 5
 // (the PostgreSQL driver).
 type horizonReader interface {
 	HorizonHolders(ctx context.Context, limit int) ([]docket.HorizonHolder, error)
+}
+
+// wraparoundReader is a store that reads its transaction-id ages (the
+// PostgreSQL driver).
+type wraparoundReader interface {
+	Wraparound(ctx context.Context) (docket.Wraparound, error)
 }
 
 // notifyUser is a store that reports its notification queue's use (the
@@ -80,6 +126,13 @@ func (s *Server) databaseHealth(ctx context.Context) (*DatabaseHealthView, error
 				ClientAddr: h.ClientAddr, State: h.State, XIDAge: h.XIDAge,
 				TransactionAgeSeconds: h.TransactionAge.Seconds(), StateAgeSeconds: h.StateAge.Seconds()}
 		}
+	}
+	if wr, ok := s.cfg.Store.(wraparoundReader); ok {
+		w, err := wr.Wraparound(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("database health: %w", err)
+		}
+		v.Wraparound = newWraparoundView(w)
 	}
 	return v, nil
 }

@@ -12,7 +12,8 @@ import (
 
 // TestAdmin_HealthDatabase: GET /v1/admin/health shows the store's health
 // beside the views: dead tuples and the oldest transaction on both stores,
-// the LISTEN/NOTIFY queue's use on PostgreSQL only (null on SQLite).
+// the LISTEN/NOTIFY queue's use, the sessions holding back vacuum and the
+// transaction-id ages on PostgreSQL only (null on SQLite).
 func TestAdmin_HealthDatabase(t *testing.T) {
 	t.Parallel()
 	forEachAdminStore(t, nil, func(t *testing.T, e *adminEnv) {
@@ -22,7 +23,7 @@ func TestAdmin_HealthDatabase(t *testing.T) {
 		if !ok {
 			t.Fatalf("no database object in %v", raw)
 		}
-		for _, f := range []string{"dead_tuples", "oldest_transaction_age_seconds", "notify_queue_usage", "horizon_holders"} {
+		for _, f := range []string{"dead_tuples", "oldest_transaction_age_seconds", "notify_queue_usage", "horizon_holders", "wraparound"} {
 			if _, ok := db[f]; !ok {
 				t.Errorf("database lacks %q: %v", f, db)
 			}
@@ -43,7 +44,19 @@ func TestAdmin_HealthDatabase(t *testing.T) {
 			if h.Database.HorizonHolders != nil {
 				t.Errorf("horizon_holders on SQLite = %+v, want null", h.Database.HorizonHolders)
 			}
+			if h.Database.Wraparound != nil {
+				t.Errorf("wraparound on SQLite = %+v, want null", *h.Database.Wraparound)
+			}
 			return
+		}
+		// The transaction-id ages; testpg's cluster has no slot, no
+		// prepared transaction and max_prepared_transactions 0.
+		switch w := h.Database.Wraparound; {
+		case w == nil:
+			t.Errorf("wraparound on PostgreSQL is null")
+		case w.Database == "" || w.DatabaseAge <= 0 || w.OldestDatabaseAge < w.DatabaseAge ||
+			w.ReplicationSlot != nil || w.PreparedTransaction != nil || w.MaxPreparedTransactions != 0:
+			t.Errorf("wraparound = %+v, want positive ages, no slot and no prepared transaction", *w)
 		}
 		// A session idle in a transaction that took an xid holds back
 		// vacuum: the health names its pid.

@@ -218,6 +218,12 @@ func TestOpenAPI_Schemas(t *testing.T) {
 		"QueueHealth": httpapi.QueueHealthView{},
 		"Performance": httpapi.PerformanceView{},
 		"Attempt":     httpapi.AttemptView{},
+		// The database's health (null parts marshal as null, so every
+		// field shows).
+		"DatabaseHealth": httpapi.DatabaseHealthView{},
+		"HorizonHolder":  httpapi.HorizonHolderView{},
+		"Wraparound":     httpapi.WraparoundView{},
+		"XIDHolder":      httpapi.XIDHolderView{},
 	} {
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -42,6 +42,11 @@ func (p *Postgres) NotifyQueueUsage(ctx context.Context) (float64, error) {
 	return p.Driver.NotifyQueueUsage(ctx)
 }
 
+// Wraparound is the document store's (the driver's, as a docket.Wraparound).
+func (p *Postgres) Wraparound(ctx context.Context) (docket.Wraparound, error) {
+	return p.Store.Wraparound(ctx)
+}
+
 // SQLite is a SQLite driver and its document store.
 type SQLite struct {
 	*sqlitestore.Store
