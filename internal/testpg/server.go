@@ -73,13 +73,8 @@ func (s *server) makeDir() error {
 	if err := os.WriteFile(owner, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return errors.Join(fmt.Errorf("testpg: %w", err), s.destroy())
 	}
-	if s.runAs == nil {
-		return nil
-	}
-	uid, _ := strconv.Atoi(s.runAs.Uid)
-	gid, _ := strconv.Atoi(s.runAs.Gid)
-	if err := os.Chown(dir, uid, gid); err != nil {
-		return errors.Join(fmt.Errorf("testpg: chown %s to postgres: %w", dir, err), s.destroy())
+	if err := s.chownToRunAs(dir); err != nil {
+		return errors.Join(err, s.destroy())
 	}
 	return nil
 }
@@ -91,10 +86,8 @@ func (s *server) initdb() error {
 	start := time.Now()
 	ctx, cancel := withTimeout(s.opts.Timeout)
 	defer cancel()
-	out, err := s.command(ctx, "initdb", "-D", s.dataDir(), "-U", "postgres", "-A", "trust",
-		"-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("testpg: initdb: %w\n%s", err, out)
+	if err := s.initdbCached(ctx, ""); err != nil { // initdb_cache.go
+		return err
 	}
 	conf := filepath.Join(s.dataDir(), "postgresql.conf")
 	f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
@@ -108,7 +101,7 @@ func (s *server) initdb() error {
 	if err != nil {
 		return fmt.Errorf("testpg: write postgresql.conf: %w", err)
 	}
-	s.opts.Logf("testpg: initdb took %v", time.Since(start))
+	s.opts.Logf("testpg: data directory ready in %v", time.Since(start))
 	return nil
 }
 
