@@ -33,6 +33,9 @@ type storeFlags struct {
 	// taken, starting up), telling it of each retry; the short commands
 	// fail at once.
 	waitReady func(err error, wait time.Duration)
+	// checkPG, set by serve and worker too, checks a PostgreSQL database
+	// before open migrates it (checkPostgres); an error ends the open.
+	checkPG func(ctx context.Context, d *postgres.Driver) error
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -99,6 +102,12 @@ func (f *storeFlags) open(ctx context.Context) (driver.Driver, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if pd, ok := d.(*postgres.Driver); ok && f.checkPG != nil {
+		if err := f.checkPG(ctx, pd); err != nil {
+			_ = d.Close()
+			return nil, err
+		}
 	}
 	store, _ := documents(d)
 	if err := store.Migrate(ctx); err != nil {

@@ -30,6 +30,12 @@ func newPGDatabase(t *testing.T) pgDatabase {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	// The test cluster runs with synchronous_commit off, for speed, which
+	// serve and worker refuse (checkPostgres): the database says on.
+	dbname := pgx.Identifier{conn.Config().Database}.Sanitize()
+	if _, err := conn.Exec(context.Background(), `ALTER DATABASE `+dbname+` SET synchronous_commit = on`); err != nil {
+		t.Fatal(err)
+	}
 	return pgDatabase{url: databaseURL(connString), conn: conn}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/pipeline/extract"
+	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
 )
@@ -34,6 +35,7 @@ type serviceFlags struct {
 	lease          time.Duration
 	maxUploadBytes int64
 	parseMemory    int64 // --parse-memory-bytes: extract.Budget of this process
+	allowAsync     bool  // --allow-async-commit: start on synchronous_commit = off (checkPostgres)
 	dispatch       dispatchFlags
 	env            envFlags
 }
@@ -57,6 +59,9 @@ func (f *serviceFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	e.int64Var(&f.parseMemory, "parse-memory-bytes", "DOCKET_PARSE_MEMORY_BYTES", extract.DefaultMemoryBudget,
 		"memory the document parses of this process may hold at once, each reckoned at its worst case "+
 			"(a PDF at about 640 MiB); a parse waits for its share, and after a minute its job runs again later")
+	e.boolVar(&f.allowAsync, "allow-async-commit", "DOCKET_ALLOW_ASYNC_COMMIT", false,
+		"start on a PostgreSQL whose sessions run with synchronous_commit = off, logging an error, "+
+			"instead of refusing: a crash of the server can then lose jobs it acknowledged")
 	f.dispatch.register(e)
 }
 
@@ -117,6 +122,9 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 	// for now rather than exit into a supervisor's restart loop.
 	sf.waitReady = func(err error, wait time.Duration) {
 		logger.Warn("database not ready; retrying", "err", err, "in", wait)
+	}
+	sf.checkPG = func(ctx context.Context, d *postgres.Driver) error {
+		return checkPostgres(ctx, d, vf.allowAsync, logger)
 	}
 	d, err := sf.open(ctx)
 	if err != nil {

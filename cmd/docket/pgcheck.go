@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/docketq/docket/postgres"
+)
+
+// checkPostgres is what serve and worker check of a PostgreSQL database
+// before they migrate it and start (docs/reliability.md, tests 16 and 19):
+//
+//   - synchronous_commit must not be off for their sessions: a crash would
+//     lose jobs the database acknowledged. They refuse to start, unless
+//     allowAsync (--allow-async-commit), with which they log an error and
+//     start.
+//   - the pool (and its LISTEN connection) should fit in the connection
+//     slots left for the role: a warning with the numbers when it does not.
+//     Other processes' pools may grow later, so fitting now is no promise.
+func checkPostgres(ctx context.Context, d *postgres.Driver, allowAsync bool, logger *slog.Logger) error {
+	if err := postgres.CheckSyncCommit(ctx, d.Pool()); err != nil {
+		if !errors.Is(err, postgres.ErrAsyncCommit) {
+			return err
+		}
+		if !allowAsync {
+			return fmt.Errorf("%w; to start anyway, at that risk: --allow-async-commit (DOCKET_ALLOW_ASYNC_COMMIT=true)", err)
+		}
+		logger.Error("ACKNOWLEDGED JOBS MAY BE LOST: started with --allow-async-commit", "err", err)
+	}
+	b, err := postgres.ReadConnBudget(ctx, d.Pool())
+	if err != nil {
+		return err
+	}
+	if !b.Fits() {
+		logger.Warn("connection budget: this process may want more connections than its role has left; "+
+			"lower pool_max_conns in the URL, or raise max_connections or the role's CONNECTION LIMIT",
+			"want", b.Want, "free", b.Free, "max_connections", b.MaxConnections, "reserved", b.Reserved,
+			"open", b.Open, "role_limit", b.RoleLimit, "role_open", b.RoleOpen)
+	}
+	return nil
+}
