@@ -107,6 +107,7 @@ type config struct {
 	audit          bool
 	exitOnStdinEOF bool
 	startGate      bool
+	syncCommit     bool // refuse to start on synchronous_commit = off
 	logLevel       string
 	periodic       []queue.PeriodicJob
 	reserved       map[string]int // more queues, each with its own slots
@@ -141,6 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.noMaintenance, "no-maintenance", false, "never run the maintenance sweeps")
 	fs.BoolVar(&c.exitOnStdinEOF, "exit-on-stdin-eof", false, "exit (status 4) when standard input closes")
 	fs.BoolVar(&c.startGate, "start-gate", false, `once connected, print "connected pid=<pid>" and wait for a line on standard input before starting the worker`)
+	fs.BoolVar(&c.syncCommit, "require-sync-commit", false, "refuse to start when the session's synchronous_commit is off, as docket worker does (the test clusters run with it off, for speed)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.Func("periodic", "name=spec: a periodic job enqueueing kind periodic in queue periodic (repeatable)", func(v string) error {
 		name, spec, ok := strings.Cut(v, "=")
@@ -219,6 +221,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		logger.Warn("database not ready; retrying", "err", err, "in", wait)
 	}); err != nil {
 		return fmt.Errorf("connect: %w", err)
+	}
+	if c.syncCommit {
+		if err := postgres.CheckSyncCommit(ctx, pool); err != nil {
+			return err
+		}
 	}
 	if c.startGate {
 		fmt.Fprintf(stdout, "connected pid=%d\n", os.Getpid())
