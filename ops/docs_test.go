@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.yaml.in/yaml/v2"
 
+	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/httpapi"
@@ -27,6 +28,7 @@ func exported(t *testing.T) map[string]bool {
 	ops.NewPoller(m, ops.PollerConfig{
 		Monitor: d, Client: c,
 		NotifyUsage: func(context.Context) (float64, error) { return 0, nil },
+		Wraparound:  func(context.Context) (docket.Wraparound, error) { return docket.Wraparound{}, nil },
 		Pools:       func() map[string]ops.PoolStats { return nil },
 	})
 	blobs, err := blob.NewLocal(t.TempDir())

@@ -29,6 +29,9 @@ type PollerConfig struct {
 	// NotifyUsage, when set, returns the fraction of PostgreSQL's
 	// LISTEN/NOTIFY queue in use (pg_notification_queue_usage()).
 	NotifyUsage func(ctx context.Context) (float64, error)
+	// Wraparound, when set, reads the transaction-id ages
+	// (pgstore.Store.Wraparound; PostgreSQL only).
+	Wraparound func(ctx context.Context) (docket.Wraparound, error)
 	// Pools, when set, returns the connection pools' use, by pool name.
 	Pools func() map[string]PoolStats
 	// Interval between reads. Default DefaultPollInterval.
@@ -56,6 +59,9 @@ type Poller struct {
 	stuck, failed, tenantsWithWork     prometheus.Gauge
 	deadTuples, xactAge, notifyUsage   prometheus.Gauge
 	pool                               *prometheus.GaugeVec
+	xidAge                             *prometheus.GaugeVec
+	slotXIDAge, preparedXIDAge         prometheus.Gauge
+	maxPrepared                        prometheus.Gauge
 }
 
 // NewPoller registers the store's gauges on m's registry.
@@ -90,6 +96,13 @@ func NewPoller(m *Metrics, cfg PollerConfig) *Poller {
 	p.xactAge = one("docket_db_oldest_transaction_age_seconds", "Age of the oldest open transaction, which holds back vacuum (PostgreSQL; 0 on SQLite).")
 	if cfg.NotifyUsage != nil {
 		p.notifyUsage = one("docket_db_notify_queue_usage_ratio", "Fraction of PostgreSQL's LISTEN/NOTIFY queue in use (pg_notification_queue_usage()).")
+	}
+	if cfg.Wraparound != nil {
+		p.xidAge = f.gauge("docket_db_xid_age",
+			"age(datfrozenxid) in transaction ids of the current database and of the cluster's oldest (PostgreSQL only; wraparound at 2^31).", []string{"database"})
+		p.slotXIDAge = one("docket_db_replication_slot_xmin_age", "Age in transaction ids of the oldest xmin or catalog_xmin a replication slot holds; 0 when none (PostgreSQL only).")
+		p.preparedXIDAge = one("docket_db_prepared_xact_xid_age", "Age in transaction ids of the oldest prepared transaction; 0 when none (PostgreSQL only).")
+		p.maxPrepared = one("docket_db_max_prepared_transactions", "The server's max_prepared_transactions; Docket wants 0 (PostgreSQL only).")
 	}
 	if cfg.Pools != nil {
 		p.pool = f.gauge("docket_db_pool_connections", "Connections of a pool by state: in_use, idle, max.", []string{"pool", "state"})
@@ -147,6 +160,18 @@ func (p *Poller) read(ctx context.Context) error {
 			return err
 		}
 		p.notifyUsage.Set(usage)
+	}
+	if p.cfg.Wraparound != nil {
+		w, err := p.cfg.Wraparound(ctx)
+		if err != nil {
+			return err
+		}
+		p.xidAge.Reset()
+		p.xidAge.WithLabelValues(w.Database).Set(float64(w.DatabaseAge))
+		p.xidAge.WithLabelValues(w.OldestDatabase).Set(float64(w.OldestDatabaseAge))
+		p.slotXIDAge.Set(float64(w.SlotAge))
+		p.preparedXIDAge.Set(float64(w.PreparedAge))
+		p.maxPrepared.Set(float64(w.MaxPreparedTransactions))
 	}
 	p.jobs.Reset()
 	p.oldestPending.Reset()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketq/docket"
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/queue"
 )
@@ -30,6 +31,10 @@ func TestPoller(t *testing.T) {
 		Monitor: d, Client: c, StatsQueue: "q", TopTenants: 2,
 		NotifyUsage: func(context.Context) (float64, error) { return 0.25, nil },
 		Pools:       func() map[string]ops.PoolStats { return map[string]ops.PoolStats{"main": {InUse: 3, Idle: 1, Max: 8}} },
+		Wraparound: func(context.Context) (docket.Wraparound, error) {
+			return docket.Wraparound{Database: "docket", DatabaseAge: 1000, OldestDatabase: "template0", OldestDatabaseAge: 3000,
+				Slot: "standby", SlotAge: 700, PreparedGID: "g", PreparedAge: 50}, nil
+		},
 	})
 	p.Poll(ctx)
 	h := ops.Handler(ops.HandlerConfig{Gatherer: m.Registry()})
@@ -49,6 +54,11 @@ func TestPoller(t *testing.T) {
 		{"docket_db_notify_queue_usage_ratio", nil, 0.25},
 		{"docket_db_pool_connections", map[string]string{"pool": "main", "state": "in_use"}, 3},
 		{"docket_db_pool_connections", map[string]string{"pool": "main", "state": "max"}, 8},
+		{"docket_db_xid_age", map[string]string{"database": "docket"}, 1000},
+		{"docket_db_xid_age", map[string]string{"database": "template0"}, 3000},
+		{"docket_db_replication_slot_xmin_age", nil, 700},
+		{"docket_db_prepared_xact_xid_age", nil, 50},
+		{"docket_db_max_prepared_transactions", nil, 0},
 	} {
 		if got, found := value(fams, c.name, c.labels); !found || got != c.want {
 			t.Errorf("%s%v = %v (found %v), want %v", c.name, c.labels, got, found, c.want)
@@ -66,6 +76,25 @@ func TestPoller(t *testing.T) {
 	p.Poll(ctx)
 	if got, _ := value(scrape(t, h), "docket_store_up", nil); got != 0 {
 		t.Errorf("docket_store_up with the store closed = %v, want 0", got)
+	}
+}
+
+// TestPoller_SQLite: without the PostgreSQL-only reads (SQLite), their
+// gauges are absent.
+func TestPoller_SQLite(t *testing.T) {
+	t.Parallel()
+	d, c := setup(t)
+	m := ops.NewMetrics()
+	ops.NewPoller(m, ops.PollerConfig{Monitor: d, Client: c, StatsQueue: "q"}).Poll(t.Context())
+	fams := scrape(t, ops.Handler(ops.HandlerConfig{Gatherer: m.Registry()}))
+	if got, _ := value(fams, "docket_store_up", nil); got != 1 {
+		t.Errorf("docket_store_up = %v, want 1", got)
+	}
+	for _, name := range []string{"docket_db_notify_queue_usage_ratio", "docket_db_xid_age", "docket_db_replication_slot_xmin_age",
+		"docket_db_prepared_xact_xid_age", "docket_db_max_prepared_transactions"} {
+		if fams[name] != nil {
+			t.Errorf("%s present without PostgreSQL", name)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docketq/docket"
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/postgres"
@@ -69,7 +70,7 @@ func (s *service) opsRunner(ctx context.Context, f *opsFlags, stdout io.Writer) 
 	fmt.Fprintf(stdout, "ops: http://%s/metrics\n", ln.Addr())
 	poller := ops.NewPoller(s.metrics, ops.PollerConfig{
 		Monitor: s.store, Client: s.client, StatsQueue: pipeline.Queue,
-		NotifyUsage: notifyUsage(s.driver), Pools: poolStats(s.driver),
+		NotifyUsage: notifyUsage(s.driver), Wraparound: wraparound(s.store), Pools: poolStats(s.driver),
 		Interval: f.interval, TopTenants: f.topTenants, Logger: s.logger,
 	})
 	srv := &http.Server{
@@ -105,6 +106,17 @@ func (s *service) opsRunner(ctx context.Context, f *opsFlags, stdout io.Writer) 
 func notifyUsage(d driver.Driver) func(context.Context) (float64, error) {
 	if pd, ok := d.(*postgres.Driver); ok {
 		return pd.NotifyQueueUsage
+	}
+	return nil
+}
+
+// wraparound reads PostgreSQL's transaction-id ages (pgstore.Store); nil
+// on SQLite.
+func wraparound(st docket.Store) func(context.Context) (docket.Wraparound, error) {
+	if w, ok := st.(interface {
+		Wraparound(context.Context) (docket.Wraparound, error)
+	}); ok {
+		return w.Wraparound
 	}
 	return nil
 }
