@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
 )
 
@@ -34,12 +35,18 @@ func runXIDBudget(t *testing.T, batched, single int) {
 	const batch = 100
 	e := setup(t)
 	ctx := context.Background()
-	var prepared int
-	if err := e.pool.QueryRow(ctx, `SELECT current_setting('max_prepared_transactions')::int`).Scan(&prepared); err != nil {
+	// What the service exports (the health's database.wraparound, the
+	// docket_db_xid_age gauges): the ages and the setting.
+	w, err := postgres.New(e.pool).Wraparound(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if prepared != 0 {
-		t.Errorf("max_prepared_transactions = %d, want 0", prepared)
+	t.Logf("exported: %+v", w)
+	if w.DatabaseAge <= 0 || w.OldestDatabaseAge < w.DatabaseAge {
+		t.Errorf("Wraparound = %+v, want positive ages", w)
+	}
+	if w.MaxPreparedTransactions != 0 {
+		t.Errorf("max_prepared_transactions = %d, want 0", w.MaxPreparedTransactions)
 	}
 	// A 10 s lease: on a loaded box the first seconds of a fresh database
 	// once stalled heartbeats past the default 2 s (8 jobs rescued and run
