@@ -32,6 +32,15 @@ UPDATE docket_periodic SET
     runs = runs + 1, missed = missed + $6, updated_at = now()
 WHERE name = $1 AND schedule = $2 AND next_run = $3`
 
+// Now reads the server's clock (clock_timestamp(), as leases use).
+func (e *Executor) Now(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := e.db.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		return time.Time{}, fmt.Errorf("read the clock: %w", interpretError(err))
+	}
+	return now, nil
+}
+
 // PeriodicRegister makes sure each task has a record and returns them.
 func (e *Executor) PeriodicRegister(ctx context.Context, params []*driver.PeriodicRegisterParams) ([]*driver.PeriodicRecord, error) {
 	names := make([]string, len(params))

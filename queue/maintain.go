@@ -34,6 +34,13 @@ type MaintenanceConfig struct {
 	CompletedRetention time.Duration
 	FailedRetention    time.Duration
 	CancelledRetention time.Duration
+	// HostClock is this host's wall clock; nil: time.Now. Leases,
+	// scheduled jobs and periodic ticks all follow the store's clock: the
+	// leader reads it (Executor.Now) every minute and keeps its offset from
+	// this one, which only paces the waits in between. Tests set it to
+	// skew one worker's clock against the others' (reliability test 21);
+	// applications leave it nil.
+	HostClock func() time.Time
 }
 
 const maintenanceBatch = 1000

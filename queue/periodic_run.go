@@ -25,10 +25,18 @@ type periodicRunner struct {
 	// losing a compare-and-set.
 	synced  bool
 	retryAt time.Time // when to sync again after a failed sync
+	// clock is the store's: stored ticks, written by whichever process
+	// led, fall due by it, never by this host's clock (store_clock.go).
+	clock storeClock
 }
 
 func newPeriodicRunner(w *Worker, tasks []*periodicTask) *periodicRunner {
-	return &periodicRunner{w: w, tasks: tasks, next: make([]time.Time, len(tasks)), wait: make([]time.Time, len(tasks))}
+	host := w.cfg.Maintenance.HostClock
+	if host == nil {
+		host = time.Now
+	}
+	return &periodicRunner{w: w, tasks: tasks, next: make([]time.Time, len(tasks)), wait: make([]time.Time, len(tasks)),
+		clock: storeClock{read: w.exec.Now, host: host}}
 }
 
 // runTasks runs tasks until ctx ends: a maintenance service's loop. A
@@ -45,7 +53,7 @@ func (w *Worker) runTasks(ctx context.Context, tasks []*periodicTask) {
 		case <-due.C:
 		}
 		r.run(ctx)
-		due.Reset(r.delay(time.Now()))
+		due.Reset(r.delay(r.clock.now()))
 	}
 }
 
@@ -67,7 +75,7 @@ func (r *periodicRunner) delay(now time.Time) time.Duration {
 
 // run runs every task whose tick is due.
 func (r *periodicRunner) run(ctx context.Context) {
-	now := time.Now()
+	now := r.clock.sync(ctx)
 	if !r.synced {
 		if err := r.sync(ctx, now); err != nil {
 			if ctx.Err() == nil {

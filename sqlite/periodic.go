@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/docketq/docket/queue/driver"
 )
@@ -24,6 +25,9 @@ const periodicAdvanceSQL = `
 UPDATE docket_periodic SET
 	last_tick = ?4, next_run = ?5, last_run_at = ?7, runs = runs + 1, missed = missed + ?6, updated_at = ?7
 WHERE name = ?1 AND schedule = ?2 AND next_run = ?3`
+
+// Now returns the driver's clock (Config.Now).
+func (e *executor) Now(context.Context) (time.Time, error) { return e.d.now(), nil }
 
 // PeriodicRegister makes sure each task has a record and returns them.
 func (e *executor) PeriodicRegister(ctx context.Context, params []*driver.PeriodicRegisterParams) ([]*driver.PeriodicRecord, error) {

@@ -52,6 +52,13 @@ type Executor interface {
 	// Begin starts a transaction.
 	Begin(ctx context.Context) (ExecutorTx, error)
 
+	// Now reads the store's clock: the one leases expire by, scheduled
+	// jobs fall due by and periodic ticks are run by (the maintenance
+	// leader compares a task's stored NextRun with it, not with its host's
+	// clock, so that leaders on hosts whose clocks disagree run every
+	// tick on time).
+	Now(ctx context.Context) (time.Time, error)
+
 	// PeriodicExecutor keeps the records of periodic tasks
 	// (periodic_driver.go).
 	PeriodicExecutor

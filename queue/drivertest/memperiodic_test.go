@@ -11,6 +11,8 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
+func (x *memExec) Now(context.Context) (time.Time, error) { return time.Now(), nil }
+
 func (x *memExec) PeriodicRegister(_ context.Context, ps []*driver.PeriodicRegisterParams) ([]*queue.PeriodicRecord, error) {
 	out := make([]*queue.PeriodicRecord, len(ps))
 	err := x.write(func(st *memState, _ func(string, string)) error {

@@ -52,6 +52,21 @@ func (f *fixture) periodicRecord(name string) *queue.PeriodicRecord {
 }
 
 func (s *suite) testPeriodic(t *testing.T) {
+	// Now is the clock leases run by: a lease taken just before reading it
+	// expires LeaseDuration after it, give or take the round trips.
+	t.Run("Now", func(t *testing.T) {
+		t.Parallel()
+		f := s.setup(t)
+		f.enqueue("acme")
+		j := f.claimOne()
+		now, err := f.x.Now(f.ctx)
+		if err != nil {
+			t.Fatalf("Now: %v", err)
+		}
+		if left := j.LeaseExpiresAt.Sub(now); left > longLease || left < longLease-10*time.Second {
+			t.Fatalf("a %s lease taken just before Now expires %s after it: Now is not the leases' clock", longLease, left)
+		}
+	})
 	t.Run("Register", func(t *testing.T) {
 		t.Parallel()
 		f := s.setup(t)
