@@ -177,6 +177,9 @@ type fleet struct {
 	dir    string
 	args   []string
 	prefix []string // see startProcIn
+	// slotArgs, when set, are more flags per slot (a worker restarted in
+	// the slot gets its slot's again).
+	slotArgs [][]string
 
 	mu      sync.Mutex
 	all     []*proc
@@ -244,10 +247,29 @@ func startFleetGated(t *testing.T, n int, args []string, connected func(*fleet))
 	return f
 }
 
+// startFleetSlots is startFleet with more flags for each worker:
+// slotArgs[i] for the worker of slot i, one slot per element.
+func startFleetSlots(t *testing.T, args []string, slotArgs [][]string) *fleet {
+	t.Helper()
+	f := newFleetSlots(t, len(slotArgs), false, nil, args, slotArgs)
+	for _, p := range f.procs() {
+		if err := p.waitReady(readyTimeout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
 // newFleet starts n workers (see startFleetIn) without waiting for them.
 func newFleet(t *testing.T, n int, supervise bool, prefix, args []string) *fleet {
 	t.Helper()
-	f := &fleet{t: t, dir: logDir(t), args: args, prefix: prefix, cur: make([]*proc, n), killed: map[int]bool{}}
+	return newFleetSlots(t, n, supervise, prefix, args, nil)
+}
+
+// newFleetSlots is newFleet with more flags per slot (see fleet.slotArgs).
+func newFleetSlots(t *testing.T, n int, supervise bool, prefix, args []string, slotArgs [][]string) *fleet {
+	t.Helper()
+	f := &fleet{t: t, dir: logDir(t), args: args, prefix: prefix, slotArgs: slotArgs, cur: make([]*proc, n), killed: map[int]bool{}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log(f.diagnostics())
@@ -300,7 +322,11 @@ func (f *fleet) spawn(slot int) (*proc, error) {
 	if gen >= maxGenerations {
 		return nil, fmt.Errorf("slot %d: %d workers started; giving up", slot, gen)
 	}
-	p, err := startProcIn(f.dir, slot, gen, f.prefix, f.args)
+	args := f.args
+	if slot < len(f.slotArgs) {
+		args = append(append([]string{}, args...), f.slotArgs[slot]...)
+	}
+	p, err := startProcIn(f.dir, slot, gen, f.prefix, args)
 	if err != nil {
 		return nil, err
 	}

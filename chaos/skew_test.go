@@ -61,7 +61,10 @@ func faketimeEnv(t *testing.T, skew time.Duration) []string {
 
 // skewConfig sizes a clock-skew run.
 type skewConfig struct {
-	skew         time.Duration // the database's clock minus the workers'
+	skew time.Duration // the database's clock minus the workers'
+	// offsets, when set, skew each worker's own clock against this host's
+	// (chaosworker -clock-offset), one worker per element (procs unused).
+	offsets      []time.Duration
 	jobs         int
 	procs, slots int
 	jobSleep     time.Duration // longer than the lease: renewals must hold it
@@ -110,8 +113,29 @@ func TestClockSkew_Smoke(t *testing.T) {
 	}
 }
 
+// TestClockSkew_BetweenWorkers is test 21 as the plan has it: the
+// database's clock right, and the workers' hosts 10 minutes ahead of it,
+// 10 minutes behind and right (chaosworker -clock-offset: the engine reads
+// its host's wall clock only through MaintenanceConfig.HostClock; every
+// other reading is a duration). The same checks as TestClockSkew_Smoke,
+// and so, with leadership passing between hosts 10 or 20 minutes apart,
+// every periodic tick created at its tick by the database's clock: a
+// leader ticking by its own clock ran them 10 minutes early, or waited 20
+// minutes for the tick its predecessor stored (TestWorker_PeriodicByStoreClock
+// in queue shows both). A job with a RunAt 2 s ahead is due 2 s later by
+// the database's clock and run.
+func TestClockSkew_BetweenWorkers(t *testing.T) {
+	scheduleLight(t) // schedule_test.go: a cluster of its own; mostly sleeping jobs
+	runSkew(t, skewConfig{offsets: []time.Duration{10 * time.Minute, -10 * time.Minute, 0}, jobs: 36, slots: 4,
+		jobSleep: 3 * time.Second, lease: 2 * time.Second, ttl: time.Second})
+}
+
 func runSkew(t *testing.T, c skewConfig) {
-	cl := startCluster(t, testpg.Options{Env: faketimeEnv(t, c.skew)})
+	var env []string
+	if c.skew != 0 {
+		env = faketimeEnv(t, c.skew)
+	}
+	cl := startCluster(t, testpg.Options{Env: env})
 	e := setupOn(t, cl)
 	ctx := context.Background()
 	measured := time.Until(e.dbNow())
@@ -129,9 +153,19 @@ func runSkew(t *testing.T, c skewConfig) {
 
 	ids := e.mustEnqueue(ledgerJobs(c.jobs, 30, "tenant-", 5, map[string]int{"sleep_ms": int(c.jobSleep / time.Millisecond)}))
 	elect := c.ttl / 3
-	f := startFleet(t, c.procs, false, e.workerArgs("-concurrency", strconv.Itoa(c.slots), "-lease", c.lease.String(),
+	args := e.workerArgs("-concurrency", strconv.Itoa(c.slots), "-lease", c.lease.String(),
 		"-leader-ttl", c.ttl.String(), "-elect", elect.String(), "-rescue", "250ms", "-poll", "200ms",
-		"-periodic", "tick=* * * * * *"))
+		"-periodic", "tick=* * * * * *")
+	var f *fleet
+	if c.offsets == nil {
+		f = startFleet(t, c.procs, false, args)
+	} else {
+		slotArgs := make([][]string, len(c.offsets))
+		for i, off := range c.offsets {
+			slotArgs[i] = []string{"-clock-offset", off.String()}
+		}
+		f = startFleetSlots(t, args, slotArgs)
+	}
 
 	// The leader, running handlers, for three TTLs without a new term.
 	var first, old *leadership
@@ -181,9 +215,9 @@ func runSkew(t *testing.T, c skewConfig) {
 		t.Errorf("new term %d after term %d, want the next", next.term, old.term)
 	}
 
-	e.checkRunAt(t, measured, later.Job.ID, runAt)
-	if c.skew > 0 {
-		ids = append(ids, later.Job.ID) // due at once: the workers run it
+	e.checkRunAt(t, c.skew, later.Job.ID, runAt)
+	if c.skew >= 0 {
+		ids = append(ids, later.Job.ID) // due by the database's clock: the workers run it
 	}
 	e.waitDrained(t, len(ids), 60*time.Second)
 	v := e.checkTotalQueue(ids, f.killedPIDs())
@@ -228,7 +262,7 @@ func (e *env) checkRunAt(t *testing.T, skew time.Duration, id int64, runAt time.
 		t.Errorf("job %d stored run_at %s, want the RunAt given, %s", id, due, runAt)
 	}
 	switch {
-	case skew > 0 && state == string(queue.StateScheduled):
+	case skew >= 0 && state == string(queue.StateScheduled):
 		t.Errorf("job %d scheduled although its RunAt is %s in the database's past", id, -dueIn)
 	case skew < 0 && state != string(queue.StateScheduled):
 		t.Errorf("job %d %s, want it scheduled: its RunAt is in the database's future", id, state)

@@ -108,6 +108,7 @@ type config struct {
 	exitOnStdinEOF bool
 	startGate      bool
 	syncCommit     bool // refuse to start on synchronous_commit = off
+	clockOffset    time.Duration
 	logLevel       string
 	periodic       []queue.PeriodicJob
 	reserved       map[string]int // more queues, each with its own slots
@@ -143,6 +144,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.exitOnStdinEOF, "exit-on-stdin-eof", false, "exit (status 4) when standard input closes")
 	fs.BoolVar(&c.startGate, "start-gate", false, `once connected, print "connected pid=<pid>" and wait for a line on standard input before starting the worker`)
 	fs.BoolVar(&c.syncCommit, "require-sync-commit", false, "refuse to start when the session's synchronous_commit is off, as docket worker does (the test clusters run with it off, for speed)")
+	fs.DurationVar(&c.clockOffset, "clock-offset", 0, "skew the worker's own wall clock (queue.MaintenanceConfig.HostClock) by this much against the host's (reliability test 21)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.Func("periodic", "name=spec: a periodic job enqueueing kind periodic in queue periodic (repeatable)", func(v string) error {
 		name, spec, ok := strings.Cut(v, "=")
@@ -264,6 +266,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			ElectInterval:    c.elect,
 			RescueInterval:   c.rescue,
 			ScheduleInterval: c.schedule,
+			HostClock:        hostClock(c.clockOffset),
 		},
 		Periodic: c.periodic,
 		Hooks:    queue.Hooks{Maintained: h.maintained},
@@ -350,4 +353,13 @@ func periodicJob(name, spec string) queue.PeriodicJob {
 		return &queue.EnqueueParams{Queue: "periodic", Kind: "periodic", TenantID: "periodic",
 			Args: map[string]any{"name": name, "tick": tick}}
 	}}
+}
+
+// hostClock is the worker's wall clock, offset from the host's by off
+// (nil, the engine's default, when off is zero).
+func hostClock(off time.Duration) func() time.Time {
+	if off == 0 {
+		return nil
+	}
+	return func() time.Time { return time.Now().Add(off) }
 }
