@@ -51,7 +51,7 @@ fuzz: ## Every fuzz target (RELIABILITY 36) for FUZZTIME each (default 1m), -par
 	done
 
 .PHONY: chaos-smoke
-chaos-smoke: ## Chaos smoke tier (in make test too): one small variant of every fault, mostly sleeping ones beside the others (~3.5 min on a quiet 2-core box; target 3; docs/reliability.md)
+chaos-smoke: ## Chaos smoke tier (in make test too): one small variant of every fault, mostly sleeping ones beside the others (~2.5 min on a quiet 2-core box; docs/reliability.md)
 	$(GO) test -race -count=1 -timeout 20m ./chaos/...
 
 .PHONY: chaos
