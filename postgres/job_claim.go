@@ -282,7 +282,7 @@ func (e *Executor) JobClaim(ctx context.Context, params *driver.JobClaimParams) 
 	)
 	err := e.retryClaim(ctx, func() error {
 		jobs, more = nil, false
-		return e.db.SendBatch(ctx, e.claimBatch(params, &jobs, &more)).Close()
+		return e.sendClaim(ctx, e.claimBatch(params, &jobs, &more))
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("claim jobs: %w", interpretError(err))

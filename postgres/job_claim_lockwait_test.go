@@ -22,35 +22,45 @@ import (
 // statement needs. Without the bound the test fails: the claim waits on that
 // one lock until the holder lets go.
 //
-// The bound covers the claim's execution only. A connection's first claim
-// prepares the batch's statements in a round trip of its own, before the
-// transaction that sets the limit, and parse analysis takes the tables'
-// relation locks: behind a held ACCESS EXCLUSIVE lock (a non-concurrent DDL
-// statement) that prepare waits without a bound. The tests therefore claim
-// once on a connection of their own before the lock is taken; the waits
-// the bound is for, on rows, come at execution. A batch that fails makes pgx
-// drop its statements from the connection's cache, so the retry prepares
-// them again and waits there, unbounded, for this test's lock (not for a row
-// lock, which parse analysis does not take): the test therefore releases the
-// lock once the retry waits, and does not check that a claim behind a lock
-// held for good gives up after its last retry.
+// The bound covers the prepare too (job_claim_prepare.go): a connection's
+// first claim prepares the batch's statements in a round trip of its own,
+// and parse analysis takes the tables' relation locks, so behind a held
+// ACCESS EXCLUSIVE lock (a non-concurrent DDL statement) that prepare
+// waited without a bound until the claim prepared them itself, under the
+// same lock_timeout; and pgx dropped a failed batch's statements from its
+// cache, so each retry prepared them again, unbounded. The tests in
+// job_claim_prepare_test.go take the lock before a connection's first claim,
+// and hold it past a claim's last retry.
 
 // warmClaimer returns an executor on a pool of one connection whose
-// statement cache holds the claim's statements.
+// claim statements are prepared.
 func (f *fixture) warmClaimer() driver.Executor {
+	f.t.Helper()
+	x := f.coldClaimer(nil)
+	if jobs := f.claim(x, 1); len(jobs) != 0 {
+		f.t.Fatalf("warm-up claim took %d jobs of an empty queue", len(jobs))
+	}
+	return x
+}
+
+// coldClaimer returns an executor on a pool of one open connection that has
+// not claimed yet. tracer, when not nil, traces the connection's statements.
+func (f *fixture) coldClaimer(tracer pgx.QueryTracer) driver.Executor {
 	f.t.Helper()
 	cfg := f.d.Pool().Config()
 	cfg.MaxConns = 1
+	if tracer != nil {
+		cfg.ConnConfig.Tracer = tracer
+	}
 	pool, err := pgxpool.NewWithConfig(f.ctx, cfg)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	f.t.Cleanup(pool.Close)
-	x := postgres.New(pool).Executor()
-	if jobs := f.claim(x, 1); len(jobs) != 0 {
-		f.t.Fatalf("warm-up claim took %d jobs of an empty queue", len(jobs))
+	if err := pool.Ping(f.ctx); err != nil {
+		f.t.Fatal(err)
 	}
-	return x
+	return postgres.New(pool).Executor()
 }
 
 // lockTenantQueues holds docket_tenant_queues in ACCESS EXCLUSIVE mode in a
@@ -107,39 +117,64 @@ func TestJobClaim_LockWaitRetried(t *testing.T) {
 	x := f.warmClaimer()
 	f.enqueue(1, "a")
 	release := f.lockTenantQueues()
-	type result struct {
-		n   int
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		jobs, _, err := x.JobClaim(f.ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
-		done <- result{len(jobs), err}
-	}()
+	done := f.claimAsync(f.ctx, x)
 	// Wait for two waiting transactions, one after the other: the claim's
 	// first attempt and its retry.
-	var seen []claimWaiter
-	deadline := time.Now().Add(20 * time.Second)
-	for len(seen) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting transactions seen in 20 s: %d (%+v), want a claim's attempt and its retry", len(seen), seen)
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("the claim ended while the lock was held: %d jobs, %v", r.n, r.err)
-		default:
-		}
-		for _, w := range f.lockWaiters() {
-			if len(seen) == 0 || !w.XactStart.Equal(seen[len(seen)-1].XactStart) {
-				seen = append(seen, w)
-			}
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	f.waitForWaiters(2, done)
 	release()
 	r := <-done
 	if r.err != nil || r.n != 1 {
 		t.Fatalf("claim after the lock was released: %d jobs, %v; want 1 job", r.n, r.err)
 	}
 	f.checkCounters()
+}
+
+// claimResult is what a claim run by claimAsync returned.
+type claimResult struct {
+	n       int
+	err     error
+	elapsed time.Duration
+}
+
+// claimAsync claims one job of queue q with x on a goroutine of its own and
+// sends the result.
+func (f *fixture) claimAsync(ctx context.Context, x driver.Executor) <-chan claimResult {
+	done := make(chan claimResult, 1)
+	go func() {
+		start := time.Now()
+		jobs, _, err := x.JobClaim(ctx, &driver.JobClaimParams{Queue: "q", WorkerID: "w", Max: 1, LeaseDuration: time.Hour})
+		done <- claimResult{len(jobs), err, time.Since(start)}
+	}()
+	return done
+}
+
+// waitForWaiters waits, 20 s at most, until it has seen n transactions
+// waiting for a lock one after the other (each starting later than the one
+// before) while the claim reporting to done has not ended, and returns when
+// it first saw each.
+func (f *fixture) waitForWaiters(n int, done <-chan claimResult) []time.Time {
+	f.t.Helper()
+	var (
+		seen []claimWaiter
+		at   []time.Time
+	)
+	deadline := time.Now().Add(20 * time.Second)
+	for len(seen) < n {
+		if time.Now().After(deadline) {
+			f.t.Fatalf("waiting transactions seen in 20 s: %d (%+v), want %d one after the other: a claim's attempt and its retries", len(seen), seen, n)
+		}
+		select {
+		case r := <-done:
+			f.t.Fatalf("the claim ended while the lock was held: %d jobs, %v", r.n, r.err)
+		default:
+		}
+		for _, w := range f.lockWaiters() {
+			if len(seen) == 0 || w.XactStart.After(seen[len(seen)-1].XactStart) {
+				seen = append(seen, w)
+				at = append(at, time.Now())
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return at
 }
