@@ -34,9 +34,11 @@ const IdleConnTimeout = time.Minute
 // waits and tries again (see WaitReady) until ctx ends, instead of failing
 // at once and leaving a supervisor to restart the process in a loop.
 // onRetry, when not nil, hears each failure and the wait before the next
-// try. Its pool closes connections idle for IdleConnTimeout.
-func OpenWaiting(ctx context.Context, connString string, onRetry func(err error, wait time.Duration)) (*Driver, error) {
-	cfg, err := waitingPoolConfig(connString)
+// try. Its pool closes connections idle for IdleConnTimeout, and its
+// sessions are named ProcessName(kind, pool) unless connString names them
+// (application_name): kind names the program, such as "worker".
+func OpenWaiting(ctx context.Context, connString, kind string, onRetry func(err error, wait time.Duration)) (*Driver, error) {
+	cfg, err := waitingPoolConfig(connString, kind)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
@@ -54,8 +56,9 @@ func OpenWaiting(ctx context.Context, connString string, onRetry func(err error,
 }
 
 // waitingPoolConfig is OpenWaiting's pool configuration: connString's, with
-// IdleConnTimeout unless it sets pool_max_conn_idle_time.
-func waitingPoolConfig(connString string) (*pgxpool.Config, error) {
+// IdleConnTimeout unless it sets pool_max_conn_idle_time, and the sessions
+// named after the process (NameProcess).
+func waitingPoolConfig(connString, kind string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
 		return nil, err
@@ -63,6 +66,7 @@ func waitingPoolConfig(connString string) (*pgxpool.Config, error) {
 	if !strings.Contains(connString, "pool_max_conn_idle_time") {
 		cfg.MaxConnIdleTime = IdleConnTimeout
 	}
+	NameProcess(cfg, kind)
 	return cfg, nil
 }
 

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -159,7 +160,7 @@ func TestOpenWaiting_IdleConnTimeout(t *testing.T) {
 		{connString, postgres.IdleConnTimeout},
 		{connString + " pool_max_conn_idle_time=5m", 5 * time.Minute},
 	} {
-		d, err := postgres.OpenWaiting(t.Context(), tc.connString, nil)
+		d, err := postgres.OpenWaiting(t.Context(), tc.connString, "test", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,4 +170,129 @@ func TestOpenWaiting_IdleConnTimeout(t *testing.T) {
 			t.Errorf("%q: MaxConnIdleTime %s, MinConns %d; want %s and 0", tc.connString, cfg.MaxConnIdleTime, cfg.MinConns, tc.want)
 		}
 	}
+}
+
+// OpenWaiting names its sessions after the process (ProcessName) unless the
+// connection string names them.
+func TestOpenWaiting_ProcessName(t *testing.T) {
+	t.Parallel()
+	connString := testpg.NewDatabase(t)
+	for _, tc := range []struct {
+		connString string
+		want       string
+	}{
+		{connString + " pool_max_conns=3", postgres.ProcessName("worker", 3)},
+		{connString + " application_name=mine", "mine"},
+	} {
+		d, err := postgres.OpenWaiting(t.Context(), tc.connString, "worker", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = d.Pool().QueryRow(t.Context(), `SELECT current_setting('application_name')`).Scan(&got)
+		_ = d.Close()
+		if err != nil || got != tc.want {
+			t.Errorf("%q: application_name %q, %v; want %q", tc.connString, got, err, tc.want)
+		}
+	}
+}
+
+// A process name fits in the 63 bytes PostgreSQL keeps, cutting the host,
+// and gives its pool back.
+func TestProcessName(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		host string
+		want string
+	}{
+		{"box", "docket worker box:4242 pool=12"},
+		{strings.Repeat("h", 80), "docket worker " + strings.Repeat("h", 63-len("docket worker :4242 pool=12")) + ":4242 pool=12"},
+	} {
+		got := postgres.ProcessNameOf("worker", tc.host, 4242, 12)
+		if got != tc.want || len(got) > 63 {
+			t.Errorf("host %q: %q, want %q", tc.host, got, tc.want)
+		}
+		if pool, ok := postgres.ProcessPool(got); !ok || pool != 12 {
+			t.Errorf("pool of %q: %d, %v; want 12", got, pool, ok)
+		}
+	}
+	for _, name := range []string{"psql", "docket worker box:1", "docket worker box:1 pool=x", "chaos-12 pool=3"} {
+		if pool, ok := postgres.ProcessPool(name); ok {
+			t.Errorf("pool of %q: %d, want none", name, pool)
+		}
+	}
+}
+
+// ReadConnBudget counts the other live Docket processes by their sessions'
+// names, with their pools, and warns when processes × (pool + 1) exceed
+// the slots left for them all, though this process alone fits: on the
+// role's side (CONNECTION LIMIT), counting the role's processes only, and
+// on the server's. Not parallel: the server's side counts every Docket
+// session on the server, and a parallel test's OpenWaiting opens some.
+func TestReadConnBudget_Processes(t *testing.T) {
+	db := newStartupDB(t, "CONNECTION LIMIT 10")
+	// Another process of the role, pool 3, holding 2 sessions; one of
+	// another role (the superuser) whose name does not say its pool,
+	// holding 1; a session of the role that is no Docket process's.
+	hold(t, db.connString, "docket worker hosta:1 pool=3", 2, db.role)
+	hold(t, db.connString, "docket serve hostb:2", 1)
+	hold(t, db.connString, "psql", 1, db.role)
+
+	// The role's side: 10 - 3 open + 2 held by the other process = 9 slots
+	// for two processes of the role.
+	b, err := readNamedBudget(t, db.connString, "docket worker hostc:3 pool=2", 2, db.role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.RoleOpen != 3 || !b.Fits() || !b.FleetFits() || b.Warning() != "" {
+		t.Errorf("pool 2 beside pool 3 in a role limit of 10: %+v; want RoleOpen 3, fits, no warning", b)
+	}
+	b, err = readNamedBudget(t, db.connString, "docket worker hostc:3 pool=5", 5, db.role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "2 processes' pools + 1 each = 10 connections > 9 slots"; !b.Fits() || b.FleetFits() || b.Warning() != want ||
+		b.Processes != 2 || b.OtherSessions != 2 {
+		t.Errorf("pool 5 beside pool 3 in a role limit of 10: %+v, %q; want it to fit alone, and %q", b, b.Warning(), want)
+	}
+	b, err = readNamedBudget(t, db.connString, "docket worker hostc:3 pool=3", 3, db.role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "2 processes × (pool 3 + 1) = 8 connections > 9 slots"; b.Warning() != "" || b.ProcessWant != 8 {
+		t.Errorf("pool 3 beside pool 3 in a role limit of 10: %+v, %q; want 8 of 9, no warning (else %q)", b, b.Warning(), want)
+	}
+
+	// The server's side: a superuser (no reserved slots, no role limit)
+	// with a pool of 100 beside the two processes, the second of which is
+	// taken to want this pool too: 101 + 4 + 101.
+	b, err = readNamedBudget(t, db.connString, "docket worker hostc:3 pool=100", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := b.MaxConnections - b.Open + 3
+	if want := fmt.Sprintf("3 processes' pools + 1 each = 206 connections > %d slots", slots); !b.Fits() || b.Warning() != want {
+		t.Errorf("superuser pool 100 beside two processes: %+v, %q; want it to fit alone, and %q", b, b.Warning(), want)
+	}
+}
+
+// hold opens n sessions named name (as role, when given) until the test
+// ends.
+func hold(t *testing.T, connString, name string, n int32, role ...string) {
+	t.Helper()
+	pool := openPool(t, connString+" application_name='"+name+"'", n, role...)
+	for range n {
+		c, err := pool.Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Release)
+	}
+}
+
+// readNamedBudget reads the budget of a fresh pool of maxConns named name,
+// which it closes.
+func readNamedBudget(t *testing.T, connString, name string, maxConns int32, role ...string) (postgres.ConnBudget, error) {
+	t.Helper()
+	return readBudget(t, connString+" application_name='"+name+"'", maxConns, role...)
 }

@@ -36,6 +36,10 @@ type storeFlags struct {
 	// checkPG, set by serve and worker too, checks a PostgreSQL database
 	// before open migrates it (checkPostgres); an error ends the open.
 	checkPG func(ctx context.Context, d *postgres.Driver) error
+	// process, set by serve and worker, names the process's PostgreSQL
+	// sessions (postgres.ProcessName), so that each can count the others
+	// sharing a connection budget (checkPostgres).
+	process string
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -88,7 +92,7 @@ func (f *storeFlags) open(ctx context.Context) (driver.Driver, error) {
 		}
 		d, err = sqlite.Open(ctx, path)
 	case isPostgres(u) && f.waitReady != nil:
-		d, err = postgres.OpenWaiting(ctx, u, f.waitReady)
+		d, err = postgres.OpenWaiting(ctx, u, f.process, f.waitReady)
 	case isPostgres(u):
 		d, err = postgres.Open(ctx, u)
 	case strings.HasPrefix(u, "sqlite://"):

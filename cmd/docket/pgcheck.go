@@ -17,8 +17,11 @@ import (
 //     allowAsync (--allow-async-commit), with which they log an error and
 //     start.
 //   - the pool (and its LISTEN connection) should fit in the connection
-//     slots left for the role: a warning with the numbers when it does not.
-//     Other processes' pools may grow later, so fitting now is no promise.
+//     slots left for the role, and so should every Docket process the
+//     server's sessions show (postgres.ProcessName) with its pool: processes
+//     × (pool + 1) against the slots left plus those the others hold. A
+//     warning with the numbers when they do not. Processes not started yet
+//     are not seen, and pools may grow later, so fitting now is no promise.
 func checkPostgres(ctx context.Context, d *postgres.Driver, allowAsync bool, logger *slog.Logger) error {
 	if err := postgres.CheckSyncCommit(ctx, d.Pool()); err != nil {
 		if !errors.Is(err, postgres.ErrAsyncCommit) {
@@ -33,10 +36,12 @@ func checkPostgres(ctx context.Context, d *postgres.Driver, allowAsync bool, log
 	if err != nil {
 		return err
 	}
-	if !b.Fits() {
-		logger.Warn("connection budget: this process may want more connections than its role has left; "+
-			"lower pool_max_conns in the URL, or raise max_connections or the role's CONNECTION LIMIT",
-			"want", b.Want, "free", b.Free, "max_connections", b.MaxConnections, "reserved", b.Reserved,
+	if !b.FleetFits() {
+		logger.Warn("connection budget: "+b.Warning()+"; lower pool_max_conns in the URL, "+
+			"or raise max_connections or the role's CONNECTION LIMIT",
+			"processes", b.Processes, "want", b.ProcessWant, "slots", b.ProcessFree,
+			"this_process_want", b.Want, "free", b.Free, "others_open", b.OtherSessions,
+			"max_connections", b.MaxConnections, "reserved", b.Reserved,
 			"open", b.Open, "role_limit", b.RoleLimit, "role_open", b.RoleOpen)
 	}
 	return nil

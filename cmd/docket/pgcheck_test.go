@@ -86,10 +86,12 @@ func TestWorker_RefusesAsyncCommit(t *testing.T) {
 
 // Test 19's start-up validation: a worker whose pool and LISTEN connection
 // do not fit in the slots left for its role (here a pool of 250 on a
-// server of 200 connections) says so, with the numbers, and starts.
+// server of 200 connections) says so, with the numbers, and starts. Not
+// parallel: the check counts every Docket process's sessions on the
+// server, and another test's worker in this test process would be one.
 func TestWorker_WarnsConnectionBudget(t *testing.T) {
-	t.Parallel()
 	db := newPGDatabase(t)
+	waitNoDocketSessions(t, db.conn)
 	sep := "?"
 	if strings.Contains(db.url, "?") {
 		sep = "&"
@@ -100,8 +102,8 @@ func TestWorker_WarnsConnectionBudget(t *testing.T) {
 		t.Fatalf("worker: %v\n%s", err, log.String())
 	}
 	stop()
-	if !strings.Contains(log.String(), `level=WARN msg="connection budget: this process may want more connections than its role has left`) ||
-		!strings.Contains(log.String(), "want=251 free=") || !strings.Contains(log.String(), "max_connections=200") {
+	if !strings.Contains(log.String(), `level=WARN msg="connection budget: 1 process × (pool 250 + 1) = 251 connections > `) ||
+		!strings.Contains(log.String(), "processes=1 want=251 slots=") || !strings.Contains(log.String(), "max_connections=200") {
 		t.Errorf("no connection-budget warning:\n%s", log.String())
 	}
 
@@ -113,5 +115,62 @@ func TestWorker_WarnsConnectionBudget(t *testing.T) {
 	stop()
 	if strings.Contains(log.String(), "connection budget") {
 		t.Errorf("a warning for the default pool on 200 connections:\n%s", log.String())
+	}
+}
+
+// Test 19's start-up validation across processes: a worker whose pool fits
+// alone, beside two other Docket processes (sessions named as ProcessName
+// names them) with pools as large, warns that the three do not fit:
+// processes × (pool + 1) against the slots left plus those the others hold.
+// Not parallel, as TestWorker_WarnsConnectionBudget.
+func TestWorker_WarnsFleetConnectionBudget(t *testing.T) {
+	db := newPGDatabase(t)
+	waitNoDocketSessions(t, db.conn)
+	connString := db.conn.Config().ConnString()
+	for _, name := range []string{"docket worker otherhost:101 pool=80", "docket serve otherhost:102 pool=80"} {
+		cfg, err := pgx.ParseConfig(connString)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.RuntimeParams["application_name"] = name
+		conn, err := pgx.ConnectConfig(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	}
+	sep := "?"
+	if strings.Contains(db.url, "?") {
+		sep = "&"
+	}
+	vars := map[string]string{"DATABASE_URL": db.url + sep + "pool_max_conns=80", "DOCKET_DATA_DIR": t.TempDir()}
+	log, stop, err := startWorker(t, vars)
+	if err != nil {
+		t.Fatalf("worker: %v\n%s", err, log.String())
+	}
+	stop()
+	if !strings.Contains(log.String(), `level=WARN msg="connection budget: 3 processes × (pool 80 + 1) = 243 connections > `) ||
+		!strings.Contains(log.String(), "processes=3 want=243 slots=") || !strings.Contains(log.String(), "this_process_want=81 free=") {
+		t.Errorf("no connection-budget warning for three processes:\n%s", log.String())
+	}
+}
+
+// waitNoDocketSessions waits until the server shows no session of a Docket
+// process (an earlier test's, ending).
+func waitNoDocketSessions(t *testing.T, conn *pgx.Conn) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'docket %'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions of Docket processes still open after 10 s", n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -139,6 +139,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if hf.adminKey, err = hf.resolveAdminKey(sf.dataDir, stdout); err != nil {
 		return err
 	}
+	sf.process = "serve"
 	svc, err := openService(ctx, &sf, &vf, logger)
 	if err != nil {
 		return err
@@ -306,6 +307,7 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return err
 	}
+	sf.process = "worker"
 	svc, err := openService(ctx, &sf, &vf, logger)
 	if err != nil {
 		return err
