@@ -48,7 +48,9 @@ const budgetRefused = "SQLSTATE 53300"
 // (at most 25 logged refusals per worker-second), never exit on their own,
 // and make progress in both phases; the total-queue check must pass, each
 // duplicate explained by an attempt that failed on a refused connection or
-// was rescued (its lease ran out) on a worker that logged refusals.
+// was rescued (its lease ran out) on a worker that logged refusals. Each
+// worker's start-up check (-check-budget, as docket worker's) must warn
+// that 6 processes × (pool 5 + 1) = 36 connections exceed the slots.
 func TestConnectionBudget_Smoke(t *testing.T) {
 	scheduleHeavy(t) // schedule_test.go
 	runBudget(t, budgetConfig{maxConns: 20, jobs: 2000, procs: 6, slots: 8, pool: 5, stopped: 2,
@@ -74,7 +76,7 @@ func runBudget(t *testing.T, c budgetConfig) {
 		"-concurrency", strconv.Itoa(c.slots), "-pool", strconv.Itoa(c.pool),
 		"-lease", "2s", "-rescue", "250ms", "-poll", "200ms", "-grace", "3s",
 		"-backoff-min", "50ms", "-backoff-max", "500ms",
-		"-ledger-min", "1ms", "-ledger-max", "20ms"}, func(f *fleet) { e.checkOneSessionEach(f) })
+		"-ledger-min", "1ms", "-ledger-max", "20ms", "-check-budget"}, func(f *fleet) { e.checkOneSessionEach(f) })
 	start := time.Now()
 
 	// The workers' sessions, sampled (by a superuser connection).
@@ -190,6 +192,19 @@ func runBudget(t *testing.T, c budgetConfig) {
 			t.Errorf("worker pid %d completed no job: it made no progress under the budget", p.pid)
 		}
 	}
+	// Start-up validation: each worker checks after its gate opens, when
+	// every worker holds a session, so each counts all of them.
+	budgetWarning := fmt.Sprintf("connection budget: %d processes × (pool %d + 1) = %d connections > ",
+		c.procs, c.pool, c.procs*(c.pool+1))
+	var warned string
+	for _, p := range f.history() {
+		if n, line := countLines(t, p.logPath, budgetWarning); n != 1 {
+			t.Errorf("worker pid %d logged %d start-up warnings %q, want 1", p.pid, n, budgetWarning)
+		} else if warned == "" {
+			warned = line
+		}
+	}
+	t.Logf("start-up warning, e.g. %q", warned)
 	if refusals == 0 {
 		t.Errorf("no worker logged a refused connection (%q): the budget was never exceeded (peak %d sessions)", budgetRefused, peak)
 	}
@@ -232,8 +247,8 @@ func runBudget(t *testing.T, c budgetConfig) {
 func (e *env) checkOneSessionEach(f *fleet) {
 	e.t.Helper()
 	for _, p := range f.procs() {
-		n := e.count(`SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND application_name = $2`,
-			budgetRole, fmt.Sprintf("chaos-%d", p.pid))
+		n := e.count(`SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND application_name LIKE $2`,
+			budgetRole, p.appLike())
 		if n != 1 {
 			e.t.Fatalf("worker pid %d holds %d sessions at its start gate, want 1", p.pid, n)
 		}

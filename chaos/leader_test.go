@@ -182,7 +182,7 @@ func (f *fleet) kill(p *proc) {
 }
 
 // sessionsGone waits until p is reaped and the server has ended every
-// session p opened (chaosworker names them chaos-<pid>), and returns the
+// session p opened (named after it: proc.appLike), and returns the
 // database's clock then: nothing p sent can run after it.
 func (e *env) sessionsGone(t *testing.T, p *proc) time.Time {
 	t.Helper()
@@ -191,9 +191,9 @@ func (e *env) sessionsGone(t *testing.T, p *proc) time.Time {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("worker pid %d not reaped 10 s after SIGKILL", p.pid)
 	}
-	app := fmt.Sprintf("chaos-%d", p.pid)
+	app := p.appLike()
 	waitFor(t, 10*time.Second, "the killed worker's sessions to end", func() (bool, string) {
-		n := e.count(`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app)
+		n := e.count(`SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE $1`, app)
 		return n == 0, fmt.Sprintf("%d sessions of %s", n, app)
 	})
 	return e.dbNow()

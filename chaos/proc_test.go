@@ -33,6 +33,13 @@ type proc struct {
 	state     *os.ProcessState
 }
 
+// appLike is a LIKE pattern of the application_name of p's sessions:
+// chaosworker names them as docket worker does (postgres.ProcessName,
+// "docket chaosworker <host>:<pid> pool=<n>").
+func (p *proc) appLike() string {
+	return fmt.Sprintf("docket chaosworker %%:%d pool=%%", p.pid)
+}
+
 // readyWatch is the child's stdout: it closes connected at the line a
 // worker started with -start-gate prints once connected, and ready at the
 // ready line.

@@ -108,6 +108,7 @@ type config struct {
 	exitOnStdinEOF bool
 	startGate      bool
 	syncCommit     bool // refuse to start on synchronous_commit = off
+	checkBudget    bool // warn when the Docket processes' pools exceed the connection budget
 	clockOffset    time.Duration
 	logLevel       string
 	periodic       []queue.PeriodicJob
@@ -144,6 +145,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.exitOnStdinEOF, "exit-on-stdin-eof", false, "exit (status 4) when standard input closes")
 	fs.BoolVar(&c.startGate, "start-gate", false, `once connected, print "connected pid=<pid>" and wait for a line on standard input before starting the worker`)
 	fs.BoolVar(&c.syncCommit, "require-sync-commit", false, "refuse to start when the session's synchronous_commit is off, as docket worker does (the test clusters run with it off, for speed)")
+	fs.BoolVar(&c.checkBudget, "check-budget", false, "before starting the worker (after the start gate), warn when the Docket processes' pools and LISTEN connections exceed the connection slots, as docket worker does")
 	fs.DurationVar(&c.clockOffset, "clock-offset", 0, "skew the worker's own wall clock (queue.MaintenanceConfig.HostClock) by this much against the host's (reliability test 21)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.Func("periodic", "name=spec: a periodic job enqueueing kind periodic in queue periodic (repeatable)", func(v string) error {
@@ -207,11 +209,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fmt.Errorf("database url: %w", err)
 	}
 	pcfg.MaxConns = int32(c.pool) //nolint:gosec // bounded by the flag's use
-	if pcfg.ConnConfig.RuntimeParams["application_name"] == "" {
-		// Named by PID so a test can see when the server has ended every
-		// session of a killed worker (its last statements included).
-		pcfg.ConnConfig.RuntimeParams["application_name"] = fmt.Sprintf("chaos-%d", os.Getpid())
-	}
+	// Named as docket worker names its sessions (postgres.ProcessName:
+	// "docket chaosworker <host>:<pid> pool=<n>"), so a test can see when
+	// the server has ended every session of a killed worker (its last
+	// statements included), and -check-budget counts the others.
+	postgres.NameProcess(pcfg, "chaosworker")
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
@@ -235,6 +237,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case <-gate:
 		case <-ctx.Done():
 			return nil
+		}
+	}
+	if c.checkBudget {
+		b, err := postgres.ReadConnBudget(ctx, pool)
+		if err != nil {
+			return err
+		}
+		if !b.FleetFits() {
+			logger.Warn("connection budget: "+b.Warning(), "processes", b.Processes, "want", b.ProcessWant,
+				"slots", b.ProcessFree, "this_process_want", b.Want, "free", b.Free, "others_open", b.OtherSessions)
 		}
 	}
 	if !c.startGate {
