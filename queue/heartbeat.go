@@ -16,16 +16,25 @@ var errHeartbeatDeadline = errors.New("lease lost: heartbeats failed until the l
 // heartbeat renews the leases of every job this worker holds and cancels
 // the handlers whose lease is lost: those the store no longer holds, and,
 // when renewals keep failing, each once its lease as last claimed or
-// renewed has run out (see leaseRunOut).
+// renewed has run out (see leaseRunOut). After a failed renewal it tries
+// again when the next lease runs out, if that comes before the next tick,
+// so that a handler is cancelled at its lease's end, not up to an interval
+// after it, when the store may already have handed the job to another
+// worker (TestWorker_HeartbeatHostClockJumps).
 func (w *Worker) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(w.cfg.HeartbeatInterval)
 	defer tick.Stop()
+	runOut := time.NewTimer(w.cfg.HeartbeatInterval) // armed after a failed renewal
+	runOut.Stop()
+	defer runOut.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-runOut.C:
 		}
+		runOut.Stop()
 		leases := w.active.leases()
 		sent := time.Now()
 		if len(leases) == 0 {
@@ -40,8 +49,12 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		cancel()
 		if err != nil {
 			w.logger.Warn("heartbeat failed", "jobs", len(leases), "error", err, "leases_run_out_in", time.Until(expiry).Round(time.Millisecond))
-			for _, l := range w.leaseRunOut(leases) {
+			out := w.leaseRunOut(leases)
+			for _, l := range out {
 				w.loseLease(l, errHeartbeatDeadline, false)
+			}
+			if next := w.nextRunOut(leases, out); !next.IsZero() && time.Until(next) < w.cfg.HeartbeatInterval {
+				runOut.Reset(time.Until(next))
 			}
 			continue
 		}
@@ -71,6 +84,26 @@ func (w *Worker) leaseRunOut(leases []Lease) []Lease {
 		return nil
 	}
 	return w.active.runOut(leases, time.Now(), w.cfg.LeaseDuration)
+}
+
+// nextRunOut is when the first of leases, out excepted (those run out
+// already), runs out as last claimed or renewed; the zero time when none
+// does (or none ever runs out: see leaseRunOut).
+func (w *Worker) nextRunOut(leases, out []Lease) time.Time {
+	if !w.client.driver.Capabilities().MultiProcess {
+		return time.Time{}
+	}
+	gone := make(map[Lease]bool, len(out))
+	for _, l := range out {
+		gone[l] = true
+	}
+	left := make([]Lease, 0, len(leases))
+	for _, l := range leases {
+		if !gone[l] {
+			left = append(left, l)
+		}
+	}
+	return w.active.expiry(left, w.cfg.LeaseDuration)
 }
 
 // dropLost cancels the jobs whose lease was not renewed.
