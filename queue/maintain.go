@@ -36,10 +36,11 @@ type MaintenanceConfig struct {
 	CancelledRetention time.Duration
 	// HostClock is this host's wall clock; nil: time.Now. Leases,
 	// scheduled jobs and periodic ticks all follow the store's clock: the
-	// leader reads it (Executor.Now) every minute and keeps its offset from
-	// this one, which only paces the waits in between. Tests set it to
-	// skew one worker's clock against the others' (reliability test 21);
-	// applications leave it nil.
+	// leader reads it (Executor.Now) every minute and counts the time in
+	// between on the monotonic clock, so this one is read only until the
+	// store's first answers (a step of it changes nothing after). Tests set
+	// it to skew one worker's clock against the others', or jump it
+	// (reliability test 21); applications leave it nil.
 	HostClock func() time.Time
 }
 
