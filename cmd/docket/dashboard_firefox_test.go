@@ -11,6 +11,13 @@ import (
 	"github.com/docketq/docket/web/webtest/firefox"
 )
 
+// pipelineWait bounds the wait for the uploaded PDF to be processed. The
+// first parse compiles the PDF engine's WebAssembly module: under -race on a
+// loaded 2-core box (CI beside other test packages) that alone took over a
+// minute once, the card at "parsing 5 %" when a one-minute wait ran out.
+// A poll with a deadline: a run that passes does not wait it out.
+const pipelineWait = 3 * time.Minute
+
 // The dashboard in a real headless Firefox (Debian's firefox-esr, over
 // WebDriver BiDi) against `docket serve` with no configuration, as
 // TestDashboard_Browser does in Chromium: the tenant view loads without a
@@ -56,7 +63,7 @@ func TestDashboard_Firefox(t *testing.T) {
 
 	c.WaitFor("the completed job in the console, live", `window.notReloaded && document.querySelector("#conn").dataset.state === "live" &&
 		[...document.querySelectorAll("#states tr")].some((tr) => tr.cells[1].textContent === "completed" && tr.cells[2].textContent === "1") &&
-		document.querySelector("#throughput rect.ok")`, time.Minute)
+		document.querySelector("#throughput rect.ok")`, pipelineWait)
 
 	// A reload keeps the key (sessionStorage) and shows the document again.
 	p.Reload()
@@ -137,7 +144,7 @@ func firefoxUpload(t *testing.T, p *firefox.Page, pdf string) {
 	// The card learns of the job's progress from the event stream only
 	// (the status says "live" while it is open).
 	p.WaitFor("the document to complete at 100 %", surveyCard+`?.dataset.status === "completed" && `+
-		surveyCard+`.querySelector(".pct").textContent === "100 %" && document.querySelector("#conn").textContent === "live"`, time.Minute)
+		surveyCard+`.querySelector(".pct").textContent === "100 %" && document.querySelector("#conn").textContent === "live"`, pipelineWait)
 	var seen []string
 	p.Eval(`window.seen`, &seen)
 	t.Logf("card states: %q", seen)
