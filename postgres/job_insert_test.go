@@ -117,3 +117,53 @@ func TestDocketEnqueue(t *testing.T) {
 		t.Error("insert into an invalid queue: no error")
 	}
 }
+
+// TestJobInsertMany_KnownTenantsKeepTheirRow: a batch for tenants whose
+// claim row exists neither looks up their limit nor tries to insert the row
+// again (the BEFORE INSERT trigger of docket_tenant_queues fires for every
+// row an INSERT ... ON CONFLICT tries): only a new tenant's row is created.
+// Before migration 015 every batch did both for each of its tenants.
+func TestJobInsertMany_KnownTenantsKeepTheirRow(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	known := tenantNames("known", 10)
+	f.enqueue(1, known...)
+
+	tx, err := f.d.Pool().Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(f.ctx) //nolint:errcheck // read-only use; rolled back
+	if _, err := tx.Exec(f.ctx, `SET LOCAL track_functions = 'all'`); err != nil {
+		t.Fatal(err)
+	}
+	tenants := append(known, "newcomer")
+	for range 3 {
+		var n int
+		err := tx.QueryRow(f.ctx, `SELECT count(*) FROM docket_insert_jobs(
+    array_fill('q'::text, ARRAY[cardinality($1::text[])]), array_fill('k'::text, ARRAY[cardinality($1::text[])]), $1::text[],
+    array_fill('{}'::jsonb, ARRAY[cardinality($1::text[])]), NULL, NULL, NULL, NULL, NULL, NULL, NULL, false)`, tenants).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != len(tenants) {
+			t.Fatalf("inserted %d jobs, want %d", n, len(tenants))
+		}
+	}
+	for _, fn := range []string{"docket_tenant_limit", "docket_tenant_queues_paused"} {
+		var calls int64
+		if err := tx.QueryRow(f.ctx, `SELECT coalesce(pg_stat_get_xact_function_calls($1::regproc::oid), 0)`, fn).Scan(&calls); err != nil {
+			t.Fatal(err)
+		}
+		if calls != 1 {
+			t.Errorf("%s called %d times for 3 batches of %d known tenants and a new one, want 1 (the new tenant's row)", fn, calls, len(known))
+		}
+	}
+	var rows int64
+	if err := tx.QueryRow(f.ctx, `SELECT count(*) FROM docket_tenant_queues WHERE tenant_id = 'newcomer'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 1 {
+		t.Errorf("%d claim rows for the new tenant, want 1", rows)
+	}
+}
