@@ -20,7 +20,11 @@ var errHeartbeatDeadline = errors.New("lease lost: heartbeats failed until the l
 // again when the next lease runs out, if that comes before the next tick,
 // so that a handler is cancelled at its lease's end, not up to an interval
 // after it, when the store may already have handed the job to another
-// worker (TestWorker_HeartbeatHostClockJumps).
+// worker (TestWorker_HeartbeatHostClockJumps). While a renewal is in
+// flight, watchRunOut cancels each lease that runs out meanwhile, so one
+// that hangs until its timeout (at least an interval) does not keep a
+// handler running past its lease either
+// (TestWorker_HeartbeatHangCancelsAtRunOut).
 func (w *Worker) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(w.cfg.HeartbeatInterval)
 	defer tick.Stop()
@@ -45,7 +49,9 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		// bounds this renewal.
 		expiry := w.active.expiry(leases, w.cfg.LeaseDuration)
 		hctx, cancel := context.WithTimeout(ctx, min(w.cfg.LeaseDuration/2, max(time.Until(expiry), w.cfg.HeartbeatInterval)))
+		stop := w.watchRunOut(leases)
 		held, err := w.exec.JobHeartbeat(hctx, &driver.JobHeartbeatParams{Leases: leases, LeaseDuration: w.cfg.LeaseDuration})
+		stop()
 		cancel()
 		if err != nil {
 			w.logger.Warn("heartbeat failed", "jobs", len(leases), "error", err, "leases_run_out_in", time.Until(expiry).Round(time.Millisecond))
@@ -104,6 +110,50 @@ func (w *Worker) nextRunOut(leases, out []Lease) time.Time {
 		}
 	}
 	return w.active.expiry(left, w.cfg.LeaseDuration)
+}
+
+// watchRunOut cancels, while a renewal of leases is in flight, each of
+// them that runs out as last claimed or renewed (see leaseRunOut), when it
+// does, and returns the function that stops the watch and waits for it:
+// called when the renewal returns, before its result is handled. A lease
+// it cancels stays among those renewed, as after a failed renewal, and its
+// loss is reported once (activeSet.lose), whatever the renewal returns.
+// The run-out is measured from when the claim or renewal was sent, before
+// the store set its expiry to its own time plus LeaseDuration, so the
+// handler is cancelled no later than the store's expiry, however long the
+// renewal hangs, even past its own timeout (a driver slow to honour its
+// context).
+func (w *Worker) watchRunOut(leases []Lease) (stop func()) {
+	next := w.nextRunOut(leases, nil)
+	if next.IsZero() {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTimer(time.Until(next))
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			out := w.leaseRunOut(leases)
+			for _, l := range out {
+				w.loseLease(l, errHeartbeatDeadline, false)
+			}
+			next := w.nextRunOut(leases, out)
+			if next.IsZero() {
+				return
+			}
+			t.Reset(time.Until(next))
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }
 
 // dropLost cancels the jobs whose lease was not renewed.
