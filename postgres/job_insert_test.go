@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -137,7 +138,7 @@ func TestJobInsertMany_KnownTenantsKeepTheirRow(t *testing.T) {
 	if _, err := tx.Exec(f.ctx, `SET LOCAL track_functions = 'all'`); err != nil {
 		t.Fatal(err)
 	}
-	tenants := append(known, "newcomer")
+	tenants := slices.Concat(known, []string{"newcomer"})
 	for range 3 {
 		var n int
 		err := tx.QueryRow(f.ctx, `SELECT count(*) FROM docket_insert_jobs(
