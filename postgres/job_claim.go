@@ -49,8 +49,11 @@ import (
 //     to 100 tenants; at random beyond, so that each gets its turn): an
 //     advisory lock takes a slot of the server's shared lock table
 //     (max_locks_per_transaction x max_connections), which a few claims of
-//     1,000 tenants each could fill. The rows are found by primary key (= ANY of
-//     the locked tenants), never by a scan of the table.
+//     1,000 tenants each could fill. The rows are joined to quiet by key:
+//     with many tenant rows PostgreSQL looks each up by index, with few it
+//     may read them all and hash quiet (TestJobClaim_PlanLinear). They were
+//     restricted to = ANY (the locked tenants) as well, and then planned as
+//     a nested loop over that index scan that read quiet once per tenant.
 //
 // It does not notify: JobClaim does, after the commit (notify_post.go).
 var claimSQL = `
@@ -115,7 +118,7 @@ WITH tenants AS (
         cleared_at = CASE WHEN f.short AND f.quiet THEN clock_timestamp() ELSE t.cleared_at END,
         cleared_by = CASE WHEN f.short AND f.quiet THEN txid_current() ELSE t.cleared_by END
     FROM quiet f
-    WHERE t.queue = $1 AND t.tenant_id = ANY (ARRAY(SELECT tenant_id FROM tenants)) AND t.tenant_id = f.tenant_id
+    WHERE t.queue = $1 AND t.tenant_id = f.tenant_id
 ), floors AS (
     SELECT set_config('docket.claim_floor', coalesce(json_agg(json_build_object(
         'tenant_id', f.tenant_id, 'priority', f.first_priority, 'id', f.first_id))::text, '[]'), true) AS floors
