@@ -56,29 +56,3 @@ func TestChunkPlans(t *testing.T) {
 		}
 	}
 }
-
-// fillChunks gives tenant "t" docs documents "d0".."d<docs-1>" of perDoc
-// chunks each.
-func fillChunks(t *testing.T, d *Store, docs, perDoc int) {
-	t.Helper()
-	ctx := context.Background()
-	for _, q := range []string{
-		`INSERT INTO docket_tenants (id, name, plan, created_at, updated_at) VALUES ('t', 't', 'free', 0, 0)`,
-		`WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n + 1 < ?)
-INSERT INTO docket_documents (id, tenant_id, filename, content_type, size, sha256, blob_key, created_at, updated_at)
-SELECT 'd' || n, 't', 'f' || n || '.txt', 'text/plain', 0, '', '', n, n FROM g`,
-		`WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n + 1 < ? * ?)
-INSERT INTO docket_chunks (document_id, idx, tenant_id, text, model, dimensions)
-SELECT 'd' || (n / ?2), n % ?2, 't', 'chunk ' || n || ' word' || (n % 1000), 'm', 0 FROM g`,
-	} {
-		args := []any{docs, perDoc}
-		if strings.HasPrefix(q, "INSERT INTO docket_tenants") {
-			args = nil
-		} else if strings.Contains(q, "docket_documents (id") {
-			args = []any{docs}
-		}
-		if _, err := d.writer.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("fill: %v", err)
-		}
-	}
-}
