@@ -37,6 +37,7 @@ type Bus struct {
 	mu      sync.RWMutex
 	subs    map[*subscription]struct{}
 	dropped atomic.Int64
+	n       atomic.Int32 // len(subs), read without the lock by Listening
 }
 
 type subscription struct {
@@ -56,12 +57,14 @@ func (b *Bus) Subscribe(size int, filter func(Event) bool) (<-chan Event, func()
 	s := &subscription{ch: make(chan Event, size), filter: filter}
 	b.mu.Lock()
 	b.subs[s] = struct{}{}
+	b.n.Store(int32(len(b.subs)))
 	b.mu.Unlock()
 	var once sync.Once
 	return s.ch, func() {
 		once.Do(func() {
 			b.mu.Lock()
 			delete(b.subs, s)
+			b.n.Store(int32(len(b.subs)))
 			b.mu.Unlock()
 			close(s.ch)
 		})
@@ -83,6 +86,10 @@ func (b *Bus) Publish(e Event) {
 		}
 	}
 }
+
+// Listening reports whether anyone is subscribed: a publisher may skip
+// building an event nobody would receive (a worker's per-job snapshots).
+func (b *Bus) Listening() bool { return b.n.Load() > 0 }
 
 // Dropped returns how many events subscribers have missed.
 func (b *Bus) Dropped() int64 { return b.dropped.Load() }

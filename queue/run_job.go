@@ -17,7 +17,9 @@ func (w *Worker) start(job *Job, claimed time.Time) {
 	t := &Task{Job: job, w: w, lease: job.Lease(), partial: job.PartialResult}
 	ctx, cancel := context.WithCancelCause(w.workCtx)
 	w.active.add(t, cancel, claimed)
-	w.publish(EventStarted, t.snapshot())
+	if w.client.bus.Listening() {
+		w.publish(EventStarted, t.snapshot())
+	}
 	runCtx, stopTimeout := ctx, context.CancelFunc(func() {})
 	if h, ok := w.cfg.Handlers[job.Kind]; ok && h.Timeout > 0 {
 		runCtx, stopTimeout = context.WithTimeoutCause(ctx, h.Timeout, ErrJobTimeout)

@@ -154,7 +154,9 @@ func (t *Task) writeProgressSeq(ctx context.Context, p *driver.JobProgressParams
 	}
 	switch {
 	case err == nil:
-		t.w.publish(EventProgress, t.snapshot())
+		if t.w.client.bus.Listening() {
+			t.w.publish(EventProgress, t.snapshot())
+		}
 		return nil
 	case isLeaseLost(err):
 		t.markLost()

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -324,4 +326,25 @@ func (f *fixture) schedule(limit int) int {
 		f.t.Fatalf("JobSchedule: %v", err)
 	}
 	return n
+}
+
+// jobDiff names the fields in which two jobs differ ("" for none), times
+// compared as instants.
+func jobDiff(a, b *queue.Job) string {
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	var diffs []string
+	for i := range va.NumField() {
+		fa, fb := va.Field(i).Interface(), vb.Field(i).Interface()
+		same := reflect.DeepEqual(fa, fb)
+		if ta, ok := fa.(time.Time); ok {
+			same = ta.Equal(fb.(time.Time))
+		}
+		if !same {
+			if ra, ok := fa.(json.RawMessage); ok {
+				fa, fb = string(ra), string(fb.(json.RawMessage))
+			}
+			diffs = append(diffs, fmt.Sprintf("%s %v vs %v", va.Type().Field(i).Name, fa, fb))
+		}
+	}
+	return strings.Join(diffs, "; ")
 }

@@ -121,6 +121,54 @@ func (s *suite) testJobInsertMany(t *testing.T) {
 			t.Fatalf("empty insert returned %d results", len(got))
 		}
 	})
+	t.Run("ResultIsStoredJob", func(t *testing.T) {
+		// Every field of a result is what JobGet reads back: a driver may
+		// build results from the params rather than read the rows (the
+		// PostgreSQL driver does), and must then fill in what the store
+		// decides (id, state, times, args in the store's normal form) and
+		// its defaults exactly. Duplicates are the jobs holding the key.
+		t.Parallel()
+		f := s.setup(t)
+		first := params("acme")
+		first.UniqueKey = "k-1"
+		earlier := f.insert(first)[0].Job
+		var ps []*driver.JobInsertParams
+		add := func(edit func(p *driver.JobInsertParams)) {
+			p := params("acme")
+			edit(p)
+			ps = append(ps, p)
+		}
+		add(func(p *driver.JobInsertParams) {})
+		add(func(p *driver.JobInsertParams) {
+			p.Args = json.RawMessage(` { "b" : [1, 2.50, "x"],  "a": {"z": null, "y": true} } `)
+			p.Priority, p.MaxAttempts, p.FailOnTimeout = 7, 0, true
+			p.Metadata = map[string]string{"traceparent": "00-x-y-01", "é": "\"q\""}
+		})
+		add(func(p *driver.JobInsertParams) { p.Args = nil; p.Metadata = map[string]string{} })
+		add(func(p *driver.JobInsertParams) { p.TenantID, p.Kind, p.Priority = "globex", "other", -3 })
+		add(func(p *driver.JobInsertParams) { p.RunAt = time.Now().Add(time.Hour) })
+		add(func(p *driver.JobInsertParams) { p.RunAt = time.Now().Add(-time.Hour) })
+		add(func(p *driver.JobInsertParams) { p.RetryOf = earlier.ID })
+		add(func(p *driver.JobInsertParams) { p.UniqueKey = "k-2" })
+		add(func(p *driver.JobInsertParams) { p.UniqueKey = "k-2"; p.Kind = "second" }) // this batch's
+		add(func(p *driver.JobInsertParams) { p.UniqueKey = "k-1" })                    // the earlier job's
+		res := f.insert(ps...)
+		for i, r := range res {
+			if want := i >= len(ps)-2; r.Duplicate != want {
+				t.Errorf("result %d: Duplicate %v, want %v", i, r.Duplicate, want)
+			}
+			if diff := jobDiff(r.Job, f.get(r.Job.ID)); diff != "" {
+				t.Errorf("result %d (%+v) differs from the stored job: %s", i, ps[i], diff)
+			}
+		}
+		if res[len(ps)-2].Job.ID != res[len(ps)-3].Job.ID || res[len(ps)-1].Job.ID != earlier.ID {
+			t.Errorf("duplicates are jobs %d and %d, want %d and %d",
+				res[len(ps)-2].Job.ID, res[len(ps)-1].Job.ID, res[len(ps)-3].Job.ID, earlier.ID)
+		}
+		if res[4].Job.State != queue.StateScheduled || res[5].Job.State != queue.StatePending {
+			t.Errorf("states %s (future RunAt) and %s (past RunAt), want scheduled and pending", res[4].Job.State, res[5].Job.State)
+		}
+	})
 	t.Run("RunAt", func(t *testing.T) {
 		t.Parallel()
 		now := time.Now()
