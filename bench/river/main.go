@@ -52,6 +52,7 @@ type config struct {
 	databaseURL   string
 	jobs          int
 	duration      time.Duration
+	warmup        time.Duration
 	workers       int
 	samples       int
 	fetchCooldown time.Duration
@@ -81,7 +82,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	list := fs.String("scenario", "all", "comma-separated scenarios ("+strings.Join(scenarioNames, ", ")+"), or all")
 	fs.IntVar(&cfg.jobs, "jobs", 100_000, "jobs drain works")
 	fs.Int("tenants", 0, "ignored: River has no tenants (accepted for docket bench's command line)")
-	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long steady runs")
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long steady counts completions")
+	fs.DurationVar(&cfg.warmup, "warmup", 5*time.Second, "how long steady works before it starts counting (0: not at all)")
 	fs.IntVar(&cfg.workers, "workers", 0, "MaxWorkers (default 2000 tuned, 100 with --defaults)")
 	fs.IntVar(&cfg.samples, "samples", 1000, "jobs latency times")
 	fs.BoolVar(&cfg.defaults, "defaults", false, "River's default fetch settings instead of its benchmark's")

@@ -155,7 +155,6 @@ func runSteady(ctx context.Context, cfg *config, db *database) (*result, error) 
 	}
 	var inserted, insertErrors atomic.Int64
 	inserted.Store(steadyBacklog)
-	start := time.Now()
 	stop, err := b.start(ctx)
 	if err != nil {
 		return nil, err
@@ -166,6 +165,13 @@ func runSteady(ctx context.Context, cfg *config, db *database) (*result, error) 
 	for p := range steadyProducers {
 		wg.Go(func() { errs[p] = b.produce(pctx, &inserted, &insertErrors) })
 	}
+	if cfg.warmup > 0 {
+		fmt.Fprintf(cfg.progress, "riverbench steady: inserting and working for %s before counting\n", cfg.warmup)
+		sleep(ctx, cfg.warmup)
+	}
+	// As docket bench counts: from the warm-up's end, the client's start
+	// (which this window used to include) long past.
+	counted, start := b.done.Load(), time.Now()
 	fmt.Fprintf(cfg.progress, "riverbench steady: inserting and working for %s\n", cfg.duration)
 	sleep(ctx, cfg.duration)
 	completed, total := b.done.Load(), inserted.Load()
@@ -176,7 +182,7 @@ func runSteady(ctx context.Context, cfg *config, db *database) (*result, error) 
 		return nil, err
 	}
 	res := &result{}
-	res.add("jobs_per_sec", float64(completed)/secs)
+	res.add("jobs_per_sec", float64(completed-counted)/secs)
 	res.add("completed", completed)
 	res.add("inserted", total-steadyBacklog)
 	res.add("backlog", total-completed)
@@ -185,6 +191,7 @@ func runSteady(ctx context.Context, cfg *config, db *database) (*result, error) 
 	res.set("producers", steadyProducers)
 	res.set("insert_batch", steadyBatch)
 	res.set("backlog_target", steadyBacklog)
+	res.set("warmup", cfg.warmup.String())
 	return res, nil
 }
 

@@ -39,8 +39,12 @@ type Config struct {
 	Jobs int
 	// Tenants the jobs of drain and steady are spread over. Default 100.
 	Tenants int
-	// Duration of steady. Default 10s.
+	// Duration of steady's measurement. Default 10s.
 	Duration time.Duration
+	// Warmup is how long steady works before it starts counting (zero:
+	// not at all): the rate is that of the system under way, not of its
+	// start. docket bench and bench/river both default to 5s.
+	Warmup time.Duration
 	// Workers is the number of jobs one worker runs at once (MaxWorkers)
 	// in drain, steady and latency. Default 1,000.
 	Workers int

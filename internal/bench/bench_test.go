@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 
 // tiny is a configuration small enough for a test run.
 func tiny() Config {
-	return Config{Jobs: 600, Tenants: 5, Duration: 300 * time.Millisecond, Workers: 50, Samples: 10, Backlog: 500}
+	return Config{Jobs: 600, Tenants: 5, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Workers: 50, Samples: 10, Backlog: 500}
 }
 
 // stores returns the stores the tests run on: SQLite, and PostgreSQL on
