@@ -161,6 +161,7 @@ func runFleet(ctx context.Context, cfg *config) (*result, error) {
 	res.set("fleet", strings.Join(ks, ","))
 	res.set("jobs", cfg.jobs)
 	res.set("backlog_target", steadyBacklog)
+	res.set("warmup", cfg.warmup.String())
 	res.set("producers", steadyProducers)
 	res.set("steady_seconds", cfg.duration.Seconds())
 	return res, nil
@@ -231,9 +232,13 @@ func fleetPhase(ctx context.Context, cfg *config, exe string, k int, phase strin
 		for p := range steadyProducers {
 			wg.Go(func() { errs[p] = b.produce(pctx, &inserted, &insertErrors) })
 		}
+		if cfg.warmup > 0 { // as runSteady: count the fleet under way, not its start
+			sleep(ctx, cfg.warmup)
+		}
+		counted, from := b.done.Load(), time.Now()
 		sleep(ctx, cfg.duration)
-		completed := b.done.Load()
-		secs := time.Since(start).Seconds()
+		completed := b.done.Load() - counted
+		secs := time.Since(from).Seconds()
 		stopProducers()
 		wg.Wait()
 		if err := errors.Join(ctx.Err(), errors.Join(errs...)); err != nil {

@@ -37,7 +37,7 @@ import (
 //     (last completion - go).
 //   - steady: Backlog jobs are pre-filled, then the K processes work while
 //     four producers in this process keep the backlog topped up, for
-//     Duration; jobs/s = completions / Duration.
+//     Warmup and then Duration; jobs/s = completions in Duration / Duration.
 //
 // Each phase also reports the WAL it wrote per job (pg_current_wal_lsn
 // before and after, pg_wal_lsn_diff), the transactions per job (xact_commit
@@ -216,6 +216,7 @@ func runFleet(ctx context.Context, r *runner) (*Result, error) {
 	res.set("backlog_target", r.cfg.Backlog)
 	res.set("producers", steadyProducers)
 	res.set("steady_seconds", r.cfg.Duration.Seconds())
+	res.set("warmup", r.cfg.Warmup.String())
 	return res, nil
 }
 
@@ -304,12 +305,19 @@ func (r *runner) fleetPhase(ctx context.Context, ps *PostgresStore, k int, phase
 		for i := range steadyProducers {
 			wg.Go(func() { errs[i] = prod.run(pctx) })
 		}
+		if r.cfg.Warmup > 0 { // as runSteady: count the fleet under way, not its start
+			r.progressf("K=%d steady: inserting and working for %s before counting", k, r.cfg.Warmup)
+			wctx, stopWait := context.WithTimeout(ctx, r.cfg.Warmup)
+			_ = r.waitFor(wctx, done.n.Load, math.MaxInt64)
+			stopWait()
+		}
+		counted, from := done.n.Load(), time.Now()
 		r.progressf("K=%d steady: inserting and working for %s", k, r.cfg.Duration)
 		wctx, stopWait := context.WithTimeout(ctx, r.cfg.Duration)
 		_ = r.waitFor(wctx, done.n.Load, math.MaxInt64) // reports the rate every second
 		stopWait()
-		completed := done.n.Load()
-		secs := time.Since(start).Seconds()
+		completed := done.n.Load() - counted
+		secs := time.Since(from).Seconds()
 		stopProducers()
 		wg.Wait()
 		if err := errors.Join(ctx.Err(), errors.Join(errs...)); err != nil {
