@@ -218,6 +218,9 @@ func runBudget(t *testing.T, c budgetConfig) {
 		return retried[k] || rescued[k] && refusedPIDs[x.PID]
 	})
 	t.Logf("total-queue: %s", v)
+	for _, x := range v.Unexplained {
+		t.Logf("unexplained %s: the attempts recorded for job %d: %s", x, x.JobID, e.attemptRecords(x.JobID))
+	}
 	for _, p := range v.problems() {
 		t.Error(p)
 	}
@@ -323,6 +326,37 @@ func (e *env) budgetAttempts() (refused, rescued map[attemptKey]bool) {
 		e.t.Fatal(err)
 	}
 	return refused, rescued
+}
+
+// attemptRecords describes the ended attempts recorded for a job, for a
+// failure's message: what the oracle read when it could not explain a
+// duplicate.
+func (e *env) attemptRecords(job int64) string {
+	e.t.Helper()
+	rows, err := e.pool.Query(context.Background(),
+		`SELECT attempt, outcome, worker_id, error FROM docket_job_attempts WHERE job_id = $1 ORDER BY id`, job)
+	if err != nil {
+		return fmt.Sprintf("(read: %v)", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var (
+			attempt                 int
+			outcome, worker, errMsg string
+		)
+		if err := rows.Scan(&attempt, &outcome, &worker, &errMsg); err != nil {
+			return fmt.Sprintf("(scan: %v)", err)
+		}
+		out = append(out, fmt.Sprintf("attempt %d %s on %s: %q", attempt, outcome, worker, errMsg))
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Sprintf("(read: %v)", err)
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, "; ")
 }
 
 // countLines counts the lines of a file that contain s, and returns the
