@@ -17,9 +17,7 @@ func (w *Worker) start(job *Job, claimed time.Time) {
 	t := &Task{Job: job, w: w, lease: job.Lease(), partial: job.PartialResult}
 	ctx, cancel := context.WithCancelCause(w.workCtx)
 	w.active.add(t, cancel, claimed)
-	if w.client.bus.Listening() {
-		w.publish(EventStarted, t.snapshot())
-	}
+	w.publishTask(EventStarted, t)
 	runCtx, stopTimeout := ctx, context.CancelFunc(func() {})
 	if h, ok := w.cfg.Handlers[job.Kind]; ok && h.Timeout > 0 {
 		runCtx, stopTimeout = context.WithTimeoutCause(ctx, h.Timeout, ErrJobTimeout)

@@ -154,9 +154,7 @@ func (t *Task) writeProgressSeq(ctx context.Context, p *driver.JobProgressParams
 	}
 	switch {
 	case err == nil:
-		if t.w.client.bus.Listening() {
-			t.w.publish(EventProgress, t.snapshot())
-		}
+		t.w.publishTask(EventProgress, t)
 		return nil
 	case isLeaseLost(err):
 		t.markLost()

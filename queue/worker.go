@@ -305,4 +305,13 @@ func (w *Worker) publish(t EventType, job *Job) {
 	w.client.bus.Publish(Event{Type: t, Job: job})
 }
 
+// publishTask publishes an event with a snapshot of t's job, taken only
+// when someone is subscribed: a worker would otherwise copy every job it
+// starts, and every progress write, for nobody.
+func (w *Worker) publishTask(e EventType, t *Task) {
+	if w.client.bus.Listening() {
+		w.publish(e, t.snapshot())
+	}
+}
+
 func isLeaseLost(err error) bool { return errors.Is(err, ErrLeaseLost) }

@@ -86,12 +86,7 @@ func runSteady(ctx context.Context, r *runner) (*Result, error) {
 	for i := range steadyProducers {
 		wg.Go(func() { errs[i] = prod.run(pctx) })
 	}
-	if r.cfg.Warmup > 0 {
-		r.progressf("inserting and working for %s before counting", r.cfg.Warmup)
-		wctx, stopWait := context.WithTimeout(ctx, r.cfg.Warmup)
-		_ = r.waitFor(wctx, done.n.Load, math.MaxInt64)
-		stopWait()
-	}
+	r.warmUp(ctx, "", done.n.Load)
 	counted, start := done.n.Load(), time.Now()
 	r.progressf("inserting and working for %s", r.cfg.Duration)
 	wctx, stopWait := context.WithTimeout(ctx, r.cfg.Duration)
@@ -118,6 +113,19 @@ func runSteady(ctx context.Context, r *runner) (*Result, error) {
 	res.set("backlog_target", backlog)
 	res.set("warmup", r.cfg.Warmup.String())
 	return res, nil
+}
+
+// warmUp lets steady (or fleet's steady phase) work for Warmup before it
+// counts, reporting the rate of done as it goes: the rate counted is that
+// of the system under way, not of its start.
+func (r *runner) warmUp(ctx context.Context, label string, done func() int64) {
+	if r.cfg.Warmup <= 0 {
+		return
+	}
+	r.progressf("%sinserting and working for %s before counting", label, r.cfg.Warmup)
+	wctx, stop := context.WithTimeout(ctx, r.cfg.Warmup)
+	defer stop()
+	_ = r.waitFor(wctx, done, math.MaxInt64)
 }
 
 // steadyMaxErrors is how many failed inserts steady tolerates (each is

@@ -305,12 +305,7 @@ func (r *runner) fleetPhase(ctx context.Context, ps *PostgresStore, k int, phase
 		for i := range steadyProducers {
 			wg.Go(func() { errs[i] = prod.run(pctx) })
 		}
-		if r.cfg.Warmup > 0 { // as runSteady: count the fleet under way, not its start
-			r.progressf("K=%d steady: inserting and working for %s before counting", k, r.cfg.Warmup)
-			wctx, stopWait := context.WithTimeout(ctx, r.cfg.Warmup)
-			_ = r.waitFor(wctx, done.n.Load, math.MaxInt64)
-			stopWait()
-		}
+		r.warmUp(ctx, fmt.Sprintf("K=%d steady: ", k), done.n.Load) // as runSteady
 		counted, from := done.n.Load(), time.Now()
 		r.progressf("K=%d steady: inserting and working for %s", k, r.cfg.Duration)
 		wctx, stopWait := context.WithTimeout(ctx, r.cfg.Duration)
