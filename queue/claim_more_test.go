@@ -53,3 +53,57 @@ func TestWorker_ClaimsAgainWhenTenantsWereHeld(t *testing.T) {
 		}
 	})
 }
+
+// heldTwiceExecutor answers the first two claims as moreOnceExecutor does
+// the first, and records whether each claim asked to wait its turn.
+type heldTwiceExecutor struct {
+	driver.Executor
+	mu    sync.Mutex
+	turns []time.Duration // JobClaimParams.WaitTurn of each claim
+}
+
+func (e *heldTwiceExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*queue.Job, bool, error) {
+	e.mu.Lock()
+	e.turns = append(e.turns, p.WaitTurn)
+	n := len(e.turns)
+	e.mu.Unlock()
+	if n <= 2 {
+		return nil, true, nil
+	}
+	return e.Executor.JobClaim(ctx, p)
+}
+
+// After a claim that found the tenants with work held by other claims, the
+// next claim waits its turn (JobClaimParams.WaitTurn) instead of skipping
+// what they hold; when that one comes back short as well, the loop backs
+// off and the claim after it skips again, so that one slow claim in flight
+// cannot make every claim wait. Before, the loser backed off for ten
+// cooldowns while its slots sat idle (the fairness benchmark: four workers
+// and one flooding tenant).
+func TestWorker_WaitsItsTurnAfterHeldTenants(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store) {
+		exec := &heldTwiceExecutor{Executor: s.driver.Executor()}
+		c := queue.NewClient(&execDriver{Driver: s.driver, exec: exec}, queue.ClientConfig{})
+		enqueue(t, c, &queue.EnqueueParams{Kind: "k", TenantID: "t"})
+		ran := make(chan struct{})
+		h := queue.HandlerFunc(func(context.Context, *queue.Task) error {
+			close(ran)
+			return nil
+		})
+		cfg := fastConfig(map[string]queue.HandlerConfig{"k": {Handler: h}}, 1)
+		cfg.PollInterval = time.Hour // the job can start only through the retries
+		cfg.Maintenance.Disabled = true
+		_, stop := startWorker(t, c, cfg)
+		select {
+		case <-ran:
+		case <-time.After(time.Minute):
+			t.Fatal("the job did not start within a minute")
+		}
+		stop()
+		exec.mu.Lock()
+		defer exec.mu.Unlock()
+		if len(exec.turns) < 3 || exec.turns[0] != 0 || exec.turns[1] <= 0 || exec.turns[2] != 0 {
+			t.Fatalf("WaitTurn of the claims: %v; want 0, then a wait, then 0", exec.turns)
+		}
+	})
+}

@@ -26,6 +26,7 @@ func (w *Worker) produce(ctx context.Context, queue string, wake <-chan struct{}
 		backoff   time.Duration
 		lastClaim time.Time
 		again     time.Duration // the next wait while claims come back short and more
+		waitTurn  bool          // the next claim waits for the claims in flight (claimTurnWait)
 	)
 	for {
 		wait := w.cfg.PollInterval
@@ -33,7 +34,7 @@ func (w *Worker) produce(ctx context.Context, queue string, wake <-chan struct{}
 			w.active.unreserve(queue, want)
 		} else if want > 0 {
 			lastClaim = time.Now()
-			n, more, err := w.claim(ctx, queue, want)
+			n, more, err := w.claim(ctx, queue, want, waitTurn)
 			w.active.unreserve(queue, want)
 			gate.leave(err == nil && n == want)
 			switch {
@@ -48,12 +49,21 @@ func (w *Worker) produce(ctx context.Context, queue string, wake <-chan struct{}
 				continue
 			}
 			backoff = 0
-			again = claimAgain(again, more && n < want, w.cfg.FetchCooldown, w.cfg.PollInterval)
-			if again > 0 {
-				// Tenants with work were held by other transactions (or
-				// beyond the claim's size): no notification will say when
-				// they are free, so look again soon, backing off.
-				wait = again
+			short := more && n < want
+			again = claimAgain(again, short, w.cfg.FetchCooldown, w.cfg.PollInterval)
+			switch {
+			case short && !waitTurn:
+				// Tenants with work were held by other claims: the next
+				// claim, after the cooldown, waits for them to end rather
+				// than skipping what they hold.
+				waitTurn, wait = true, w.cfg.FetchCooldown
+			case again > 0:
+				// Held still (or beyond the claim's size): no notification
+				// will say when they are free, so look again soon, backing
+				// off.
+				waitTurn, wait = false, again
+			default:
+				waitTurn = false
 			}
 			if n == want {
 				// All we asked for: more work is likely. Bring in the
@@ -82,6 +92,11 @@ func (w *Worker) produce(ctx context.Context, queue string, wake <-chan struct{}
 		}
 	}
 }
+
+// claimTurnWait bounds how long a claim after one that found the tenants
+// held waits for the claims in flight (driver.JobClaimParams.WaitTurn):
+// they hold the tenants for a claim's transaction, milliseconds.
+const claimTurnWait = 100 * time.Millisecond
 
 // claimAgain is the wait before the next claim after one that came back
 // short: 0 (wait for a wake-up or the poll) unless more says claimable
@@ -136,13 +151,17 @@ func (g *claimGate) leave(full bool) {
 // handler until their leases expired and a rescue spent an attempt. It is
 // bounded by a lease instead; when the shutdown began meanwhile, the jobs
 // go straight back (released: no attempt spent).
-func (w *Worker) claim(ctx context.Context, queue string, n int) (claimed int, more bool, err error) {
+func (w *Worker) claim(ctx context.Context, queue string, n int, waitTurn bool) (claimed int, more bool, err error) {
 	cctx, cancel := context.WithTimeout(w.storeCtx, w.cfg.LeaseDuration)
 	defer cancel()
 	sent := time.Now()
-	jobs, more, err := w.exec.JobClaim(cctx, &driver.JobClaimParams{
+	p := &driver.JobClaimParams{
 		Queue: queue, WorkerID: w.id, Max: n, LeaseDuration: w.cfg.LeaseDuration,
-	})
+	}
+	if waitTurn {
+		p.WaitTurn = claimTurnWait
+	}
+	jobs, more, err := w.exec.JobClaim(cctx, p)
 	if err != nil || len(jobs) == 0 {
 		return 0, more, err
 	}

@@ -254,6 +254,14 @@ type JobClaimParams struct {
 	WorkerID      string
 	Max           int
 	LeaseDuration time.Duration
+	// WaitTurn, when positive, asks the claim to wait up to that long for
+	// the other claims of the queue in flight to end before it looks at the
+	// tenants, and to hold back new ones while it runs, rather than skip
+	// what they hold; past it, the claim goes on as usual. A claim loop
+	// sets it after a claim that came back short with more set: the tenants
+	// with work were held by other claims. A hint: a store whose claims
+	// never contend (SQLite: one writer) ignores it.
+	WaitTurn time.Duration
 }
 
 // JobHeartbeatParams extends leases.
