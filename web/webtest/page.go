@@ -147,6 +147,14 @@ func (p *Page) Click(selector string) {
 	p.do("click "+selector, chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
 }
 
+// Press sends keys to the focused element as key events ("\r" is Enter):
+// unlike Click, it does not aim at coordinates, which a layout still
+// moving (cards growing as events arrive) can shift under the pointer.
+func (p *Page) Press(keys string) {
+	p.t.Helper()
+	p.do(fmt.Sprintf("press %q", keys), chromedp.KeyEvent(keys))
+}
+
 // Type focuses the element, selects what it holds and types text over it
 // (one input event, as when pasting).
 func (p *Page) Type(selector, text string) {
