@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -10,21 +11,55 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
-// moreOnceExecutor answers the first claim with no jobs and more set, as a
-// PostgreSQL claim does while another transaction holds the row of the only
-// tenant with work (another process's claim or finish).
-type moreOnceExecutor struct {
+// heldExecutor answers the first held claims with no jobs and more set, as
+// a PostgreSQL claim does while another transaction holds the row of the
+// only tenant with work (another process's claim or finish), and records
+// JobClaimParams.WaitTurn of every claim.
+type heldExecutor struct {
 	driver.Executor
-	once sync.Once
+	held  int
+	mu    sync.Mutex
+	turns []time.Duration
 }
 
-func (e *moreOnceExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*queue.Job, bool, error) {
-	first := false
-	e.once.Do(func() { first = true })
-	if first {
+func (e *heldExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*queue.Job, bool, error) {
+	e.mu.Lock()
+	e.turns = append(e.turns, p.WaitTurn)
+	n := len(e.turns)
+	e.mu.Unlock()
+	if n <= e.held {
 		return nil, true, nil
 	}
 	return e.Executor.JobClaim(ctx, p)
+}
+
+// runAfterHeldClaims enqueues one job, runs a worker whose poll interval is
+// an hour on exec, so that the job can start only through the claims the
+// loop makes after short ones, and returns the WaitTurn of each claim made
+// until the job started.
+func runAfterHeldClaims(t *testing.T, s *store, exec *heldExecutor) []time.Duration {
+	t.Helper()
+	exec.Executor = s.driver.Executor()
+	c := queue.NewClient(&execDriver{Driver: s.driver, exec: exec}, queue.ClientConfig{})
+	enqueue(t, c, &queue.EnqueueParams{Kind: "k", TenantID: "t"})
+	ran := make(chan struct{})
+	h := queue.HandlerFunc(func(context.Context, *queue.Task) error {
+		close(ran)
+		return nil
+	})
+	cfg := fastConfig(map[string]queue.HandlerConfig{"k": {Handler: h}}, 1)
+	cfg.PollInterval = time.Hour
+	cfg.Maintenance.Disabled = true
+	_, stop := startWorker(t, c, cfg)
+	select {
+	case <-ran:
+	case <-time.After(time.Minute):
+		t.Fatalf("the job did not start within a minute of %d claims that left its tenant untaken (poll: an hour)", exec.held)
+	}
+	stop()
+	exec.mu.Lock()
+	defer exec.mu.Unlock()
+	return slices.Clone(exec.turns)
 }
 
 // A claim that comes back short with tenants left untaken (more) is tried
@@ -34,43 +69,8 @@ func (e *moreOnceExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParam
 // lone tenant under load; chaos/claimlock_test.go).
 func TestWorker_ClaimsAgainWhenTenantsWereHeld(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store) {
-		exec := &moreOnceExecutor{Executor: s.driver.Executor()}
-		c := queue.NewClient(&execDriver{Driver: s.driver, exec: exec}, queue.ClientConfig{})
-		enqueue(t, c, &queue.EnqueueParams{Kind: "k", TenantID: "t"})
-		ran := make(chan struct{})
-		h := queue.HandlerFunc(func(context.Context, *queue.Task) error {
-			close(ran)
-			return nil
-		})
-		cfg := fastConfig(map[string]queue.HandlerConfig{"k": {Handler: h}}, 1)
-		cfg.PollInterval = time.Hour // the job can start only through the retry
-		cfg.Maintenance.Disabled = true
-		startWorker(t, c, cfg)
-		select {
-		case <-ran:
-		case <-time.After(time.Minute):
-			t.Fatal("the job did not start within a minute of a claim that left its tenant untaken (poll: an hour)")
-		}
+		runAfterHeldClaims(t, s, &heldExecutor{held: 1})
 	})
-}
-
-// heldTwiceExecutor answers the first two claims as moreOnceExecutor does
-// the first, and records whether each claim asked to wait its turn.
-type heldTwiceExecutor struct {
-	driver.Executor
-	mu    sync.Mutex
-	turns []time.Duration // JobClaimParams.WaitTurn of each claim
-}
-
-func (e *heldTwiceExecutor) JobClaim(ctx context.Context, p *driver.JobClaimParams) ([]*queue.Job, bool, error) {
-	e.mu.Lock()
-	e.turns = append(e.turns, p.WaitTurn)
-	n := len(e.turns)
-	e.mu.Unlock()
-	if n <= 2 {
-		return nil, true, nil
-	}
-	return e.Executor.JobClaim(ctx, p)
 }
 
 // After a claim that found the tenants with work held by other claims, the
@@ -82,28 +82,9 @@ func (e *heldTwiceExecutor) JobClaim(ctx context.Context, p *driver.JobClaimPara
 // and one flooding tenant).
 func TestWorker_WaitsItsTurnAfterHeldTenants(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *store) {
-		exec := &heldTwiceExecutor{Executor: s.driver.Executor()}
-		c := queue.NewClient(&execDriver{Driver: s.driver, exec: exec}, queue.ClientConfig{})
-		enqueue(t, c, &queue.EnqueueParams{Kind: "k", TenantID: "t"})
-		ran := make(chan struct{})
-		h := queue.HandlerFunc(func(context.Context, *queue.Task) error {
-			close(ran)
-			return nil
-		})
-		cfg := fastConfig(map[string]queue.HandlerConfig{"k": {Handler: h}}, 1)
-		cfg.PollInterval = time.Hour // the job can start only through the retries
-		cfg.Maintenance.Disabled = true
-		_, stop := startWorker(t, c, cfg)
-		select {
-		case <-ran:
-		case <-time.After(time.Minute):
-			t.Fatal("the job did not start within a minute")
-		}
-		stop()
-		exec.mu.Lock()
-		defer exec.mu.Unlock()
-		if len(exec.turns) < 3 || exec.turns[0] != 0 || exec.turns[1] <= 0 || exec.turns[2] != 0 {
-			t.Fatalf("WaitTurn of the claims: %v; want 0, then a wait, then 0", exec.turns)
+		turns := runAfterHeldClaims(t, s, &heldExecutor{held: 2})
+		if len(turns) < 3 || turns[0] != 0 || turns[1] <= 0 || turns[2] != 0 {
+			t.Fatalf("WaitTurn of the claims: %v; want 0, then a wait, then 0", turns)
 		}
 	})
 }
