@@ -47,6 +47,13 @@ func (f *fixture) warmClaimer() driver.Executor {
 // not claimed yet. tracer, when not nil, traces the connection's statements.
 func (f *fixture) coldClaimer(tracer pgx.QueryTracer) driver.Executor {
 	f.t.Helper()
+	return postgres.New(f.onePool(tracer)).Executor()
+}
+
+// onePool returns a new pool of f's database with one connection, traced
+// by tracer unless it is nil.
+func (f *fixture) onePool(tracer pgx.QueryTracer) *pgxpool.Pool {
+	f.t.Helper()
 	cfg := f.d.Pool().Config()
 	cfg.MaxConns = 1
 	if tracer != nil {
@@ -60,7 +67,7 @@ func (f *fixture) coldClaimer(tracer pgx.QueryTracer) driver.Executor {
 	if err := pool.Ping(f.ctx); err != nil {
 		f.t.Fatal(err)
 	}
-	return postgres.New(pool).Executor()
+	return pool
 }
 
 // lockTenantQueues holds docket_tenant_queues in ACCESS EXCLUSIVE mode in a
