@@ -365,7 +365,7 @@ const claimLockTimeoutSQL = `SELECT set_config('lock_timeout', $1, true)`
 //
 // A claim in a caller's transaction does not set it: the setting would
 // last the rest of that transaction, for the caller's statements too.
-const claimStartSQL = `SELECT set_config('lock_timeout', $1, true), set_config('plan_cache_mode', 'force_generic_plan', true)`
+const claimStartSQL = claimLockTimeoutSQL + `, set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // claimRetries is how many times JobClaim runs a claim again after a lock
 // timeout or a deadlock.
