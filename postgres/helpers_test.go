@@ -87,6 +87,15 @@ func (f *fixture) queryInt(sql string, args ...any) int64 {
 	return n
 }
 
+func (f *fixture) queryString(sql string, args ...any) string {
+	f.t.Helper()
+	var s string
+	if err := f.d.Pool().QueryRow(f.ctx, sql, args...).Scan(&s); err != nil {
+		f.t.Fatalf("%s: %v", sql, err)
+	}
+	return s
+}
+
 // checkCounters fails t unless every tenant row's running count, less the
 // freed slots not yet folded in (docket_tenant_freed), equals its running
 // jobs.

@@ -51,6 +51,9 @@ func TestJobClaim_PlanLinear(t *testing.T) {
 type planNode struct {
 	NodeType    string      `json:"Node Type"`
 	CTEName     string      `json:"CTE Name"`
+	IndexName   string      `json:"Index Name"`
+	Relation    string      `json:"Relation Name"`
+	Removed     int         `json:"Rows Removed by Filter"`
 	ActualRows  int         `json:"Actual Rows"`
 	ActualLoops int         `json:"Actual Loops"`
 	Plans       []*planNode `json:"Plans"`

@@ -42,36 +42,55 @@ func (e *Executor) JobList(ctx context.Context, params *driver.JobListParams) ([
 }
 
 // jobListSQL is JobList's statement and its arguments. Without a tenant it
-// walks the primary key backwards. A tenant's jobs are two parts
-// (migration 014): those not running from docket_jobs_tenant, which leaves
-// running jobs out, and the running ones, all of the tenant's read from
-// docket_jobs_lease (as many as the workers have slots) and sorted, kept
-// from an ordered scan of the primary key by the OFFSET 0 fence: a tenant
-// with nothing running would have it walk every job. A filter on states
-// leaves out the part it cannot match.
+// walks the primary key backwards. A tenant's jobs are read in up to three
+// parts, each from an index that holds them newest last, and merged:
+//
+//   - scheduled and finished jobs from docket_jobs_tenant, which leaves
+//     pending and running jobs out (migrations 014 and 017: two index
+//     entries fewer per job);
+//   - pending jobs from the fetch index, whose order within one queue,
+//     tenant and priority is the id's: a recursive walk finds the
+//     priorities the tenant has pending in each of its queues (the queues
+//     of its claim rows, which every pending job has), one index probe
+//     each, and each (queue, priority) is read backwards, at most limit
+//     jobs. The cost is in the tenant's queues and priorities, not in its
+//     backlog;
+//   - running jobs, all of the tenant's read from docket_jobs_lease (as
+//     many as the workers have slots) and sorted, kept from an ordered
+//     scan of the primary key by the OFFSET 0 fence: a tenant with nothing
+//     running would have it walk every job.
+//
+// A filter on states leaves out the parts it cannot match.
 func jobListSQL(params *driver.JobListParams) (string, []any) {
 	var where []string
 	var args []any
-	add := func(cond string, arg any) {
-		args = append(args, arg)
-		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
 	}
+	add := func(cond string, v any) string {
+		n := arg(v)
+		where = append(where, strings.ReplaceAll(cond, "$?", n))
+		return n
+	}
+	var tenant, queue string
 	if params.TenantID != "" {
-		add("tenant_id = $?", params.TenantID)
+		tenant = add("tenant_id = $?", params.TenantID)
 	}
 	if params.Queue != "" {
-		add("queue = $?", params.Queue)
+		queue = add("queue = $?", params.Queue)
 	}
 	if params.Kind != "" {
 		add("kind = $?", params.Kind)
 	}
-	idle, running := true, true
+	settled, pending, running := true, true, true
 	if len(params.States) > 0 {
 		states := make([]string, len(params.States))
-		idle, running = false, false
+		settled, pending, running = false, false, false
 		for i, s := range params.States {
 			states[i] = string(s)
-			idle = idle || s != driver.StateRunning
+			settled = settled || s != driver.StatePending && s != driver.StateRunning
+			pending = pending || s == driver.StatePending
 			running = running || s == driver.StateRunning
 		}
 		add("state = ANY($?::text[])", states)
@@ -83,8 +102,7 @@ func jobListSQL(params *driver.JobListParams) (string, []any) {
 	if limit <= 0 {
 		limit = 100
 	}
-	args = append(args, limit)
-	tail := " ORDER BY id DESC LIMIT $" + strconv.Itoa(len(args))
+	tail := " ORDER BY id DESC LIMIT " + arg(limit)
 	from := func(extra ...string) string {
 		sql := "SELECT " + jobColumns + " FROM docket_jobs"
 		if conds := slices.Concat(where, extra); len(conds) > 0 {
@@ -92,12 +110,16 @@ func jobListSQL(params *driver.JobListParams) (string, []any) {
 		}
 		return sql
 	}
-	if params.TenantID == "" {
+	if tenant == "" {
 		return from() + tail, args
 	}
 	var parts []string
-	if idle {
-		parts = append(parts, "("+from("state <> 'running'")+tail+")")
+	if settled {
+		parts = append(parts, "("+from("state NOT IN ('pending', 'running')")+tail+")")
+	}
+	if pending {
+		jobs := from("state = 'pending'", "queue = p.queue", "priority = p.priority") + tail
+		parts = append(parts, "("+pendingListSQL(tenant, queue, jobs)+tail+")")
 	}
 	if running {
 		parts = append(parts, "(SELECT * FROM ("+from("state = 'running'")+" OFFSET 0) r"+tail+")")
@@ -106,6 +128,34 @@ func jobListSQL(params *driver.JobListParams) (string, []any) {
 		return parts[0], args
 	}
 	return "SELECT * FROM (" + strings.Join(parts, " UNION ALL ") + ") j" + tail, args
+}
+
+// pendingListSQL reads the pending jobs of tenant (a placeholder), of
+// queue when it is not empty, newest first, from the fetch index
+// (queue, tenant_id, priority DESC, id): prios walks up the priorities the
+// tenant has pending in each queue, one backward probe each (backwards,
+// from the newest jobs: the oldest end is where claims leave dead
+// entries), and jobs, a statement on docket_jobs whose conditions name
+// p.queue and p.priority, reads each of them.
+func pendingListSQL(tenant, queue, jobs string) string {
+	probe := func(above string) string {
+		return `(SELECT x.priority FROM docket_jobs x
+        WHERE x.state = 'pending' AND x.queue = q.queue AND x.tenant_id = ` + tenant + above + `
+        ORDER BY x.priority, x.id DESC LIMIT 1)`
+	}
+	queues := "SELECT t.queue FROM docket_tenant_queues t WHERE t.tenant_id = " + tenant
+	if queue != "" {
+		queues += " AND t.queue = " + queue
+	}
+	return `WITH RECURSIVE prios AS (
+    SELECT q.queue, ` + probe("") + ` AS priority
+    FROM (` + queues + `) q
+    UNION ALL
+    SELECT q.queue, ` + probe(" AND x.priority > q.priority") + `
+    FROM prios q WHERE q.priority IS NOT NULL
+)
+SELECT j.* FROM prios p CROSS JOIN LATERAL (` + jobs + `) j
+WHERE p.priority IS NOT NULL`
 }
 
 // attemptsSQL reads a job's attempt records and, for a completed job, the

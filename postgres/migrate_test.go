@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -96,38 +98,52 @@ func TestDriver_MigrateEngineOnly(t *testing.T) {
 	}
 }
 
-// TestDriver_Migrate014Prebuilt: migration 014 on a database whose
-// operator built docket_jobs_tenant_idle beforehand (CREATE INDEX
-// CONCURRENTLY, docs/migrations.md) only swaps the names, and leaves the
-// index a fresh install has.
-func TestDriver_Migrate014Prebuilt(t *testing.T) {
+// TestDriver_MigratePrebuiltIndex: migrations 014 and 017, each on a
+// database at the version before it whose operator built the new
+// docket_jobs_tenant beforehand under the name the migration looks for
+// (CREATE INDEX CONCURRENTLY, docs/migrations.md), only swap the names,
+// and leave the index the migration makes.
+func TestDriver_MigratePrebuiltIndex(t *testing.T) {
 	t.Parallel()
+	for _, c := range []struct {
+		version       int
+		before, after string // docket_jobs_tenant's predicate
+		prebuilt      string
+	}{
+		{14, "", "WHERE state <> 'running'", "docket_jobs_tenant_idle"},
+		{17, "WHERE state <> 'running'", "WHERE state NOT IN ('pending', 'running')", "docket_jobs_tenant_settled"},
+	} {
+		t.Run(fmt.Sprint(c.version), func(t *testing.T) {
+			t.Parallel()
+			f := setup(t)
+			indexDef := `SELECT pg_get_indexdef('docket_jobs_tenant'::regclass)`
+			f.exec(`CREATE INDEX docket_jobs_expected ON docket_jobs (tenant_id, id) ` + c.after)
+			want := strings.ReplaceAll(f.queryString(`SELECT pg_get_indexdef('docket_jobs_expected'::regclass)`), "docket_jobs_expected", "docket_jobs_tenant")
+			f.exec(`DROP INDEX docket_jobs_expected`)
+			// Back to the index of the version before, as such a database has it.
+			f.exec(`DROP INDEX docket_jobs_tenant`)
+			f.exec(`CREATE INDEX docket_jobs_tenant ON docket_jobs (tenant_id, id) ` + c.before)
+			f.exec(`DELETE FROM docket_migrations WHERE line = 'engine' AND version = $1`, c.version)
+			f.enqueue(3, "a", "b")
+			f.exec(`CREATE INDEX CONCURRENTLY ` + c.prebuilt + ` ON docket_jobs (tenant_id, id) ` + c.after)
+			if err := f.d.Migrate(f.ctx); err != nil {
+				t.Fatalf("Migrate with the index built beforehand: %v", err)
+			}
+			if got := f.queryString(indexDef); got != want {
+				t.Errorf("docket_jobs_tenant is %q, want %q", got, want)
+			}
+			if n := f.queryInt(`SELECT count(*) FROM pg_class WHERE relname = $1`, c.prebuilt); n != 0 {
+				t.Errorf("%s left behind", c.prebuilt)
+			}
+			if n := f.queryInt(`SELECT count(*) FROM docket_migrations WHERE line = 'engine' AND version = $1`, c.version); n != 1 {
+				t.Errorf("migration %d recorded %d times, want 1", c.version, n)
+			}
+		})
+	}
+	// A fresh install has 017's index.
 	f := setup(t)
-	indexDef := `SELECT pg_get_indexdef('docket_jobs_tenant'::regclass)`
-	var fresh string
-	if err := f.d.Pool().QueryRow(f.ctx, indexDef).Scan(&fresh); err != nil {
-		t.Fatal(err)
-	}
-	// Back to 013's index, as a database at 013 has it.
-	f.exec(`DROP INDEX docket_jobs_tenant`)
-	f.exec(`CREATE INDEX docket_jobs_tenant ON docket_jobs (tenant_id, id)`)
-	f.exec(`DELETE FROM docket_migrations WHERE line = 'engine' AND version = 14`)
-	f.enqueue(3, "a", "b")
-	f.exec(`CREATE INDEX CONCURRENTLY docket_jobs_tenant_idle ON docket_jobs (tenant_id, id) WHERE state <> 'running'`)
-	if err := f.d.Migrate(f.ctx); err != nil {
-		t.Fatalf("Migrate with the index built beforehand: %v", err)
-	}
-	var got string
-	if err := f.d.Pool().QueryRow(f.ctx, indexDef).Scan(&got); err != nil {
-		t.Fatal(err)
-	}
-	if got != fresh {
-		t.Errorf("docket_jobs_tenant is %q, want a fresh install's %q", got, fresh)
-	}
-	if n := f.queryInt(`SELECT count(*) FROM pg_class WHERE relname = 'docket_jobs_tenant_idle'`); n != 0 {
-		t.Errorf("docket_jobs_tenant_idle left behind")
-	}
-	if n := f.queryInt(`SELECT count(*) FROM docket_migrations WHERE line = 'engine' AND version = 14`); n != 1 {
-		t.Errorf("migration 014 recorded %d times, want 1", n)
+	got := f.queryString(`SELECT pg_get_indexdef('docket_jobs_tenant'::regclass)`)
+	if !strings.Contains(got, "'pending'::text, 'running'::text") {
+		t.Errorf("a fresh install's docket_jobs_tenant is %q, want 017's", got)
 	}
 }

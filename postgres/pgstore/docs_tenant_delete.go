@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue/driver"
 )
 
@@ -43,17 +44,12 @@ WHERE j.id = r.id`
 const (
 	tenantDocsBatchSQL  = `SELECT id, blob_key FROM docket_documents WHERE tenant_id = $1 LIMIT $2`
 	tenantDocsDeleteSQL = `DELETE FROM docket_documents WHERE tenant_id = $1 AND id = ANY($2)`
-	// A tenant's running jobs are not in docket_jobs_tenant (engine
-	// migration 014); the tombstone cancelled them and paused the tenant,
-	// and one that is running still (none should) keeps the end from
-	// finishing: tenantRemainsSQL sees it, and the next call's tombstone
-	// cancels it.
-	tenantJobsDeleteSQL = `WITH j AS (
-    SELECT id FROM docket_jobs WHERE tenant_id = $1 AND state <> 'running' ORDER BY id LIMIT $2 FOR UPDATE
-), a AS (
-    DELETE FROM docket_job_attempts WHERE job_id IN (SELECT id FROM j)
-)
-DELETE FROM docket_jobs WHERE id IN (SELECT id FROM j)`
+	// The engine's statement (its indexes decide how to find a tenant's
+	// jobs); the tombstone cancelled the running ones and paused the
+	// tenant, and one that is running still (none should) keeps the end
+	// from finishing: tenantRemainsSQL sees it, and the next call's
+	// tombstone cancels it.
+	tenantJobsDeleteSQL = postgres.TenantJobsDeleteSQL
 	tenantIdemDeleteSQL = `DELETE FROM docket_idempotency d
 USING (SELECT key FROM docket_idempotency WHERE tenant_id = $1 LIMIT $2) k
 WHERE d.tenant_id = $1 AND d.key = k.key`
@@ -65,10 +61,8 @@ WHERE id IN (SELECT id FROM docket_rate_slots WHERE tenant_id = $1 LIMIT $2)`
 // purge looked (then the purge goes round again), and the rest in one
 // statement (foreign keys are checked at its end, when the keys are gone).
 const (
-	tenantRemainsSQL = `SELECT EXISTS (SELECT FROM docket_documents WHERE tenant_id = $1)
-    OR EXISTS (SELECT FROM docket_jobs WHERE tenant_id = $1 AND state <> 'running')
-    OR EXISTS (SELECT FROM docket_jobs WHERE tenant_id = $1 AND state = 'running')`
-	tenantEndSQL = `WITH q AS (
+	tenantRemainsSQL = `SELECT EXISTS (SELECT FROM docket_documents WHERE tenant_id = $1) OR (` + postgres.TenantJobsRemainSQL + `)`
+	tenantEndSQL     = `WITH q AS (
     DELETE FROM docket_tenant_queues WHERE (queue, tenant_id) IN
         (SELECT queue, tenant_id FROM docket_tenant_queues WHERE tenant_id = $1 ORDER BY queue FOR UPDATE)
 ), f AS (DELETE FROM docket_tenant_freed WHERE tenant_id = $1

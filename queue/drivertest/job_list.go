@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 func (s *suite) testJobList(t *testing.T) {
@@ -114,6 +116,69 @@ func (s *suite) testJobList(t *testing.T) {
 		}
 		if !slices.Equal(ids(paged), ids(all)) {
 			t.Fatalf("pages of 3 gave %v, want %v", ids(paged), ids(all))
+		}
+	})
+	// PostgreSQL reads a tenant's pending jobs a queue and priority at a
+	// time (migration 017): pages must still be in id order across queues,
+	// priorities and states, whatever the filters.
+	t.Run("TenantPendingAcrossQueuesAndPriorities", func(t *testing.T) {
+		t.Parallel()
+		f := s.setup(t)
+		f.tenantLimit("a", "", 3)
+		var ps []*driver.JobInsertParams
+		for i := range 24 {
+			p := params([]string{"a", "a", "b"}[i%3])
+			p.Priority = []int{0, 5, -3, 5}[i%4]
+			p.Queue = []string{testQueue, otherQueue}[i/3%2]
+			p.Kind = []string{"k1", "k2"}[i/5%2]
+			if i%7 == 6 {
+				p.RunAt = time.Now().Add(time.Hour)
+			}
+			ps = append(ps, p)
+		}
+		f.insert(ps...)
+		claimed := f.claim(testQueue, 3, longLease)
+		f.complete(claimed[0])
+		tenantA := func() []*queue.Job {
+			return filter(f.list(&queue.JobListParams{Limit: 1000}), func(j *queue.Job) bool { return j.TenantID == "a" })
+		}
+		pending := filter(tenantA(), func(j *queue.Job) bool { return j.State == queue.StatePending })
+		f.cancel(&driver.JobCancelParams{ID: pending[len(pending)/2].ID})
+		all := tenantA()
+		for _, st := range []queue.State{queue.StatePending, queue.StateScheduled, queue.StateRunning, queue.StateCompleted, queue.StateCancelled} {
+			if len(filter(all, func(j *queue.Job) bool { return j.State == st })) == 0 {
+				t.Fatalf("tenant a has no %s job: %v", st, ids(all))
+			}
+		}
+		for _, tc := range []struct {
+			name  string
+			p     queue.JobListParams
+			match func(*queue.Job) bool
+		}{
+			{"All", queue.JobListParams{}, func(*queue.Job) bool { return true }},
+			{"Pending", queue.JobListParams{States: []queue.State{queue.StatePending}},
+				func(j *queue.Job) bool { return j.State == queue.StatePending }},
+			{"PendingAndScheduled", queue.JobListParams{States: []queue.State{queue.StatePending, queue.StateScheduled}},
+				func(j *queue.Job) bool { return j.State == queue.StatePending || j.State == queue.StateScheduled }},
+			{"Queue", queue.JobListParams{Queue: otherQueue}, func(j *queue.Job) bool { return j.Queue == otherQueue }},
+			{"Kind", queue.JobListParams{Kind: "k2"}, func(j *queue.Job) bool { return j.Kind == "k2" }},
+		} {
+			want := filter(all, tc.match)
+			var paged []*queue.Job
+			var before int64
+			for range 30 {
+				p := tc.p
+				p.TenantID, p.BeforeID, p.Limit = "a", before, 2
+				page := f.list(&p)
+				if len(page) == 0 {
+					break
+				}
+				paged = append(paged, page...)
+				before = page[len(page)-1].ID
+			}
+			if !slices.Equal(ids(paged), ids(want)) {
+				t.Fatalf("%s: pages of 2 gave %v, want %v", tc.name, ids(paged), ids(want))
+			}
 		}
 	})
 	t.Run("DefaultLimit", func(t *testing.T) {
