@@ -31,7 +31,9 @@ func interpretError(err error) error {
 			"22003", // numeric_value_out_of_range
 			"22001", // string_data_right_truncation
 			"2202E", // array_subscript_error
-			"22004": // null_value_not_allowed
+			"22004", // null_value_not_allowed
+			"22021", // character_not_in_repertoire: a NUL byte or invalid UTF-8 in text
+			"22P05": // untranslatable_character: \u0000 in jsonb
 			return fmt.Errorf("%w: %w", driver.ErrInvalid, err)
 		case "23505": // unique_violation
 			return fmt.Errorf("%w: %w", driver.ErrDuplicate, err)

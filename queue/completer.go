@@ -2,6 +2,8 @@ package queue
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -157,6 +159,9 @@ func (c *completer) flushAll(ctx context.Context) {
 			c.signal() // for another flusher
 		}
 		err := c.flush(ctx, batch)
+		if errors.Is(err, driver.ErrInvalid) {
+			batch, err = c.isolate(ctx, batch)
+		}
 		c.mu.Lock()
 		c.inFlight--
 		if err != nil {
@@ -173,6 +178,49 @@ func (c *completer) flushAll(ctx context.Context) {
 				return
 			}
 		}
+	}
+}
+
+// isolate stores, one at a time, the outcomes of a batch the store refused
+// as a whole (driver.ErrInvalid: an outcome it cannot take, such as a
+// result its JSON type rejects), so that one bad outcome does not hold back
+// the others: retried as a batch, it would fail every batch it joined, for
+// as long as the worker runs. An outcome refused alone is stored as a
+// failure of its attempt instead, with the store's error as the message and
+// no result; one refused even so is given up on, its lease left to expire
+// (as at shutdown). After any other failure isolate returns the outcomes
+// not stored yet, for the caller to retry.
+func (c *completer) isolate(ctx context.Context, batch []finishItem) ([]finishItem, error) {
+	for i := range batch {
+		it := &batch[i]
+		err := c.flush(ctx, batch[i:i+1])
+		if errors.Is(err, driver.ErrInvalid) {
+			c.w.logger.Error("the store refused a job outcome; storing the attempt as failed instead",
+				"job_id", it.params.Lease.JobID, "attempt", it.params.Lease.Attempt, "outcome", it.params.Outcome, "error", err)
+			it.params = refusedOutcome(it.params, err)
+			it.err = err
+			err = c.flush(ctx, batch[i:i+1])
+		}
+		if errors.Is(err, driver.ErrInvalid) {
+			c.w.logger.Error("the store refused a job's failure too; its lease will expire and the job be rescued",
+				"job_id", it.params.Lease.JobID, "error", err)
+			c.w.active.remove(it.task)
+			c.w.finished(it.task, "", err, "")
+			continue
+		}
+		if err != nil {
+			return batch[i:], err
+		}
+	}
+	return nil, nil
+}
+
+// refusedOutcome is the failure stored for an attempt whose outcome p the
+// store refused with err.
+func refusedOutcome(p *driver.JobFinishParams, err error) *driver.JobFinishParams {
+	return &driver.JobFinishParams{
+		Lease: p.Lease, WorkerID: p.WorkerID, TxIdleLimit: p.TxIdleLimit, Outcome: OutcomeFailed,
+		Error: storableText(fmt.Sprintf("the store refused the attempt's outcome (%s): %v", p.Outcome, err)),
 	}
 }
 

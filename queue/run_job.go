@@ -2,11 +2,14 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/docketq/docket/queue/driver"
 )
@@ -127,6 +130,9 @@ func (w *Worker) finish(t *Task, err, cause error) {
 		w.finished(t, "", ErrLeaseLost, "")
 		return
 	}
+	if err == nil && !validResult(t.resultSet()) {
+		err = Permanent(errResultNotJSON)
+	}
 	p := &driver.JobFinishParams{Lease: t.lease, WorkerID: w.id}
 	var snooze *SnoozeError
 	var permanent *PermanentError
@@ -156,9 +162,29 @@ func (w *Worker) finish(t *Task, err, cause error) {
 
 func errorText(err, cause error) string {
 	if errors.Is(cause, ErrJobTimeout) && !errors.Is(err, ErrJobTimeout) {
-		return fmt.Sprintf("%s: %v", ErrJobTimeout, err)
+		return storableText(fmt.Sprintf("%s: %v", ErrJobTimeout, err))
 	}
-	return err.Error()
+	return storableText(err.Error())
+}
+
+// storableText is s as every store can keep it in a text column: invalid
+// UTF-8 and NUL bytes (which PostgreSQL's text refuses) become U+FFFD. An
+// error's text is whatever the handler made it, a file's bytes included.
+func storableText(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// errResultNotJSON fails an attempt whose handler returned nil after
+// Task.SetResult with bytes that are not a JSON document: stored, they
+// would be refused by PostgreSQL, and read back broken from SQLite.
+var errResultNotJSON = errors.New("queue: the job's result (Task.SetResult) is not valid JSON")
+
+// validResult reports whether r is empty (no result) or a JSON document.
+func validResult(r json.RawMessage) bool {
+	return len(r) == 0 || json.Valid(r)
 }
 
 func (w *Worker) backoff(job *Job) Backoff {
