@@ -247,22 +247,17 @@ func (s *activeSet) lose(l Lease, cause error, gone bool) *Task {
 	return e.task
 }
 
-// loseID cancels the running handlers of a job cancelled by a client of
-// this process.
-func (s *activeSet) loseID(id int64) {
+// leasesOf returns the leases of job id's running handlers.
+func (s *activeSet) leasesOf(id int64) []Lease {
 	s.mu.Lock()
-	var lost []*activeJob
+	defer s.mu.Unlock()
+	var out []Lease
 	for l, e := range s.entries {
-		if l.JobID == id && e.running && !e.reported {
-			e.lost, e.reported = true, true
-			lost = append(lost, e)
+		if l.JobID == id && e.running {
+			out = append(out, l)
 		}
 	}
-	s.mu.Unlock()
-	for _, e := range lost {
-		e.task.markLost()
-		e.cancel(ErrLeaseLost)
-	}
+	return out
 }
 
 // abandon stops renewing the lease of a stuck handler and frees its slot.

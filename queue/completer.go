@@ -181,6 +181,20 @@ func (c *completer) flushAll(ctx context.Context) {
 	}
 }
 
+// completedInTx reports whether the attempt of it, whose outcome the store
+// refused as a lost lease, was completed by its handler's own transaction:
+// the shutdown releases handlers that ignore their cancellation, one of
+// them may have called CompleteTx and be about to commit, and then the
+// release finds the lease gone because the completion committed. Only the
+// store knows whether it did (the handler may yet fail to commit).
+func (c *completer) completedInTx(ctx context.Context, it finishItem) bool {
+	if !it.task.completedInTxDone() {
+		return false
+	}
+	j, err := c.w.exec.JobGet(ctx, it.params.Lease.JobID)
+	return err == nil && j.State == StateCompleted && j.Attempt == it.params.Lease.Attempt
+}
+
 // isolate stores, one at a time, the outcomes of a batch the store refused
 // as a whole (driver.ErrInvalid: an outcome it cannot take, such as a
 // result its JSON type rejects), so that one bad outcome does not hold back
@@ -265,6 +279,10 @@ func (c *completer) flush(ctx context.Context, batch []finishItem) error {
 		c.w.active.remove(it.task)
 		queues[it.task.Job.Queue] = struct{}{}
 		if errs[i] != nil {
+			if c.completedInTx(ctx, it) {
+				c.w.finished(it.task, OutcomeCompleted, nil, "")
+				continue
+			}
 			c.w.logger.Warn("lease lost before the outcome was stored", "job_id", it.params.Lease.JobID,
 				"attempt", it.params.Lease.Attempt, "outcome", it.params.Outcome)
 			it.task.markLost()

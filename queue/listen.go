@@ -24,9 +24,12 @@ func (w *Worker) listenInProcess() func() {
 			switch e.Type {
 			case EventCancelled, EventFailed:
 				// Cancelled or discarded by a client of this process: stop
-				// the handler now rather than at the next heartbeat.
+				// the handler now rather than at the next heartbeat, and
+				// report the loss as a heartbeat would.
 				if e.Job.State.Finished() {
-					w.active.loseID(e.Job.ID)
+					for _, l := range w.active.leasesOf(e.Job.ID) {
+						w.loseLease(l, ErrLeaseLost, true)
+					}
 				}
 			default:
 				w.wakeQueue(e.Job.Queue)

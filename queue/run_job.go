@@ -97,7 +97,9 @@ func (w *Worker) runHandler(ctx context.Context, t *Task) (err error) {
 	}()
 	err = h.Handler.Work(ctx, t)
 	if err == nil && ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrJobTimeout) {
-		err = ErrJobTimeout
+		if outcome, _ := t.ended(); outcome == "" { // an attempt ended before its timeout stays ended
+			err = ErrJobTimeout
+		}
 	}
 	return err
 }
@@ -111,9 +113,13 @@ const finalWriteTimeout = 5 * time.Second
 func (w *Worker) finish(t *Task, err, cause error) {
 	if !w.active.settle(t) {
 		// The shutdown released the job while this handler ignored its
-		// cancellation: the job is pending again and its result dropped.
-		w.logger.Warn("handler returned after its job was released; result dropped",
-			"job_id", t.lease.JobID, "attempt", t.lease.Attempt)
+		// cancellation: the job is pending again and its result dropped
+		// (unless the handler's transaction completed it first; the
+		// release reported that, see completer.flush).
+		if !t.completedInTxDone() {
+			w.logger.Warn("handler returned after its job was released; result dropped",
+				"job_id", t.lease.JobID, "attempt", t.lease.Attempt)
+		}
 		return
 	}
 	if outcome, message := t.ended(); outcome != "" && err == nil {

@@ -50,6 +50,8 @@ type Task struct {
 	// (a coalesced flush overtaken by a stage change) is dropped.
 	wmu     sync.Mutex
 	written uint64
+	// flushes counts coalesced writes under way (flushProgress).
+	flushes sync.WaitGroup
 }
 
 // Lease returns the lease of this attempt.
@@ -121,7 +123,9 @@ func (t *Task) flushProgress() {
 		return
 	}
 	t.lastWrite = time.Now()
+	t.flushes.Add(1) // under mu: finalProgress, after stopProgress, waits for it
 	t.mu.Unlock()
+	defer t.flushes.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := t.writeProgressSeq(ctx, p, seq); err != nil && !t.completedInTxDone() {
@@ -185,6 +189,10 @@ func (t *Task) withPartial(p *driver.JobProgressParams) (*driver.JobProgressPara
 // carries it).
 func (t *Task) finalProgress(completing bool) *driver.JobProgressParams {
 	pending := t.stopProgress()
+	// A coalesced write the timer started before stopProgress has the
+	// latest report: let it land before the attempt's end is written, which
+	// would fence it out (its lease gone) and leave an older progress.
+	t.flushes.Wait()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {

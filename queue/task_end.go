@@ -3,7 +3,9 @@ package queue
 import "encoding/json"
 
 // SetResult records the JSON document stored as the job's Result when the
-// handler returns nil. The last call wins; nil stores none.
+// handler returns nil. The last call wins; nil stores none. Bytes that are
+// not a JSON document fail the attempt for good (the handler's nil is then
+// an error), rather than reach the store.
 func (t *Task) SetResult(result json.RawMessage) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
