@@ -444,33 +444,40 @@ func TestWorker_LeaseLossReportedOnce(t *testing.T) {
 				t.Errorf("Finished calls %v, want one completed", o)
 			}
 		})
-		t.Run("Once", func(t *testing.T) {
-			c := queue.NewClient(s.driver, queue.ClientConfig{})
-			other := queue.NewClient(s.driver, queue.ClientConfig{}) // cancels out of this process's sight
-			started, hold := make(chan struct{}), make(chan struct{})
-			h := queue.HandlerFunc(func(context.Context, *queue.Task) error {
-				close(started)
-				<-hold // ignores its context for several heartbeats
-				return nil
+		// Cancelled by another process (seen by a heartbeat) or through the
+		// worker's own client (seen at once, in process): one report each.
+		for _, inProcess := range []bool{false, true} {
+			t.Run(map[bool]string{false: "Once", true: "OnceInProcess"}[inProcess], func(t *testing.T) {
+				c := queue.NewClient(s.driver, queue.ClientConfig{})
+				canceller := queue.NewClient(s.driver, queue.ClientConfig{}) // cancels out of this process's sight
+				if inProcess {
+					canceller = c
+				}
+				started, hold := make(chan struct{}), make(chan struct{})
+				h := queue.HandlerFunc(func(context.Context, *queue.Task) error {
+					close(started)
+					<-hold // ignores its context for several heartbeats
+					return nil
+				})
+				log := newHookLog()
+				cfg := fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 1)
+				cfg.HeartbeatInterval = 50 * time.Millisecond
+				cfg.Hooks = log.hooks()
+				startWorker(t, c, cfg)
+				job := enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: "t"})
+				<-started
+				if _, err := canceller.Cancel(context.Background(), job.ID, "t"); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, 5*time.Second, "the lost lease", func() bool { return log.losses(job.ID) > 0 })
+				time.Sleep(400 * time.Millisecond) // eight heartbeats
+				close(hold)
+				waitFor(t, 5*time.Second, "the attempt's end", func() bool { return len(log.outcomes(job.ID)) > 0 })
+				if n := log.losses(job.ID); n != 1 {
+					t.Errorf("LeaseLost fired %d times for one lost lease, want 1", n)
+				}
 			})
-			log := newHookLog()
-			cfg := fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 1)
-			cfg.HeartbeatInterval = 50 * time.Millisecond
-			cfg.Hooks = log.hooks()
-			startWorker(t, c, cfg)
-			job := enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: "t"})
-			<-started
-			if _, err := other.Cancel(context.Background(), job.ID, "t"); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, 5*time.Second, "the lost lease", func() bool { return log.losses(job.ID) > 0 })
-			time.Sleep(400 * time.Millisecond) // eight heartbeats
-			close(hold)
-			waitFor(t, 5*time.Second, "the attempt's end", func() bool { return len(log.outcomes(job.ID)) > 0 })
-			if n := log.losses(job.ID); n != 1 {
-				t.Errorf("LeaseLost fired %d times for one lost lease, want 1", n)
-			}
-		})
+		}
 	})
 }
 
