@@ -124,9 +124,7 @@ func (m *Metrics) onLeaseLost(l queue.Lease) {
 // its enqueues and rescues until ctx ends. Like every bus subscriber it may
 // miss events when it falls behind (queue.Bus.Dropped counts them).
 func (m *Metrics) Watch(bus *queue.Bus) (run func(ctx context.Context) error) {
-	events, stop := bus.Subscribe(1024, func(e queue.Event) bool {
-		return e.Type == queue.EventInserted || e.Type == queue.EventRescued
-	})
+	events, stop := bus.Subscribe(1024, nil, queue.EventInserted, queue.EventRescued)
 	return func(ctx context.Context) error {
 		defer stop()
 		for {

@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,16 +19,18 @@ func TestActiveSet_PerAttempt(t *testing.T) {
 	t.Run("EarlierAbandoned", func(t *testing.T) {
 		s := newActiveSet()
 		t1, t2 := testTask(1), testTask(2)
-		s.add(t1, nop, time.Now())
+		s.add(t1, nop, time.Now(), 0)
 		if !s.abandon(t1) {
 			t.Fatal("abandon of a running handler reported false")
 		}
-		s.add(t2, nop, time.Now())
-		s.handlerDone(t1) // the stuck handler returns at last
+		s.add(t2, nop, time.Now(), 0)
+		s.handlerReturned(t1) // the stuck handler returns at last
+		s.handOn()
 		if n := s.running(DefaultQueue); n != 1 {
 			t.Fatalf("running = %d after the abandoned attempt returned, want 1 (attempt 2)", n)
 		}
-		s.handlerDone(t2)
+		s.handlerReturned(t2)
+		s.handOn()
 		if n := s.running(DefaultQueue); n != 0 {
 			t.Fatalf("running = %d after both returned, want 0", n)
 		}
@@ -37,14 +38,16 @@ func TestActiveSet_PerAttempt(t *testing.T) {
 	t.Run("BothRunning", func(t *testing.T) {
 		s := newActiveSet()
 		t1, t2 := testTask(1), testTask(2)
-		s.add(t1, nop, time.Now())
-		s.add(t2, nop, time.Now())
-		s.handlerDone(t1)
+		s.add(t1, nop, time.Now(), 0)
+		s.add(t2, nop, time.Now(), 0)
+		s.handlerReturned(t1)
+		s.handOn()
 		s.remove(t1)
 		if n := s.running(DefaultQueue); n != 1 {
 			t.Fatalf("running = %d, want 1", n)
 		}
-		s.handlerDone(t2)
+		s.handlerReturned(t2)
+		s.handOn()
 		s.remove(t2)
 		if n, l := s.running(DefaultQueue), s.len(); n != 0 || l != 0 {
 			t.Fatalf("running = %d, entries = %d after both ended, want 0, 0", n, l)
@@ -53,22 +56,64 @@ func TestActiveSet_PerAttempt(t *testing.T) {
 	t.Run("SettleOnce", func(t *testing.T) {
 		s := newActiveSet()
 		t1 := testTask(1)
-		s.add(t1, nop, time.Now())
-		if !s.settle(t1) {
-			t.Fatal("first settle refused")
+		s.add(t1, nop, time.Now(), 0)
+		if !s.handlerReturned(t1) {
+			t.Fatal("the handler's return did not settle its attempt")
 		}
 		if rest := s.settleRest(); len(rest) != 0 {
 			t.Fatalf("settleRest returned %d settled attempts", len(rest))
 		}
-		if s.settle(t1) {
+		if s.handlerReturned(t1) {
 			t.Fatal("second settle accepted")
+		}
+	})
+	t.Run("ReleasedFirst", func(t *testing.T) {
+		s := newActiveSet()
+		t1 := testTask(1)
+		s.add(t1, nop, time.Now(), 0)
+		if rest := s.settleRest(); len(rest) != 1 {
+			t.Fatalf("settleRest returned %d attempts, want the running one", len(rest))
+		}
+		if s.handlerReturned(t1) {
+			t.Fatal("a handler returning after the release settled its attempt again")
+		}
+		if n := s.running(DefaultQueue); n != 0 {
+			t.Fatalf("running = %d after the handler returned, want 0", n)
+		}
+	})
+	t.Run("HandOffs", func(t *testing.T) {
+		s := newActiveSet()
+		t1, t2 := testTask(1), testTask(2)
+		s.add(t1, nop, time.Now(), 0)
+		s.add(t2, nop, time.Now(), 0)
+		closed := func(c <-chan struct{}) bool {
+			select {
+			case <-c:
+				return true
+			default:
+				return false
+			}
+		}
+		if !closed(s.allHandedOn()) {
+			t.Fatal("allHandedOn open with no handler returned")
+		}
+		s.handlerReturned(t1)
+		s.handlerReturned(t2)
+		c := s.allHandedOn()
+		s.handOn()
+		if closed(c) {
+			t.Fatal("allHandedOn closed with one outcome still to hand on")
+		}
+		s.handOn()
+		if !closed(c) {
+			t.Fatal("allHandedOn open after both outcomes were handed on")
 		}
 	})
 	t.Run("LoseOnce", func(t *testing.T) {
 		s := newActiveSet()
 		t1 := testTask(1)
 		var cancels atomic.Int32
-		s.add(t1, func(error) { cancels.Add(1) }, time.Now())
+		s.add(t1, func(error) { cancels.Add(1) }, time.Now(), 0)
 		if s.lose(t1.lease, ErrLeaseLost, true) == nil {
 			t.Fatal("first loss not reported")
 		}
@@ -84,30 +129,66 @@ func TestActiveSet_PerAttempt(t *testing.T) {
 	})
 }
 
-// The stuck timer never fires once the handler has returned, even when its
-// context was cancelled before.
-func TestStuckWatch_Stop(t *testing.T) {
-	var fired atomic.Bool
-	ctx, cancel := context.WithCancel(context.Background())
-	w := watchStuck(ctx, 50*time.Millisecond, func() { fired.Store(true) })
-	cancel()
-	time.Sleep(10 * time.Millisecond) // the timer is started
-	w.stop()
-	time.Sleep(150 * time.Millisecond)
-	if fired.Load() {
-		t.Fatal("stuck timer fired after the handler returned")
+// A handler is reported stuck when it has not returned stuckAfter after
+// its context was cancelled (lost lease, shutdown, or its timeout), and
+// never once it has returned.
+func TestActiveSet_Stuck(t *testing.T) {
+	newSet := func() (*activeSet, *atomic.Int32) {
+		s := newActiveSet()
+		var fired atomic.Int32
+		s.stuckAfter, s.onStuck = 20*time.Millisecond, func(task *Task) {
+			if s.abandon(task) {
+				fired.Add(1)
+			}
+		}
+		return s, &fired
 	}
-
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-	w = watchStuck(ctx, 10*time.Millisecond, func() { fired.Store(true) })
-	cancel()
-	deadline := time.Now().Add(5 * time.Second)
-	for !fired.Load() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	eventually := func(t *testing.T, fired *atomic.Int32, what string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for fired.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if fired.Load() != 1 {
+			t.Fatalf("%s: stuck reported %d times, want once", what, fired.Load())
+		}
 	}
-	w.stop()
-	if !fired.Load() {
-		t.Fatal("stuck timer never fired for a handler that did not return")
-	}
+	t.Run("Lost", func(t *testing.T) {
+		s, fired := newSet()
+		t1 := testTask(1)
+		s.add(t1, nop, time.Now(), 0)
+		time.Sleep(50 * time.Millisecond)
+		if fired.Load() != 0 {
+			t.Fatal("stuck reported for a handler whose context was never cancelled")
+		}
+		s.lose(t1.lease, ErrLeaseLost, true)
+		eventually(t, fired, "lost lease")
+		if n := s.running(DefaultQueue); n != 0 {
+			t.Fatalf("running = %d after the stuck handler was given up on, want 0", n)
+		}
+	})
+	t.Run("Shutdown", func(t *testing.T) {
+		s, fired := newSet()
+		s.add(testTask(1), nop, time.Now(), 0)
+		s.cancelAll(func(error) {}, errShutdown)
+		eventually(t, fired, "shutdown")
+	})
+	t.Run("Timeout", func(t *testing.T) {
+		s, fired := newSet()
+		s.add(testTask(1), nop, time.Now(), 30*time.Millisecond)
+		eventually(t, fired, "timeout")
+	})
+	t.Run("ReturnedInTime", func(t *testing.T) {
+		s, fired := newSet()
+		t1, t2 := testTask(1), testTask(2)
+		s.add(t1, nop, time.Now(), 0)
+		s.add(t2, nop, time.Now(), 30*time.Millisecond)
+		s.lose(t1.lease, ErrLeaseLost, true)
+		s.handlerReturned(t1)
+		s.handlerReturned(t2)
+		time.Sleep(150 * time.Millisecond)
+		if fired.Load() != 0 {
+			t.Fatal("stuck reported for a handler that returned in time")
+		}
+	})
 }

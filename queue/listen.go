@@ -11,13 +11,7 @@ import (
 // tenants resumed, in this process and stops handlers of jobs cancelled in
 // this process. It returns a function that stops listening.
 func (w *Worker) listenInProcess() func() {
-	ch, unsubscribe := w.client.bus.Subscribe(256, func(e Event) bool {
-		switch e.Type {
-		case EventInserted, EventReleased, EventCancelled, EventFailed:
-			return true
-		}
-		return false
-	})
+	ch, unsubscribe := w.client.bus.Subscribe(256, nil, EventInserted, EventReleased, EventCancelled, EventFailed)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for e := range ch {

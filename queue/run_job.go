@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -19,60 +18,40 @@ import (
 func (w *Worker) start(job *Job, claimed time.Time) {
 	t := &Task{Job: job, w: w, lease: job.Lease(), partial: job.PartialResult}
 	ctx, cancel := context.WithCancelCause(w.workCtx)
-	w.active.add(t, cancel, claimed)
-	w.publishTask(EventStarted, t)
 	runCtx, stopTimeout := ctx, context.CancelFunc(func() {})
+	var timeout time.Duration
 	if h, ok := w.cfg.Handlers[job.Kind]; ok && h.Timeout > 0 {
-		runCtx, stopTimeout = context.WithTimeoutCause(ctx, h.Timeout, ErrJobTimeout)
+		timeout = h.Timeout
+		runCtx, stopTimeout = context.WithTimeoutCause(ctx, timeout, ErrJobTimeout)
 	}
-	watch := watchStuck(runCtx, w.cfg.StuckThreshold, func() { w.checkStuck(t) })
+	w.active.add(t, cancel, claimed, timeout)
+	w.publishTask(EventStarted, t)
 	w.jobs.Go(func() {
 		err := w.runHandler(runCtx, t)
 		cause := context.Cause(runCtx) // before stopTimeout cancels it
-		watch.stop()
 		stopTimeout()
 		cancel(nil)
-		w.active.handlerDone(t)
+		settled := w.active.handlerReturned(t)
 		w.wakeQueue(job.Queue)
+		if !settled {
+			// The shutdown released the job while this handler ignored its
+			// cancellation: the job is pending again and its result dropped
+			// (unless the handler's transaction completed it first; the
+			// release reported that, see completer.flush).
+			if !t.completedInTxDone() {
+				w.logger.Warn("handler returned after its job was released; result dropped",
+					"job_id", t.lease.JobID, "attempt", t.lease.Attempt)
+			}
+			return
+		}
+		defer w.active.handOn()
 		w.finish(t, err, cause)
 	})
 }
 
-// stuckWatch calls fire when a handler has not returned within threshold
-// of its context's cancellation; stop, called when the handler returns,
-// ends the watch and any timer it started.
-type stuckWatch struct {
-	stopAfter func() bool
-	mu        sync.Mutex
-	stopped   bool
-	timer     *time.Timer
-}
-
-func watchStuck(ctx context.Context, threshold time.Duration, fire func()) *stuckWatch {
-	s := &stuckWatch{}
-	s.stopAfter = context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if !s.stopped {
-			s.timer = time.AfterFunc(threshold, fire)
-		}
-	})
-	return s
-}
-
-func (s *stuckWatch) stop() {
-	s.stopAfter()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stopped = true
-	if s.timer != nil {
-		s.timer.Stop()
-	}
-}
-
 // checkStuck gives up on a handler that has not returned long after its
-// context was cancelled: its slot goes to another job and its lease is left
-// to expire.
+// context was cancelled (the activeSet's stuck timer): its slot goes to
+// another job and its lease is left to expire.
 func (w *Worker) checkStuck(t *Task) {
 	if !w.active.abandon(t) {
 		return
@@ -107,21 +86,11 @@ func (w *Worker) runHandler(ctx context.Context, t *Task) (err error) {
 // finalWriteTimeout bounds the last progress write of an attempt.
 const finalWriteTimeout = 5 * time.Second
 
-// finish decides the outcome of an attempt from the handler's error and
-// the cause its context was cancelled with (nil if it was not), and hands
-// it to the completer.
+// finish decides the outcome of an attempt the handler's return settled
+// (activeSet.handlerReturned) from the handler's error and the cause its
+// context was cancelled with (nil if it was not), and hands it to the
+// completer.
 func (w *Worker) finish(t *Task, err, cause error) {
-	if !w.active.settle(t) {
-		// The shutdown released the job while this handler ignored its
-		// cancellation: the job is pending again and its result dropped
-		// (unless the handler's transaction completed it first; the
-		// release reported that, see completer.flush).
-		if !t.completedInTxDone() {
-			w.logger.Warn("handler returned after its job was released; result dropped",
-				"job_id", t.lease.JobID, "attempt", t.lease.Attempt)
-		}
-		return
-	}
 	if outcome, message := t.ended(); outcome != "" && err == nil {
 		w.active.remove(t)
 		w.finished(t, outcome, nil, message)
@@ -202,30 +171,38 @@ func (w *Worker) backoff(job *Job) Backoff {
 
 // finished reports an attempt's end to hooks and subscribers.
 func (w *Worker) finished(t *Task, outcome Outcome, err error, message string) {
+	event, state := EventLeaseLost, State("")
+	switch outcome {
+	case OutcomeCompleted:
+		event, state = EventCompleted, StateCompleted
+	case OutcomeRetry:
+		event, state = EventRetrying, StateScheduled
+	case OutcomeFailed:
+		event, state = EventFailed, StateFailed
+	case OutcomeSnoozed:
+		event, state = EventSnoozed, StateScheduled
+	case OutcomeReleased:
+		event, state = EventReleased, StatePending
+	}
+	listening := w.client.bus.ListeningTo(event)
+	if w.cfg.Hooks.Finished == nil && !listening {
+		return
+	}
 	job := t.snapshot()
 	job.ErrorMessage = message
 	if w.cfg.Hooks.Finished != nil {
 		w.cfg.Hooks.Finished(job, outcome, err)
 	}
-	switch outcome {
-	case OutcomeCompleted:
-		job.State, job.Progress = StateCompleted, 100
-		w.publish(EventCompleted, job)
-	case OutcomeRetry:
-		job.State = StateScheduled
-		w.publish(EventRetrying, job)
-	case OutcomeFailed:
-		job.State = StateFailed
-		w.publish(EventFailed, job)
-	case OutcomeSnoozed:
-		job.State = StateScheduled
-		w.publish(EventSnoozed, job)
-	case OutcomeReleased:
-		job.State = StatePending
-		w.publish(EventReleased, job)
-	default:
-		w.publish(EventLeaseLost, job)
+	if !listening {
+		return
 	}
+	if state != "" {
+		job.State = state
+	}
+	if outcome == OutcomeCompleted {
+		job.Progress = 100
+	}
+	w.publish(event, job)
 }
 
 func (t *Task) completedInTxDone() bool {

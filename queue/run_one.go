@@ -120,12 +120,13 @@ func (w *Worker) awaitOne(ctx context.Context) (returned, abandoned bool) {
 		return true, false
 	case <-ctx.Done():
 	}
-	w.cancelWork(errShutdown)
+	w.active.cancelAll(w.cancelWork, errShutdown)
 	select {
 	case <-done:
 		return false, false
 	case <-time.After(w.cfg.HeartbeatInterval):
 		w.releaseAbandoned()
+		w.awaitHandOffs()
 		return false, true
 	}
 }

@@ -139,6 +139,7 @@ func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
 			w.wake[name] = append(w.wake[name], make(chan struct{}, 1))
 		}
 	}
+	w.active.stuckAfter, w.active.onStuck = cfg.StuckThreshold, w.checkStuck
 	w.completer = newCompleter(w)
 	var err error
 	if w.periodic, err = w.periodicTasks(); err != nil {
@@ -281,13 +282,26 @@ func (w *Worker) drain() {
 	case <-time.After(w.cfg.ShutdownGrace):
 	}
 	w.logger.Warn("grace period over; cancelling running jobs", "running", w.active.len())
-	w.cancelWork(errShutdown)
+	w.active.cancelAll(w.cancelWork, errShutdown)
 	select {
 	case <-done:
 	case <-time.After(w.cfg.HeartbeatInterval):
 		// Handlers that ignore their context: release their jobs anyway;
 		// their late writes will be fenced.
 		w.releaseAbandoned()
+		w.awaitHandOffs()
+	}
+}
+
+// awaitHandOffs waits, for at most finalWriteTimeout, until the handlers
+// that have returned have handed their outcomes to the completer: one that
+// returned as it was cancelled may still be writing its last progress, and
+// an outcome handed on after the completer stopped is dropped (the job
+// would wait for the rescuer although its handler ended).
+func (w *Worker) awaitHandOffs() {
+	select {
+	case <-w.active.allHandedOn():
+	case <-time.After(finalWriteTimeout):
 	}
 }
 
@@ -306,10 +320,11 @@ func (w *Worker) publish(t EventType, job *Job) {
 }
 
 // publishTask publishes an event with a snapshot of t's job, taken only
-// when someone is subscribed: a worker would otherwise copy every job it
-// starts, and every progress write, for nobody.
+// when someone is subscribed to its type: a worker would otherwise copy
+// every job it starts, and every progress write, for nobody (the worker's
+// own subscription, listenInProcess, takes neither).
 func (w *Worker) publishTask(e EventType, t *Task) {
-	if w.client.bus.Listening() {
+	if w.client.bus.ListeningTo(e) {
 		w.publish(e, t.snapshot())
 	}
 }
