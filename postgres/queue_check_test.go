@@ -9,9 +9,10 @@ import (
 )
 
 // TestQueueCheck_SameAsRegex: the CHECK of docket_jobs.queue that migration
-// 016 installed (no regular expression, for the insert's cost) accepts
-// exactly the names the regular expression it replaced accepted, and that
-// driver.ValidateQueueName accepts, over edge cases and random names. The
+// 018 installed (a regular expression without bounded repetition, for the
+// cost of every insert and update) accepts exactly the names the original
+// regular expression accepted, and 016's ltrim form, and
+// driver.ValidateQueueName, over edge cases and random names. The
 // condition is read from the catalog, so the test checks what is installed.
 func TestQueueCheck_SameAsRegex(t *testing.T) {
 	t.Parallel()
@@ -23,8 +24,8 @@ func TestQueueCheck_SameAsRegex(t *testing.T) {
 		t.Fatal(err)
 	}
 	cond, ok := strings.CutPrefix(def, "CHECK ")
-	if !ok || strings.Contains(cond, "~") {
-		t.Fatalf("docket_jobs_queue_check is %q, want a CHECK without a regular expression", def)
+	if !ok || strings.Contains(cond, "{") || strings.Contains(cond, "ltrim") {
+		t.Fatalf("docket_jobs_queue_check is %q, want migration 018's CHECK: no bounded repetition, no ltrim", def)
 	}
 	names := []string{
 		"", "a", "0", "default", "a_", "a.b-c_d", "_a", ".a", "-a", "A", "aB", "a b", " a", "a ",
@@ -50,7 +51,11 @@ func TestQueueCheck_SameAsRegex(t *testing.T) {
 		}
 		names = append(names, b.String())
 	}
-	rows, err := f.d.Pool().Query(f.ctx, `SELECT queue, queue ~ '^[a-z0-9][a-z0-9_.-]{0,62}$', coalesce(`+cond+`, false)
+	rows, err := f.d.Pool().Query(f.ctx, `SELECT queue, queue ~ '^[a-z0-9][a-z0-9_.-]{0,62}$',
+		coalesce(octet_length(queue) BETWEEN 1 AND 63
+		         AND ltrim(queue, 'abcdefghijklmnopqrstuvwxyz0123456789_.-') = ''
+		         AND ltrim(queue, '_.-') = queue, false),
+		coalesce(`+cond+`, false)
 		FROM unnest($1::text[]) AS n(queue)`, names)
 	if err != nil {
 		t.Fatal(err)
@@ -59,18 +64,19 @@ func TestQueueCheck_SameAsRegex(t *testing.T) {
 	var accepted, checked int
 	for rows.Next() {
 		var (
-			name          string
-			regex, actual bool
+			name                string
+			regex, trim, actual bool
 		)
-		if err := rows.Scan(&name, &regex, &actual); err != nil {
+		if err := rows.Scan(&name, &regex, &trim, &actual); err != nil {
 			t.Fatal(err)
 		}
 		checked++
 		if actual {
 			accepted++
 		}
-		if actual != regex || actual != (driver.ValidateQueueName(name) == nil) {
-			t.Errorf("queue %q: check %t, old regular expression %t, ValidateQueueName %v", name, actual, regex, driver.ValidateQueueName(name))
+		if actual != regex || actual != trim || actual != (driver.ValidateQueueName(name) == nil) {
+			t.Errorf("queue %q: check %t, original regular expression %t, 016's check %t, ValidateQueueName %v",
+				name, actual, regex, trim, driver.ValidateQueueName(name))
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -44,7 +44,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	var (
 		cfg                                                bench.Config
-		databaseURL, list, fleet, scaleTenants, cpuProfile string
+		databaseURL, list, fleet, scaleTenants, cpuProfile, memProfile string
 		asJSON, verbose                                    bool
 	)
 	e := &envFlags{fs: fs, getenv: getenv}
@@ -68,6 +68,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	e.boolVar(&asJSON, "json", "DOCKET_BENCH_JSON", false, "print one JSON object per line per scenario")
 	e.boolVar(&verbose, "v", "DOCKET_BENCH_VERBOSE", false, "print progress and the engine's warnings to stderr")
 	e.stringVar(&cpuProfile, "cpuprofile", "DOCKET_BENCH_CPUPROFILE", "", "write a CPU profile of the whole run to this file")
+	e.stringVar(&memProfile, "memprofile", "DOCKET_BENCH_MEMPROFILE", "", "write a profile of the whole run's allocations to this file")
 	if err := fs.Parse(args); err != nil {
 		return parseError(err)
 	}
@@ -110,6 +111,9 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		defer stop()
 	}
+	if memProfile != "" {
+		defer writeAllocProfile(memProfile, stderr)
+	}
 	return bench.Run(ctx, cfg, store, names, func(r *bench.Result) error {
 		if asJSON {
 			return r.WriteJSON(stdout)
@@ -132,6 +136,22 @@ func startCPUProfile(path string) (func(), error) {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+}
+
+// writeAllocProfile writes the allocations sampled since the start
+// (pprof's allocs profile) to path; a failure is reported, not returned:
+// the benchmark's results are printed already.
+func writeAllocProfile(path string, stderr io.Writer) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "docket bench: memory profile: %v\n", err)
+	}
 }
 
 func benchStore(url string) (bench.Store, error) {
