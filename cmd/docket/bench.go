@@ -43,9 +43,9 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		fs.PrintDefaults()
 	}
 	var (
-		cfg                                                bench.Config
+		cfg                                                            bench.Config
 		databaseURL, list, fleet, scaleTenants, cpuProfile, memProfile string
-		asJSON, verbose                                    bool
+		asJSON, verbose                                                bool
 	)
 	e := &envFlags{fs: fs, getenv: getenv}
 	fs.StringVar(&databaseURL, "database-url", getenv("DATABASE_URL"),
