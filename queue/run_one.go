@@ -127,6 +127,11 @@ func (w *Worker) awaitOne(ctx context.Context) (returned, abandoned bool) {
 	case <-time.After(w.cfg.HeartbeatInterval):
 		w.releaseAbandoned()
 		w.awaitHandOffs()
-		return false, true
+		select {
+		case <-done: // it returned after all, as the wait ran out
+			return false, false
+		default:
+			return false, true
+		}
 	}
 }
