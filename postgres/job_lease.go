@@ -14,10 +14,16 @@ import (
 // lease is (id, attempt, lease_token) with a non-zero token; see finishSQL.
 // $1 ids, $2 attempts, $3 tokens, $4 lease in microseconds.
 //
-// It never waits for a row lock, so it can never close a deadlock cycle
-// (tenant_lock.go): locked takes the jobs' row locks in id order with SKIP
-// LOCKED, re-checking the lease on the newest row version, and renewed
-// extends them. A job another transaction has locked (a finish, a progress
+// It is written not to wait for row locks (tenant_lock.go): locked takes
+// the jobs' row locks in id order with SKIP LOCKED, re-checking the lease
+// on the newest row version, and renewed extends them. PostgreSQL can
+// still make such a lock wait: locking a row version whose updater has
+// just ended, it follows the update chain and waits for an updater of a
+// newer version in progress, whatever the wait policy
+// (heap_lock_updated_tuple). A finish waiting for a job this heartbeat
+// holds then closes a cycle: TestDeadlock_FinishHeartbeatInsert saw one
+// deadlock_detected in a full CI run. JobHeartbeat runs under
+// retryDeadlock, as the other statements of a worker do. A job another transaction has locked (a finish, a progress
 // write, a rescue or a cancel in flight) is skipped and reported held when
 // its lease matched in the statement's snapshot: if that transaction ends
 // the lease, the next heartbeat finds it lost; a rescue needs the lease to
@@ -53,22 +59,26 @@ func (e *Executor) JobHeartbeat(ctx context.Context, params *driver.JobHeartbeat
 		return nil, fmt.Errorf("%w: heartbeat needs LeaseDuration > 0", driver.ErrInvalid)
 	}
 	ids, attempts, tokens := leaseArrays(params.Leases)
-	rows, err := e.db.Query(ctx, heartbeatSQL, ids, attempts, tokens, micros(params.LeaseDuration))
-	if err != nil {
-		return nil, fmt.Errorf("heartbeat: %w", interpretError(err))
-	}
-	defer rows.Close()
 	var held []driver.Lease
-	for rows.Next() {
-		var l driver.Lease
-		var attempt int32
-		if err := rows.Scan(&l.JobID, &attempt, &l.Token); err != nil {
-			return nil, fmt.Errorf("heartbeat: %w", err)
+	err := e.retryDeadlock(ctx, func() error {
+		held = held[:0]
+		rows, err := e.db.Query(ctx, heartbeatSQL, ids, attempts, tokens, micros(params.LeaseDuration))
+		if err != nil {
+			return err
 		}
-		l.Attempt = int(attempt)
-		held = append(held, l)
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			var l driver.Lease
+			var attempt int32
+			if err := rows.Scan(&l.JobID, &attempt, &l.Token); err != nil {
+				return err
+			}
+			l.Attempt = int(attempt)
+			held = append(held, l)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("heartbeat: %w", interpretError(err))
 	}
 	return held, nil
