@@ -13,6 +13,23 @@ func testTask(attempt int) *Task {
 
 func nop(error) {}
 
+// twoAttempts is a set holding attempts 1 and 2 of one job, both running.
+func twoAttempts() (*activeSet, *Task, *Task) {
+	s := newActiveSet()
+	t1, t2 := testTask(1), testTask(2)
+	s.add(t1, nop, time.Now(), 0)
+	s.add(t2, nop, time.Now(), 0)
+	return s, t1, t2
+}
+
+// handlerEnds is what a handler's goroutine does with its attempt when the
+// handler returns and its outcome has been handed on.
+func handlerEnds(s *activeSet, t *Task) {
+	if s.handlerReturned(t) {
+		s.handOn()
+	}
+}
+
 // Two attempts of one job held at once keep a slot each: the handler of
 // the earlier attempt returning frees its own slot, not the later one's.
 func TestActiveSet_PerAttempt(t *testing.T) {
@@ -24,30 +41,23 @@ func TestActiveSet_PerAttempt(t *testing.T) {
 			t.Fatal("abandon of a running handler reported false")
 		}
 		s.add(t2, nop, time.Now(), 0)
-		s.handlerReturned(t1) // the stuck handler returns at last
-		s.handOn()
+		handlerEnds(s, t1) // the stuck handler returns at last
 		if n := s.running(DefaultQueue); n != 1 {
 			t.Fatalf("running = %d after the abandoned attempt returned, want 1 (attempt 2)", n)
 		}
-		s.handlerReturned(t2)
-		s.handOn()
+		handlerEnds(s, t2)
 		if n := s.running(DefaultQueue); n != 0 {
 			t.Fatalf("running = %d after both returned, want 0", n)
 		}
 	})
 	t.Run("BothRunning", func(t *testing.T) {
-		s := newActiveSet()
-		t1, t2 := testTask(1), testTask(2)
-		s.add(t1, nop, time.Now(), 0)
-		s.add(t2, nop, time.Now(), 0)
-		s.handlerReturned(t1)
-		s.handOn()
+		s, t1, t2 := twoAttempts()
+		handlerEnds(s, t1)
 		s.remove(t1)
 		if n := s.running(DefaultQueue); n != 1 {
 			t.Fatalf("running = %d, want 1", n)
 		}
-		s.handlerReturned(t2)
-		s.handOn()
+		handlerEnds(s, t2)
 		s.remove(t2)
 		if n, l := s.running(DefaultQueue), s.len(); n != 0 || l != 0 {
 			t.Fatalf("running = %d, entries = %d after both ended, want 0, 0", n, l)
@@ -82,10 +92,7 @@ func TestActiveSet_PerAttempt(t *testing.T) {
 		}
 	})
 	t.Run("HandOffs", func(t *testing.T) {
-		s := newActiveSet()
-		t1, t2 := testTask(1), testTask(2)
-		s.add(t1, nop, time.Now(), 0)
-		s.add(t2, nop, time.Now(), 0)
+		s, t1, t2 := twoAttempts()
 		closed := func(c <-chan struct{}) bool {
 			select {
 			case <-c:
