@@ -411,6 +411,17 @@ func TestWorker_SlotsPerAttempt(t *testing.T) {
 // find it gone do not cancel the handler or report a lost lease. And a
 // lease that is lost is reported once, not on every heartbeat.
 func TestWorker_LeaseLossReportedOnce(t *testing.T) {
+	// work runs h for one job on a worker that beats every 50 ms and logs
+	// its hooks.
+	work := func(t *testing.T, c *queue.Client, h queue.HandlerFunc) (*hookLog, *queue.Job) {
+		t.Helper()
+		log := newHookLog()
+		cfg := fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 1)
+		cfg.HeartbeatInterval = 50 * time.Millisecond
+		cfg.Hooks = log.hooks()
+		startWorker(t, c, cfg)
+		return log, enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: "t"})
+	}
 	forEachBackend(t, func(t *testing.T, s *store) {
 		t.Run("AfterCompleteTx", func(t *testing.T) {
 			c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -427,12 +438,7 @@ func TestWorker_LeaseLossReportedOnce(t *testing.T) {
 				}
 				return nil
 			})
-			log := newHookLog()
-			cfg := fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 1)
-			cfg.HeartbeatInterval = 50 * time.Millisecond
-			cfg.Hooks = log.hooks()
-			startWorker(t, c, cfg)
-			job := enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: "t"})
+			log, job := work(t, c, h)
 			waitFor(t, 10*time.Second, "the attempt's end", func() bool { return len(log.outcomes(job.ID)) > 0 })
 			if cancelled.Load() {
 				t.Error("the handler's context was cancelled after CompleteTx committed")
@@ -459,12 +465,7 @@ func TestWorker_LeaseLossReportedOnce(t *testing.T) {
 					<-hold // ignores its context for several heartbeats
 					return nil
 				})
-				log := newHookLog()
-				cfg := fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 1)
-				cfg.HeartbeatInterval = 50 * time.Millisecond
-				cfg.Hooks = log.hooks()
-				startWorker(t, c, cfg)
-				job := enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: "t"})
+				log, job := work(t, c, h)
 				<-started
 				if _, err := canceller.Cancel(context.Background(), job.ID, "t"); err != nil {
 					t.Fatal(err)
