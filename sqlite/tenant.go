@@ -28,8 +28,9 @@ func (e *executor) TenantLimitSet(ctx context.Context, p *driver.TenantLimitPara
 	switch {
 	case p.TenantID == "":
 		return fmt.Errorf("set tenant limit: %w: tenant is required", driver.ErrInvalid)
-	case p.MaxRunning < 0:
-		return fmt.Errorf("set tenant limit: %w: limit %d is negative", driver.ErrInvalid, p.MaxRunning)
+	}
+	if err := driver.ValidateLimit("tenant limit", p.MaxRunning, 0); err != nil {
+		return fmt.Errorf("set tenant limit: %w", err)
 	}
 	err := e.write(ctx, func(t *txn) error {
 		var err error
@@ -57,9 +58,11 @@ func (e *executor) TenantLimitSet(ctx context.Context, p *driver.TenantLimitPara
 // QueueConfigSet sets a queue's default tenant limit and applies it to the
 // queue's slots at once.
 func (e *executor) QueueConfigSet(ctx context.Context, p *driver.QueueConfigParams) error {
-	if p.Queue == "" || p.DefaultTenantLimit < 1 {
-		return fmt.Errorf("configure queue: %w: queue %q, default tenant limit %d (want at least 1)",
-			driver.ErrInvalid, p.Queue, p.DefaultTenantLimit)
+	if p.Queue == "" {
+		return fmt.Errorf("configure queue: %w: queue is required", driver.ErrInvalid)
+	}
+	if err := driver.ValidateLimit("default tenant limit", p.DefaultTenantLimit, 1); err != nil {
+		return fmt.Errorf("configure queue %s: %w", p.Queue, err)
 	}
 	err := e.write(ctx, func(t *txn) error {
 		if _, err := t.exec(ctx, setQueueConfigSQL, p.Queue, p.DefaultTenantLimit); err != nil {

@@ -1,6 +1,9 @@
 package driver
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Defaults used when a field is left zero.
 const (
@@ -25,6 +28,20 @@ func ValidateQueueName(name string) error {
 	}
 	if !ok {
 		return fmt.Errorf("%w: queue name %q: want 1-63 of [a-z0-9_.-], starting with a letter or digit", ErrInvalid, name)
+	}
+	return nil
+}
+
+// MaxLimit is the largest concurrency limit (TenantLimitParams.MaxRunning,
+// QueueConfigParams.DefaultTenantLimit) a driver stores: PostgreSQL keeps
+// limits as int4.
+const MaxLimit = math.MaxInt32
+
+// ValidateLimit returns an error wrapping ErrInvalid for a limit n, named
+// what, outside least..MaxLimit.
+func ValidateLimit(what string, n, least int) error {
+	if n < least || n > MaxLimit {
+		return fmt.Errorf("%w: %s %d: want %d to %d", ErrInvalid, what, n, least, MaxLimit)
 	}
 	return nil
 }

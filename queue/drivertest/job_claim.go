@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -240,6 +241,30 @@ func (s *suite) testJobClaimLimits(t *testing.T) {
 			if got := f.claim(q, 10, longLease); len(got) != 3 {
 				t.Fatalf("queue %s: claimed %d with a limit of 3 in every queue, want 3", q, len(got))
 			}
+		}
+	})
+	t.Run("LimitOutOfRange", func(t *testing.T) {
+		// PostgreSQL keeps limits as int4: a larger one was refused by pgx
+		// with an error no caller could tell from a failure of the store.
+		t.Parallel()
+		f := s.setup(t)
+		for _, n := range []int{-1, driver.MaxLimit + 1} {
+			err := f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", Queue: testQueue, MaxRunning: n})
+			if !errors.Is(err, driver.ErrInvalid) {
+				t.Errorf("TenantLimitSet(%d) = %v, want driver.ErrInvalid", n, err)
+			}
+		}
+		for _, n := range []int{0, driver.MaxLimit + 1} {
+			err := f.x.QueueConfigSet(f.ctx, &driver.QueueConfigParams{Queue: testQueue, DefaultTenantLimit: n})
+			if !errors.Is(err, driver.ErrInvalid) {
+				t.Errorf("QueueConfigSet(%d) = %v, want driver.ErrInvalid", n, err)
+			}
+		}
+		f.tenantLimit("a", testQueue, driver.MaxLimit)
+		f.queueConfig(testQueue, driver.MaxLimit)
+		f.enqueueN("a", 3)
+		if got := f.claim(testQueue, 10, longLease); len(got) != 3 {
+			t.Fatalf("limit %d: claimed %d, want 3", driver.MaxLimit, len(got))
 		}
 	})
 	t.Run("QueueConfigSet", func(t *testing.T) {

@@ -389,6 +389,9 @@ func (x *memExec) JobDeleteFinished(_ context.Context, p *driver.JobDeleteFinish
 }
 
 func (x *memExec) TenantLimitSet(_ context.Context, p *driver.TenantLimitParams) error {
+	if err := driver.ValidateLimit("tenant limit", p.MaxRunning, 0); err != nil {
+		return err
+	}
 	return x.write(func(st *memState, _ func(string, string)) error {
 		k := tenantQueue{p.TenantID, p.Queue}
 		if p.MaxRunning == 0 {
@@ -401,6 +404,9 @@ func (x *memExec) TenantLimitSet(_ context.Context, p *driver.TenantLimitParams)
 }
 
 func (x *memExec) QueueConfigSet(_ context.Context, p *driver.QueueConfigParams) error {
+	if err := driver.ValidateLimit("default tenant limit", p.DefaultTenantLimit, 1); err != nil {
+		return err
+	}
 	return x.write(func(st *memState, _ func(string, string)) error {
 		st.queueLimits[p.Queue] = p.DefaultTenantLimit
 		return nil

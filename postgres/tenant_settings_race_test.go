@@ -1,0 +1,207 @@
+package postgres_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketq/docket/queue/driver"
+)
+
+// A tenant's claim row created by an insert still in progress (EnqueueTx
+// in an application's transaction) is invisible to the statements that
+// change every row of the tenant (tenantResumeSQL, refreshLimitsSQL):
+// before migration 019 the row kept what the insert copied at creation.
+// Now the change waits for the insert's commit (the settings lock, see
+// settingsLockSQL) and then sees the row; before it, each test below
+// failed as its comment says.
+
+// TestTenantSettings_ResumeMissesRowOfInsertInProgress: tenant a is paused; an
+// application's transaction enqueues a's first job in queue q (the trigger
+// creates the claim row paused); a resume commits while that transaction
+// is open; the transaction commits. The tenant is no longer paused
+// (PauseList says so), yet its row in q stays paused and no claim ever
+// takes its job.
+func TestTenantSettings_ResumeMissesRowOfInsertInProgress(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	if err := f.x.TenantPauseSet(f.ctx, &driver.TenantPauseParams{TenantID: "a", Paused: true}); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := f.d.Pool().Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(f.ctx)
+	x, err := f.d.UnwrapTx(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("a")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.commitDuring(tx, func() error {
+		return f.x.TenantPauseSet(f.ctx, &driver.TenantPauseParams{TenantID: "a", Paused: false})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	pauses, err := f.x.PauseList(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pauses.Tenants["a"]; ok {
+		t.Fatal("tenant a still listed as paused after the resume")
+	}
+	// The schedule sweep (with its repair) does not help either.
+	if _, err := f.x.JobSchedule(f.ctx, &driver.JobScheduleParams{}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.claim(f.x, 10)
+	if len(got) != 1 {
+		paused := f.queryInt(`SELECT count(*) FROM docket_tenant_queues WHERE tenant_id = 'a' AND paused`)
+		t.Fatalf("claim after the resume got %d jobs, want a's one pending job (claim rows of a still paused: %d)", len(got), paused)
+	}
+}
+
+// TestTenantSettings_LimitChangeMissesRowOfInsertInProgress: tenant a has an
+// override of 3; an application's transaction enqueues a's first jobs in
+// queue q (the claim row is created with max_running 3); the override is
+// removed (limit back to the default, 1) while that transaction is open;
+// it commits. The row keeps max_running 3, and three of a's jobs run at
+// once against a limit of 1.
+func TestTenantSettings_LimitChangeMissesRowOfInsertInProgress(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	if err := f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", MaxRunning: 3}); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := f.d.Pool().Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(f.ctx)
+	x, err := f.d.UnwrapTx(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("a"), job("a"), job("a")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.commitDuring(tx, func() error {
+		return f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", MaxRunning: 0})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	limit := f.queryInt(`SELECT docket_tenant_limit('q', 'a')`)
+	got := f.claim(f.x, 10)
+	if int64(len(got)) > limit {
+		t.Fatalf("tenant a runs %d jobs at once, its limit is %d (claim row max_running %d)",
+			len(got), limit, f.queryInt(`SELECT max_running FROM docket_tenant_queues WHERE queue = 'q' AND tenant_id = 'a'`))
+	}
+}
+
+// TestTenantSettings_QueueDefaultMissesRowOfInsertInProgress: the same race
+// with QueueConfigSet: the queue's default is lowered from 3 to 1 while an
+// application's transaction creates tenant a's claim row in it.
+func TestTenantSettings_QueueDefaultMissesRowOfInsertInProgress(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	if err := f.x.QueueConfigSet(f.ctx, &driver.QueueConfigParams{Queue: "q", DefaultTenantLimit: 3}); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := f.d.Pool().Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(f.ctx)
+	x, err := f.d.UnwrapTx(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("a"), job("a"), job("a")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.commitDuring(tx, func() error {
+		return f.x.QueueConfigSet(f.ctx, &driver.QueueConfigParams{Queue: "q", DefaultTenantLimit: 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	limit := f.queryInt(`SELECT docket_tenant_limit('q', 'a')`)
+	if got := f.claim(f.x, 10); int64(len(got)) > limit {
+		t.Fatalf("tenant a runs %d jobs at once, its limit is %d (claim row max_running %d)",
+			len(got), limit, f.queryInt(`SELECT max_running FROM docket_tenant_queues WHERE queue = 'q' AND tenant_id = 'a'`))
+	}
+}
+
+// TestTenantSettings_ConcurrentLimitChanges: two limit changes of one tenant
+// whose transactions overlap. Tenant a has an override of 5 in q and of 10
+// in every queue. One change removes the q override (the limit in q falls
+// back to 10) and has refreshed the row, not yet committed; meanwhile
+// another lowers the all-queues override to 1: its refresh reads the q
+// override its snapshot still sees (5), finds the row (5 as committed)
+// unchanged and skips it. Both commit: the limit is 1, the row says 10.
+func TestTenantSettings_ConcurrentLimitChanges(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	for _, p := range []*driver.TenantLimitParams{
+		{TenantID: "a", Queue: "q", MaxRunning: 5},
+		{TenantID: "a", MaxRunning: 10},
+	} {
+		if err := f.x.TenantLimitSet(f.ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.enqueue(4, "a")
+	tx, err := f.d.Pool().Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(f.ctx)
+	x, err := f.d.UnwrapTx(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", Queue: "q", MaxRunning: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.commitDuring(tx, func() error {
+		return f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", MaxRunning: 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	limit := f.queryInt(`SELECT docket_tenant_limit('q', 'a')`)
+	if got := f.claim(f.x, 10); int64(len(got)) > limit {
+		t.Fatalf("tenant a runs %d jobs at once, its limit is %d (claim row max_running %d)",
+			len(got), limit, f.queryInt(`SELECT max_running FROM docket_tenant_queues WHERE queue = 'q' AND tenant_id = 'a'`))
+	}
+}
+
+// commitDuring runs change while tx is open and commits tx once change has
+// returned or waits for a lock (as a change of a pause or a limit now
+// waits for an insert that creates a claim row), and returns change's
+// error.
+func (f *fixture) commitDuring(tx pgx.Tx, change func() error) error {
+	f.t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- change() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.queryInt(`SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`) == 0 {
+		select {
+		case err := <-done:
+			if cerr := tx.Commit(f.ctx); cerr != nil {
+				f.t.Fatal(cerr)
+			}
+			return err
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatal("the change neither returned nor waited for a lock in 10 s")
+		}
+	}
+	if err := tx.Commit(f.ctx); err != nil {
+		f.t.Fatal(err)
+	}
+	return <-done
+}
