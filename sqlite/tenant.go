@@ -25,8 +25,7 @@ var refreshLimitsSQL = `UPDATE docket_tenant_queues SET max_running = ` +
 // TenantLimitSet sets or (with MaxRunning 0) removes a tenant's override,
 // and applies it to the tenant's slots at once.
 func (e *executor) TenantLimitSet(ctx context.Context, p *driver.TenantLimitParams) error {
-	switch {
-	case p.TenantID == "":
+	if p.TenantID == "" {
 		return fmt.Errorf("set tenant limit: %w: tenant is required", driver.ErrInvalid)
 	}
 	if err := driver.ValidateLimit("tenant limit", p.MaxRunning, 0); err != nil {
