@@ -233,7 +233,8 @@ func (s *Server) adminRequeue(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		job, err = s.adminRetryDocumentJob(r.Context(), old)
 		if err == nil {
-			s.cfg.Queue.Bus().Publish(queue.Event{Type: queue.EventInserted, Job: job})
+			s.cfg.Queue.PublishInserted(job) // after the commit: RetryTx does not
+
 		}
 	}
 	if err != nil {

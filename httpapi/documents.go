@@ -129,7 +129,7 @@ func (s *Server) retryDocument(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.cfg.Queue.Bus().Publish(queue.Event{Type: queue.EventInserted, Job: job})
+	s.cfg.Queue.PublishInserted(job)
 	job, pos, err := s.jobWithPosition(r.Context(), job)
 	if err != nil {
 		return err

@@ -82,6 +82,7 @@ func (u *upload) commit(ctx context.Context) (*uploadResult, error) {
 		return nil, fmt.Errorf("create document: %w", err)
 	}
 	u.committed = true
+	u.s.cfg.Queue.PublishInserted(job) // after the commit: EnqueueTx does not
 	if res != nil {
 		return res, nil
 	}

@@ -339,10 +339,21 @@ func (s *activeSet) lose(l Lease, cause error, gone bool) *Task {
 	s.mu.Lock()
 	s.armStuckLocked(e, time.Now())
 	s.mu.Unlock()
-	if e.task.awaitsEnd() {
+	if e.task.holdLossReport() {
 		return nil // the handler tells how the attempt ended (Task.EndedBy)
 	}
 	return e.task
+}
+
+// leaseGone reports whether the store said t's lease is gone (or t's
+// attempt is no longer tracked). A lease whose heartbeats failed until it
+// ran out (lose without gone) is still renewed, and an outcome written
+// with it is stored if the store still holds it.
+func (s *activeSet) leaseGone(t *Task) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entry(t)
+	return e == nil || e.lost
 }
 
 // leasesOf returns the leases of job id's running handlers.

@@ -42,7 +42,7 @@ type Client struct {
 	bus      *Bus
 	logger   *slog.Logger
 	metadata func(context.Context) map[string]string
-	resume   resumeHooks // this process's claim loops, woken on a resume
+	wake     wakeHooks // this process's claim loops, woken on a resume or an insert in a caller's transaction
 }
 
 // NewClient returns a client that stores jobs through d.
@@ -84,7 +84,7 @@ type EnqueueParams struct {
 // Enqueue stores a job and returns it. Duplicate is set when UniqueKey
 // matched an existing job, which is returned instead.
 func (c *Client) Enqueue(ctx context.Context, p *EnqueueParams) (*InsertResult, error) {
-	res, err := c.insert(ctx, c.exec, []*EnqueueParams{p})
+	res, err := c.insert(ctx, c.exec, false, []*EnqueueParams{p})
 	if err != nil {
 		return nil, err
 	}
@@ -93,13 +93,14 @@ func (c *Client) Enqueue(ctx context.Context, p *EnqueueParams) (*InsertResult, 
 
 // EnqueueTx stores a job inside the caller's transaction (pgx.Tx for
 // PostgreSQL, *sql.Tx for SQLite): the job exists if and only if the
-// transaction commits.
+// transaction commits. It wakes this process's workers but publishes no
+// EventInserted: call PublishInserted after the commit.
 func (c *Client) EnqueueTx(ctx context.Context, tx any, p *EnqueueParams) (*InsertResult, error) {
 	exec, err := c.driver.UnwrapTx(tx)
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.insert(ctx, exec, []*EnqueueParams{p})
+	res, err := c.insert(ctx, exec, true, []*EnqueueParams{p})
 	if err != nil {
 		return nil, err
 	}
@@ -108,19 +109,20 @@ func (c *Client) EnqueueTx(ctx context.Context, tx any, p *EnqueueParams) (*Inse
 
 // EnqueueMany stores several jobs in one transaction.
 func (c *Client) EnqueueMany(ctx context.Context, ps []*EnqueueParams) ([]InsertResult, error) {
-	return c.insert(ctx, c.exec, ps)
+	return c.insert(ctx, c.exec, false, ps)
 }
 
-// EnqueueManyTx stores several jobs inside the caller's transaction.
+// EnqueueManyTx stores several jobs inside the caller's transaction; as
+// EnqueueTx, it publishes no EventInserted (PublishInserted).
 func (c *Client) EnqueueManyTx(ctx context.Context, tx any, ps []*EnqueueParams) ([]InsertResult, error) {
 	exec, err := c.driver.UnwrapTx(tx)
 	if err != nil {
 		return nil, err
 	}
-	return c.insert(ctx, exec, ps)
+	return c.insert(ctx, exec, true, ps)
 }
 
-func (c *Client) insert(ctx context.Context, exec driver.Executor, ps []*EnqueueParams) ([]InsertResult, error) {
+func (c *Client) insert(ctx context.Context, exec driver.Executor, inTx bool, ps []*EnqueueParams) ([]InsertResult, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
@@ -149,7 +151,7 @@ func (c *Client) insert(ctx context.Context, exec driver.Executor, ps []*Enqueue
 	}
 	for _, r := range res {
 		if !r.Duplicate {
-			c.bus.Publish(Event{Type: EventInserted, Job: r.Job})
+			c.inserted(inTx, r.Job)
 		}
 	}
 	return res, nil

@@ -66,16 +66,42 @@ func (c *Client) Discard(ctx context.Context, id int64, reason string) (*Job, er
 // Retry enqueues a new job that retries a failed or cancelled one. The
 // original stays as it was; the new job's RetryOf names it.
 func (c *Client) Retry(ctx context.Context, id int64, tenantID string) (*Job, error) {
-	return c.retry(ctx, c.exec, id, tenantID)
+	return c.retry(ctx, c.exec, false, id, tenantID)
 }
 
-func (c *Client) retry(ctx context.Context, exec driver.Executor, id int64, tenantID string) (*Job, error) {
+func (c *Client) retry(ctx context.Context, exec driver.Executor, inTx bool, id int64, tenantID string) (*Job, error) {
 	job, err := exec.JobRetry(ctx, &driver.JobRetryParams{ID: id, TenantID: tenantID})
 	if err != nil {
 		return nil, err
 	}
-	c.bus.Publish(Event{Type: EventInserted, Job: job})
+	c.inserted(inTx, job)
 	return job, nil
+}
+
+// inserted tells this process of a job inserted: an EventInserted, which
+// wakes its claim loops too, or, inside a caller's transaction (inTx),
+// only the wake-up. The job exists only if that transaction
+// commits, so the event is the caller's to publish after the commit
+// (PublishInserted): published here it showed subscribers (the feed, the
+// metrics) jobs whose transaction then rolled back. The claim loops are
+// woken at once all the same: on SQLite their claim waits for the
+// transaction (the store's one writer) and then finds the job; elsewhere
+// the driver's notification after the commit wakes them again.
+func (c *Client) inserted(inTx bool, job *Job) {
+	if inTx {
+		c.wake.call(job.Queue)
+		return
+	}
+	c.bus.Publish(Event{Type: EventInserted, Job: job})
+}
+
+// PublishInserted publishes EventInserted for jobs inserted in a caller's
+// transaction (EnqueueTx, EnqueueManyTx, RetryTx), which do not: call it
+// after that transaction commits.
+func (c *Client) PublishInserted(jobs ...*Job) {
+	for _, job := range jobs {
+		c.bus.Publish(Event{Type: EventInserted, Job: job})
+	}
 }
 
 // QueuePosition is where a waiting job stands.

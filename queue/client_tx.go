@@ -23,13 +23,14 @@ func (c *Client) ListTx(ctx context.Context, tx any, params *JobListParams) ([]*
 
 // RetryTx is Retry inside the caller's transaction: the new job exists if
 // and only if the transaction commits, so a caller can point its own rows
-// at the new job in the same commit.
+// at the new job in the same commit. As EnqueueTx, it publishes no
+// EventInserted: call PublishInserted after the commit.
 func (c *Client) RetryTx(ctx context.Context, tx any, id int64, tenantID string) (*Job, error) {
 	exec, err := c.driver.UnwrapTx(tx)
 	if err != nil {
 		return nil, err
 	}
-	return c.retry(ctx, exec, id, tenantID)
+	return c.retry(ctx, exec, true, id, tenantID)
 }
 
 // PositionTx is Position as the caller's transaction sees it: a job it

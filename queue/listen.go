@@ -30,8 +30,8 @@ func (w *Worker) listenInProcess() func() {
 			}
 		}
 	})
-	stopResume := w.client.resume.add(w.wakeResumed)
-	return func() { stopResume(); unsubscribe(); wg.Wait() }
+	stopWake := w.client.wake.add(w.wakeClaimers)
+	return func() { stopWake(); unsubscribe(); wg.Wait() }
 }
 
 // listenNotifier wakes producers on jobs inserted by other processes, when

@@ -27,7 +27,7 @@ func (c *Client) ResumeQueue(ctx context.Context, queue string) error {
 	if err := c.setQueuePause(ctx, queue, false); err != nil {
 		return err
 	}
-	c.resume.call(queue)
+	c.wake.call(queue)
 	return nil
 }
 
@@ -59,7 +59,7 @@ func (c *Client) ResumeTenant(ctx context.Context, tenantID string) error {
 	if err := c.setTenantPause(ctx, tenantID, false); err != nil {
 		return err
 	}
-	c.resume.call("")
+	c.wake.call("")
 	return nil
 }
 
@@ -89,17 +89,18 @@ func pauseVerb(paused bool) string {
 	return "resume"
 }
 
-// resumeHooks are the wake-ups of this process's claim loops, called when
-// a client of the process resumes a queue (its name) or a tenant ("":
-// every queue). Other processes learn of a resume from the notification
-// the driver sends, or at their next poll.
-type resumeHooks struct {
+// wakeHooks are the wake-ups of this process's claim loops, called with a
+// queue's name when a client of the process resumes that queue or inserts
+// a job in a caller's transaction (EnqueueTx, RetryTx), and with "" (every
+// queue) when it resumes a tenant. Other processes learn of these from the
+// notification the driver sends, or at their next poll.
+type wakeHooks struct {
 	mu  sync.Mutex
 	fns map[*func(queue string)]struct{}
 }
 
 // add registers fn and returns a function that removes it.
-func (h *resumeHooks) add(fn func(queue string)) func() {
+func (h *wakeHooks) add(fn func(queue string)) func() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.fns == nil {
@@ -114,7 +115,7 @@ func (h *resumeHooks) add(fn func(queue string)) func() {
 	}
 }
 
-func (h *resumeHooks) call(queue string) {
+func (h *wakeHooks) call(queue string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for fn := range h.fns {
@@ -122,9 +123,9 @@ func (h *resumeHooks) call(queue string) {
 	}
 }
 
-// wakeResumed wakes the claim loops of a resumed queue, or of every queue
-// ("") when a tenant was resumed.
-func (w *Worker) wakeResumed(queue string) {
+// wakeClaimers wakes the claim loops of queue, or of every queue ("");
+// see wakeHooks.
+func (w *Worker) wakeClaimers(queue string) {
 	if queue != "" {
 		w.wakeQueue(queue)
 		return

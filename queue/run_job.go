@@ -92,13 +92,19 @@ const finalWriteTimeout = 5 * time.Second
 // completer.
 func (w *Worker) finish(t *Task, err, cause error) {
 	if outcome, message := t.ended(); outcome != "" && err == nil {
+		t.stopProgress() // a held-back write would only be fenced out
 		w.active.remove(t)
 		w.finished(t, outcome, nil, message)
 		return
 	}
-	if errors.Is(cause, ErrLeaseLost) {
+	// A handler cancelled because its heartbeats failed until the lease ran
+	// out, whose lease the store has not said is gone, has its outcome
+	// written as usual: the lease is still renewed for that (activeSet.lose),
+	// and the write is fenced by it (the completer reports ErrLeaseLost if
+	// the store refuses it).
+	if errors.Is(cause, ErrLeaseLost) && w.active.leaseGone(t) {
 		w.logger.Warn("lease lost; result dropped", "job_id", t.lease.JobID, "attempt", t.lease.Attempt)
-		if t.awaitsEnd() && w.cfg.Hooks.LeaseLost != nil {
+		if t.lossReportHeld() && w.cfg.Hooks.LeaseLost != nil {
 			w.cfg.Hooks.LeaseLost(t.lease) // held back by activeSet.lose
 		}
 		w.active.remove(t)
@@ -123,7 +129,7 @@ func (w *Worker) finish(t *Task, err, cause error) {
 	default:
 		p.Outcome, p.Error, p.RetryIn = OutcomeRetry, errorText(err, cause), w.backoff(t.Job)(t.Job.Attempt)
 	}
-	if final := t.finalProgress(p.Outcome == OutcomeCompleted); final != nil {
+	if final := t.finalProgress(p.Outcome == OutcomeCompleted, false); final != nil {
 		// The handler's context is cancelled by now (its timeout, the
 		// shutdown, or the end of the attempt): write with the worker's.
 		ctx, cancel := context.WithTimeout(w.storeCtx, finalWriteTimeout)

@@ -127,10 +127,17 @@ func (w *Worker) awaitOne(ctx context.Context) (returned, abandoned bool) {
 	case <-time.After(w.cfg.HeartbeatInterval):
 		w.releaseAbandoned()
 		w.awaitHandOffs()
+		if w.active.handlers() > 0 {
+			return false, true // still running: given up on
+		}
+		// It returned after all, as the wait ran out: its goroutine may
+		// still be ending the attempt (see handOffTimeout). Deciding on a glance
+		// at done disabled the worker for good for a handler that had
+		// returned.
 		select {
-		case <-done: // it returned after all, as the wait ran out
+		case <-done:
 			return false, false
-		default:
+		case <-time.After(handOffTimeout):
 			return false, true
 		}
 	}

@@ -35,6 +35,7 @@ type Task struct {
 	completedInTx bool
 	result        json.RawMessage // stored on completion (SetResult)
 	awaitEnd      bool            // another holder of the lease may end it (AwaitEnd)
+	lossHeld      bool            // a loss came after AwaitEnd: its report waits for the handler's return
 	endedBy       Outcome         // how another holder ended it (EndedBy)
 	endedMessage  string
 	lastWrite     time.Time
@@ -186,13 +187,21 @@ func (t *Task) withPartial(p *driver.JobProgressParams) (*driver.JobProgressPara
 // end must still write, if anything: the pending report, unless the job
 // completes (completion sets its own progress), or else the current
 // progress when the last partial result is not stored yet (the write
-// carries it).
-func (t *Task) finalProgress(completing bool) *driver.JobProgressParams {
+// carries it). inTx says the end is written in the handler's own
+// transaction (CompleteTx).
+func (t *Task) finalProgress(completing, inTx bool) *driver.JobProgressParams {
 	pending := t.stopProgress()
 	// A coalesced write the timer started before stopProgress has the
 	// latest report: let it land before the attempt's end is written, which
-	// would fence it out (its lease gone) and leave an older progress.
-	t.flushes.Wait()
+	// would fence it out (its lease gone) and leave an older progress. Not
+	// in the handler's transaction: the write may be waiting for that very
+	// transaction (SQLite has one writer), which then stalled until the
+	// write gave up, 5 s, with every other write of the store behind it.
+	// The completion sets its own progress, and the write, fenced out once
+	// the transaction commits, is dropped quietly (flushProgress).
+	if !inTx {
+		t.flushes.Wait()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
@@ -242,7 +251,7 @@ func (t *Task) CompleteTx(ctx context.Context, tx any) error {
 	}
 	// Completion sets progress 100; a later flush would only fail. A
 	// partial result not stored yet is written in the transaction.
-	if final := t.finalProgress(true); final != nil {
+	if final := t.finalProgress(true, true); final != nil {
 		final, _ = t.withPartial(final)
 		final.TxIdleLimit = t.w.cfg.LeaseDuration
 		if err := exec.JobProgress(ctx, final); err != nil {

@@ -42,10 +42,22 @@ func (t *Task) EndedBy(outcome Outcome, message string) {
 	t.endedBy, t.endedMessage = outcome, message
 }
 
-func (t *Task) awaitsEnd() bool {
+// holdLossReport reports whether the handler called AwaitEnd, and if so
+// records that the loss's report waits for the handler's return
+// (lossReportHeld). A loss that came before AwaitEnd was reported at once.
+func (t *Task) holdLossReport() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.awaitEnd
+	t.lossHeld = t.awaitEnd
+	return t.lossHeld
+}
+
+// lossReportHeld reports whether holdLossReport held the loss's report
+// back, for the handler's return to make.
+func (t *Task) lossReportHeld() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lossHeld
 }
 
 // ended returns how the attempt ended without the worker: completed in

@@ -293,17 +293,22 @@ func (w *Worker) drain() {
 	}
 }
 
-// awaitHandOffs waits, for at most finalWriteTimeout, until the handlers
-// that have returned have handed their outcomes to the completer: one that
-// returned as it was cancelled may still be writing its last progress, and
-// an outcome handed on after the completer stopped is dropped (the job
-// would wait for the rescuer although its handler ended).
+// awaitHandOffs waits until the handlers that have returned have handed
+// their outcomes to the completer: one that returned as it was cancelled
+// may still be writing its last progress, and an outcome handed on after
+// the completer stopped is dropped (the job would wait for the rescuer
+// although its handler ended). At most handOffTimeout.
 func (w *Worker) awaitHandOffs() {
 	select {
 	case <-w.active.allHandedOn():
-	case <-time.After(finalWriteTimeout):
+	case <-time.After(handOffTimeout):
 	}
 }
+
+// handOffTimeout bounds the wait for a returned handler to hand its
+// outcome on: the end of an attempt waits for a progress write in flight
+// and then writes the last progress, each bounded by finalWriteTimeout.
+const handOffTimeout = 2 * finalWriteTimeout
 
 // releaseAbandoned returns to pending the jobs whose handlers still run
 // after the cancellation. Attempts whose outcome is already with the
