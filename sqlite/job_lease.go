@@ -18,6 +18,10 @@ func (e *executor) JobHeartbeat(ctx context.Context, p *driver.JobHeartbeatParam
 	if len(p.Leases) == 0 {
 		return []driver.Lease{}, nil
 	}
+	if p.LeaseDuration <= 0 {
+		// It would set the leases to expire now, for the next rescue.
+		return nil, fmt.Errorf("heartbeat: %w: heartbeat needs LeaseDuration > 0", driver.ErrInvalid)
+	}
 	var held []driver.Lease
 	err := e.write(ctx, func(t *txn) error {
 		held = held[:0]

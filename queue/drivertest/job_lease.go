@@ -43,6 +43,21 @@ func (s *suite) testJobHeartbeat(t *testing.T) {
 			t.Fatalf("heartbeat of no leases returned %v", got)
 		}
 	})
+	t.Run("NoDuration", func(t *testing.T) {
+		// SQLite took a heartbeat of no duration and set the leases to
+		// expire at once: the next rescue took jobs of a live worker.
+		t.Parallel()
+		f := s.setup(t)
+		f.enqueue("a")
+		jobs := f.claim(testQueue, 1, 30*time.Second)
+		for _, d := range []time.Duration{0, -time.Second} {
+			_, err := f.x.JobHeartbeat(f.ctx, &driver.JobHeartbeatParams{Leases: []queue.Lease{jobs[0].Lease()}, LeaseDuration: d})
+			if !errors.Is(err, driver.ErrInvalid) {
+				t.Errorf("heartbeat with LeaseDuration %s: %v, want ErrInvalid", d, err)
+			}
+		}
+		near(t, "LeaseExpiresAt after refused heartbeats", f.get(jobs[0].ID).LeaseExpiresAt, jobs[0].LeaseExpiresAt)
+	})
 	t.Run("InTxStatementTime", func(t *testing.T) {
 		t.Parallel()
 		s.testHeartbeatInTx(t)

@@ -151,6 +151,9 @@ func (x *memExec) JobClaim(_ context.Context, p *driver.JobClaimParams) ([]*queu
 }
 
 func (x *memExec) JobHeartbeat(_ context.Context, p *driver.JobHeartbeatParams) ([]queue.Lease, error) {
+	if len(p.Leases) > 0 && p.LeaseDuration <= 0 {
+		return nil, fmt.Errorf("%w: heartbeat needs LeaseDuration > 0", driver.ErrInvalid)
+	}
 	var out []queue.Lease
 	err := x.write(func(st *memState, _ func(string, string)) error {
 		for _, l := range p.Leases {
