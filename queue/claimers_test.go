@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -67,6 +68,28 @@ func TestWorkerConfig_ClaimersInvalid(t *testing.T) {
 			if _, err := queue.NewWorker(c, cfg); err == nil {
 				t.Errorf("NewWorker(%+v) accepted", cfg)
 			}
+		}
+	})
+}
+
+// A maintenance election interval of half the leader TTL or more left
+// the maintenance stopped part of each interval (a term's services run
+// for the TTL less the interval, at most half of it): refused.
+func TestWorkerConfig_ElectIntervalInvalid(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *store) {
+		c := queue.NewClient(s.driver, queue.ClientConfig{})
+		for _, m := range []queue.MaintenanceConfig{
+			{LeaderTTL: time.Second, ElectInterval: 500 * time.Millisecond},
+			{LeaderTTL: time.Second, ElectInterval: 2 * time.Second},
+			{ElectInterval: 10 * time.Second}, // the default TTL, 15 s
+		} {
+			if _, err := queue.NewWorker(c, queue.WorkerConfig{Maintenance: m}); !errors.Is(err, queue.ErrInvalid) {
+				t.Errorf("NewWorker with %s / %s: %v, want ErrInvalid", m.ElectInterval, m.LeaderTTL, err)
+			}
+		}
+		ok := queue.MaintenanceConfig{LeaderTTL: time.Second, ElectInterval: 400 * time.Millisecond}
+		if _, err := queue.NewWorker(c, queue.WorkerConfig{Maintenance: ok}); err != nil {
+			t.Errorf("NewWorker with 400ms / 1s: %v", err)
 		}
 	})
 }

@@ -18,8 +18,8 @@ type MaintenanceConfig struct {
 	Disabled bool
 	// LeaderTTL is how long a leader holds without renewing. Default 15s.
 	LeaderTTL time.Duration
-	// ElectInterval is how often leadership is sought or renewed.
-	// Default LeaderTTL/3.
+	// ElectInterval is how often leadership is sought or renewed, shorter
+	// than LeaderTTL/2. Default LeaderTTL/3.
 	ElectInterval time.Duration
 	// RescueInterval is how often expired leases are rescued. Default
 	// LeaseDuration/6, at least 100ms, at most 10s.

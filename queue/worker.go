@@ -205,6 +205,13 @@ func (c *WorkerConfig) setDefaults() error {
 		c.Backoff = ExponentialBackoff(2*time.Second, time.Hour)
 	}
 	c.Maintenance.setDefaults(c.LeaseDuration)
+	if m := c.Maintenance; m.ElectInterval >= m.LeaderTTL/2 {
+		// A term's services run for LeaderTTL less the interval (leaderHold),
+		// at most half the TTL: renewed less often, the maintenance ran
+		// only part of the time.
+		return fmt.Errorf("%w: maintenance elect interval %s must be shorter than half the leader TTL %s",
+			ErrInvalid, m.ElectInterval, m.LeaderTTL)
+	}
 	return nil
 }
 
