@@ -18,12 +18,12 @@ import (
 //	tenantPauseSQL       -                        row inserted          set on every row of the tenant
 //	tenantResumeSQL      -                        row deleted           cleared on every row of the tenant
 //	docket_insert_jobs   -                        read (trigger)        set on a new row when paused
-//	                                                                    (under the settings lock, tenant.go)
+//	                                                                    (under the settings locks, tenant.go)
 //	claimSQL             read (one probe)         read (per candidate)  read (claimable index)
 //	positionSQL          read                     read                  -
 //
-// The tenant statements run under the settings lock (settingsLockSQL),
-// which the trigger creating a claim row takes too, so a pause or resume
+// The tenant statements run under the tenant's settings lock
+// (tenantSettingsLockSQL), which the trigger creating a claim row takes too, so a pause or resume
 // sees every claim row, and a row created after it reads its outcome. The
 // claim reads docket_tenant_pauses besides the paused column all the
 // same, as it did before that lock.
@@ -99,7 +99,7 @@ func (e *Executor) TenantPauseSet(ctx context.Context, params *driver.TenantPaus
 	// Under the settings lock: a claim row being created meanwhile (the
 	// tenant's first job in a queue) is either committed and seen here, or
 	// reads the pause after this commits (migration 019).
-	err := e.settingsTx(ctx, func(x *Executor) error {
+	err := e.settingsTx(ctx, []settingsLock{{tenantSettingsLockSQL, []any{params.TenantID}}}, func(x *Executor) error {
 		_, err := x.db.Exec(ctx, sql, params.TenantID)
 		return err
 	})

@@ -3,19 +3,77 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/docketq/docket/queue/driver"
 )
 
-// settingsLockSQL takes the settings lock exclusively for the rest of the
-// transaction: every change of a tenant's pause or limit, or of a queue's
-// default limit, holds it to its commit, and the trigger that fills in a
-// new claim row's pause and limit takes it shared (migration 019). A
-// change thus waits for the inserts creating claim rows to commit and
-// then sees their rows, and a row created after the change took the lock
-// reads the new setting. It also serialises the changes, so each one's
-// refresh reads what the previous one committed.
-const settingsLockSQL = `SELECT pg_advisory_xact_lock(1684763763, 0)`
+// The settings locks (advisory, to the transaction's end): a change of a
+// tenant's pause or limit holds its tenant's exclusively, a change of a
+// queue's default limit its queue's, and the trigger that fills in a new
+// claim row's pause and limit takes both of the row's shared (migration
+// 019). A change thus waits for the inserts creating claim rows of its
+// tenant (queue) to commit and then sees their rows, and a row created
+// after the change took its lock reads the new setting. Limit changes
+// also take limitChangesLockSQL, so that each one's refresh reads what
+// the previous one committed (a tenant's override and a queue's default
+// both decide a row's limit).
+const (
+	tenantSettingsLockSQL = `SELECT pg_advisory_xact_lock(1684763763, hashtext($1))`
+	queueSettingsLockSQL  = `SELECT pg_advisory_xact_lock(1684763764, hashtext($1))`
+	limitChangesLockSQL   = `SELECT pg_advisory_xact_lock(1684763765, 0)`
+)
+
+// settingsLockTimeout bounds a change's waits for rows, once it holds its
+// settings locks: an application transaction that woke one of the
+// tenant's rows and then creates another row of the tenant waits for the
+// change's lock while the change waits for that row. The change gives up
+// well before PostgreSQL's deadlock detector (1 s) could pick the
+// application's transaction as its victim, and runs again (settingsTx).
+const settingsLockTimeout = "200ms"
+
+// settingsRetries is how many times settingsTx runs a change again after
+// its lock wait timed out or it was chosen to break a deadlock.
+const settingsRetries = 10
+
+// settingsLock is a statement that takes a settings lock, and its
+// arguments.
+type settingsLock struct {
+	sql  string
+	args []any
+}
+
+// settingsTx runs fn in a transaction holding the settings locks locks
+// (see tenantSettingsLockSQL), with lock waits after them bounded by
+// settingsLockTimeout, and runs it again, up to settingsRetries times,
+// when such a wait timed out or deadlocked. In a caller's transaction it
+// only takes the locks: the timeout would last the rest of that
+// transaction.
+func (e *Executor) settingsTx(ctx context.Context, locks []settingsLock, fn func(x *Executor) error) error {
+	for i := 0; ; i++ {
+		err := e.inTx(ctx, func(x *Executor) error {
+			for _, l := range locks {
+				if _, err := x.db.Exec(ctx, l.sql, l.args...); err != nil {
+					return err
+				}
+			}
+			if e.tx == nil {
+				if _, err := x.db.Exec(ctx, claimLockTimeoutSQL, settingsLockTimeout); err != nil {
+					return err
+				}
+			}
+			return fn(x)
+		})
+		if err == nil || e.tx != nil || i == settingsRetries || (!isDeadlock(err) && !isLockTimeout(err)) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(i+1) * 20 * time.Millisecond):
+		}
+	}
+}
 
 // refreshLimitsSQL recomputes, after a change, max_running of the claim
 // rows the condition where selects from docket_tenant_limit. It locks them
@@ -41,20 +99,6 @@ var (
 	refreshQueueLimitsSQL = refreshLimitsSQL(`queue = $1`)
 )
 
-// settingsTx runs fn in a transaction holding the settings lock (see
-// settingsLockSQL), run again after a deadlock when it is a transaction
-// of its own.
-func (e *Executor) settingsTx(ctx context.Context, fn func(x *Executor) error) error {
-	return e.retryDeadlock(ctx, func() error {
-		return e.inTx(ctx, func(x *Executor) error {
-			if _, err := x.db.Exec(ctx, settingsLockSQL); err != nil {
-				return err
-			}
-			return fn(x)
-		})
-	})
-}
-
 // TenantLimitSet sets or (MaxRunning 0) removes a tenant's limit override
 // and applies it to the tenant's claim rows at once.
 func (e *Executor) TenantLimitSet(ctx context.Context, params *driver.TenantLimitParams) error {
@@ -69,7 +113,8 @@ func (e *Executor) TenantLimitSet(ctx context.Context, params *driver.TenantLimi
 			return err
 		}
 	}
-	err := e.settingsTx(ctx, func(x *Executor) error {
+	locks := []settingsLock{{limitChangesLockSQL, nil}, {tenantSettingsLockSQL, []any{params.TenantID}}}
+	err := e.settingsTx(ctx, locks, func(x *Executor) error {
 		var err error
 		if params.MaxRunning == 0 {
 			_, err = x.db.Exec(ctx, `DELETE FROM docket_tenant_limits WHERE tenant_id = $1 AND queue = $2`,
@@ -101,7 +146,8 @@ func (e *Executor) QueueConfigSet(ctx context.Context, params *driver.QueueConfi
 	if err := driver.ValidateLimit("default tenant limit", params.DefaultTenantLimit, 1); err != nil {
 		return err
 	}
-	err := e.settingsTx(ctx, func(x *Executor) error {
+	locks := []settingsLock{{limitChangesLockSQL, nil}, {queueSettingsLockSQL, []any{params.Queue}}}
+	err := e.settingsTx(ctx, locks, func(x *Executor) error {
 		_, err := x.db.Exec(ctx, `
 INSERT INTO docket_queues (name, default_tenant_limit) VALUES ($1, $2)
 ON CONFLICT (name) DO UPDATE SET default_tenant_limit = excluded.default_tenant_limit, updated_at = now()`,

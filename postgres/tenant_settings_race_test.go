@@ -205,3 +205,148 @@ WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_ba
 	}
 	return <-done
 }
+
+// TestTenantSettings_ChangeYieldsToApplication: an application's
+// transaction holds a tenant row (it woke it) and then creates another
+// row of the tenant, waiting for the tenant's settings lock, which a
+// change holds while it waits for the first row: a cycle. PostgreSQL's
+// deadlock detector aborts whichever waiter's deadlock_timeout runs out
+// first, and that was the application's EnqueueTx when it began waiting
+// first. The change now bounds its row waits (settingsLockTimeout), gives
+// way and runs again. Here a third transaction holding a's limit row only
+// orders the waits: in production the application's second insert lands
+// between the change's lock statement and its refresh reaching the row.
+func TestTenantSettings_ChangeYieldsToApplication(t *testing.T) {
+	f := setup(t)
+	if err := f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", MaxRunning: 2}); err != nil {
+		t.Fatal(err)
+	}
+	f.enqueue(1, "a")
+	f.exec(`UPDATE docket_tenant_queues SET has_work = false WHERE tenant_id = 'a'`) // as a claim leaves an idle tenant
+	waiters := func() int64 {
+		return f.queryInt(`SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`)
+	}
+	waitFor := func(n int64) {
+		deadline := time.Now().Add(10 * time.Second)
+		for waiters() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("fewer than %d lock waiters after 10 s", n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+
+	// The application's transaction: a's job in q (wakes, and locks, a's row in q).
+	app, err := f.d.Pool().Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Rollback(f.ctx)
+	ax, err := f.d.UnwrapTx(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ax.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("a")}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Orders the waits only (see above).
+	hold, err := f.d.Pool().Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback(f.ctx)
+	if _, err := hold.Exec(f.ctx, `SELECT FROM docket_tenant_limits WHERE tenant_id = 'a' AND queue = '' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+
+	change := make(chan error, 1)
+	go func() {
+		change <- f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", MaxRunning: 5})
+	}()
+	waitFor(1) // the change holds the settings lock and waits for hold
+
+	insert := make(chan error, 1)
+	go func() {
+		p := job("a")
+		p.Queue = "q2" // a's first job in q2: the trigger takes the settings lock shared
+		_, err := ax.JobInsertMany(f.ctx, []*driver.JobInsertParams{p})
+		insert <- err
+	}()
+	// Before the fix both waited here, and the deadlock detector chose the
+	// application's insert; now the change gives up its wait for hold
+	// (settingsLockTimeout) and its lock with it, and the insert goes on.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(insert) == 0 && waiters() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the insert neither returned nor waited in 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := hold.Commit(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-insert; err != nil {
+		t.Fatalf("the application's EnqueueTx failed: %v", err)
+	}
+	if err := app.Commit(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-change; err != nil {
+		t.Fatal(err)
+	}
+	if got := f.queryInt(`SELECT count(*) FROM docket_tenant_queues WHERE tenant_id = 'a' AND max_running <> 5`); got != 0 {
+		t.Errorf("%d of a's claim rows without the new limit 5", got)
+	}
+}
+
+// TestTenantSettings_NoWaitAcrossTenants: with one settings lock for the
+// whole database (019 as first written), an application's transaction
+// that created tenant a's claim row held it shared to its commit; a pause
+// of an unrelated tenant c queued for it exclusively; and every later
+// insert that created a claim row -- tenant b's first job, a plain
+// Enqueue -- queued behind the pause until a's application committed.
+// The locks are per tenant and per queue now.
+func TestTenantSettings_NoWaitAcrossTenants(t *testing.T) {
+	f := setup(t)
+	app, err := f.d.Pool().Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Rollback(f.ctx)
+	ax, err := f.d.UnwrapTx(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ax.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("a")}); err != nil {
+		t.Fatal(err)
+	}
+	pause := make(chan error, 1)
+	go func() { pause <- f.x.TenantPauseSet(f.ctx, &driver.TenantPauseParams{TenantID: "c", Paused: true}) }()
+	insert := make(chan error, 1)
+	go func() {
+		time.Sleep(200 * time.Millisecond) // after the pause queued
+		_, err := f.x.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("b")})
+		insert <- err
+	}()
+	select {
+	case err := <-insert:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Errorf("tenant b's Enqueue blocked 3 s by tenant a's open application transaction and tenant c's pause (pause returned: %v)", len(pause) > 0)
+	}
+	select {
+	case err := <-pause:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("tenant c's pause waited for tenant a's application transaction")
+	}
+	if err := app.Commit(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+}

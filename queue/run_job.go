@@ -26,8 +26,10 @@ func (w *Worker) start(job *Job, claimed time.Time) {
 	}
 	w.active.add(t, cancel, claimed, timeout)
 	w.publishTask(EventStarted, t)
+	w.inHandler.Add(1)
 	w.jobs.Go(func() {
 		err := w.runHandler(runCtx, t)
+		w.inHandler.Add(-1)
 		cause := context.Cause(runCtx) // before stopTimeout cancels it
 		stopTimeout()
 		cancel(nil)

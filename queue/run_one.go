@@ -127,7 +127,7 @@ func (w *Worker) awaitOne(ctx context.Context) (returned, abandoned bool) {
 	case <-time.After(w.cfg.HeartbeatInterval):
 		w.releaseAbandoned()
 		w.awaitHandOffs()
-		if w.active.handlers() > 0 {
+		if w.inHandler.Load() > 0 {
 			return false, true // still running: given up on
 		}
 		// It returned after all, as the wait ran out: its goroutine may

@@ -90,8 +90,12 @@ type QueueConfig struct {
 // Hooks are called by the worker runtime. Each may be nil. They run on the
 // worker's goroutines and must not block.
 type Hooks struct {
-	Claimed    func(jobs []*Job)
-	Finished   func(job *Job, outcome Outcome, err error)
+	Claimed  func(jobs []*Job)
+	Finished func(job *Job, outcome Outcome, err error)
+	// LeaseLost reports an attempt's handler cancelled because its lease
+	// is lost, once per attempt. When heartbeats failed until the lease ran
+	// out the store may still hold it: a handler that returns anyway has
+	// its outcome written, and Finished then reports that outcome.
 	LeaseLost  func(lease Lease)
 	Heartbeat  func(held int)
 	Stuck      func(job *Job)
@@ -111,6 +115,7 @@ type Worker struct {
 	completer *completer
 	periodic  []*periodicTask // Periodic's tasks
 	jobs      sync.WaitGroup
+	inHandler atomic.Int64 // handlers not returned yet, abandoned ones included (jobs also counts their ends)
 	ran       atomic.Bool
 
 	// Set by Run before anything starts.
@@ -205,7 +210,7 @@ func (c *WorkerConfig) setDefaults() error {
 		c.Backoff = ExponentialBackoff(2*time.Second, time.Hour)
 	}
 	c.Maintenance.setDefaults(c.LeaseDuration)
-	if m := c.Maintenance; m.ElectInterval >= m.LeaderTTL/2 {
+	if m := c.Maintenance; !m.Disabled && m.ElectInterval >= m.LeaderTTL/2 {
 		// A term's services run for LeaderTTL less the interval (leaderHold),
 		// at most half the TTL: renewed less often, the maintenance ran
 		// only part of the time.
