@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketq/docket/postgres"
@@ -133,4 +134,20 @@ func tenantNames(prefix string, n int) []string {
 		names[i] = fmt.Sprintf("%s%03d", prefix, i)
 	}
 	return names
+}
+
+// appTx begins an application's transaction, rolled back when the test
+// ends unless committed, and returns it with an executor bound to it.
+func (f *fixture) appTx() (pgx.Tx, driver.Executor) {
+	f.t.Helper()
+	tx, err := f.d.Pool().Begin(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { _ = tx.Rollback(context.WithoutCancel(f.ctx)) })
+	x, err := f.d.UnwrapTx(tx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return tx, x
 }

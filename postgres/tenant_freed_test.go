@@ -46,15 +46,7 @@ func TestJobFinish_FreedSlotsFoldedByClaim(t *testing.T) {
 	}
 	f.checkCounters()
 
-	tx, err := f.d.Pool().Begin(f.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(f.ctx)
-	x, err := f.d.UnwrapTx(tx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx, x := f.appTx()
 	errs, err := x.JobFinish(f.ctx, []*driver.JobFinishParams{{Lease: second[0].Lease(), Outcome: queue.OutcomeCompleted}})
 	if err != nil || errs[0] != nil {
 		t.Fatalf("finish in a transaction: %v, %v", err, errs)

@@ -29,15 +29,7 @@ func TestTenantSettings_ResumeMissesRowOfInsertInProgress(t *testing.T) {
 	if err := f.x.TenantPauseSet(f.ctx, &driver.TenantPauseParams{TenantID: "a", Paused: true}); err != nil {
 		t.Fatal(err)
 	}
-	tx, err := f.d.Pool().Begin(f.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(f.ctx)
-	x, err := f.d.UnwrapTx(tx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx, x := f.appTx()
 	if _, err := x.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("a")}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,73 +56,49 @@ func TestTenantSettings_ResumeMissesRowOfInsertInProgress(t *testing.T) {
 	}
 }
 
-// TestTenantSettings_LimitChangeMissesRowOfInsertInProgress: tenant a has an
-// override of 3; an application's transaction enqueues a's first jobs in
-// queue q (the claim row is created with max_running 3); the override is
-// removed (limit back to the default, 1) while that transaction is open;
-// it commits. The row keeps max_running 3, and three of a's jobs run at
-// once against a limit of 1.
+// TestTenantSettings_LimitChangeMissesRowOfInsertInProgress: a's limit
+// in q is 3 (an override of the tenant, or the queue's default); an
+// application's transaction enqueues a's first jobs in q (the claim row is
+// created with max_running 3); the limit goes back to 1 (the override
+// removed, or the default lowered) while that transaction is open; it
+// commits. The row kept max_running 3, and three of a's jobs ran at once
+// against a limit of 1.
 func TestTenantSettings_LimitChangeMissesRowOfInsertInProgress(t *testing.T) {
 	t.Parallel()
-	f := setup(t)
-	if err := f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", MaxRunning: 3}); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := f.d.Pool().Begin(f.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(f.ctx)
-	x, err := f.d.UnwrapTx(tx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := x.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("a"), job("a"), job("a")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.commitDuring(tx, func() error {
-		return f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", MaxRunning: 0})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	limit := f.queryInt(`SELECT docket_tenant_limit('q', 'a')`)
-	got := f.claim(f.x, 10)
-	if int64(len(got)) > limit {
-		t.Fatalf("tenant a runs %d jobs at once, its limit is %d (claim row max_running %d)",
-			len(got), limit, f.queryInt(`SELECT max_running FROM docket_tenant_queues WHERE queue = 'q' AND tenant_id = 'a'`))
-	}
-}
-
-// TestTenantSettings_QueueDefaultMissesRowOfInsertInProgress: the same race
-// with QueueConfigSet: the queue's default is lowered from 3 to 1 while an
-// application's transaction creates tenant a's claim row in it.
-func TestTenantSettings_QueueDefaultMissesRowOfInsertInProgress(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
-	if err := f.x.QueueConfigSet(f.ctx, &driver.QueueConfigParams{Queue: "q", DefaultTenantLimit: 3}); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := f.d.Pool().Begin(f.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(f.ctx)
-	x, err := f.d.UnwrapTx(tx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := x.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("a"), job("a"), job("a")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.commitDuring(tx, func() error {
-		return f.x.QueueConfigSet(f.ctx, &driver.QueueConfigParams{Queue: "q", DefaultTenantLimit: 1})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	limit := f.queryInt(`SELECT docket_tenant_limit('q', 'a')`)
-	if got := f.claim(f.x, 10); int64(len(got)) > limit {
-		t.Fatalf("tenant a runs %d jobs at once, its limit is %d (claim row max_running %d)",
-			len(got), limit, f.queryInt(`SELECT max_running FROM docket_tenant_queues WHERE queue = 'q' AND tenant_id = 'a'`))
+	for _, c := range []struct {
+		name          string
+		before, after func(f *fixture) error
+	}{
+		{"tenant override", func(f *fixture) error {
+			return f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", MaxRunning: 3})
+		}, func(f *fixture) error {
+			return f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", MaxRunning: 0})
+		}},
+		{"queue default", func(f *fixture) error {
+			return f.x.QueueConfigSet(f.ctx, &driver.QueueConfigParams{Queue: "q", DefaultTenantLimit: 3})
+		}, func(f *fixture) error {
+			return f.x.QueueConfigSet(f.ctx, &driver.QueueConfigParams{Queue: "q", DefaultTenantLimit: 1})
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t)
+			if err := c.before(f); err != nil {
+				t.Fatal(err)
+			}
+			tx, x := f.appTx()
+			if _, err := x.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("a"), job("a"), job("a")}); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.commitDuring(tx, func() error { return c.after(f) }); err != nil {
+				t.Fatal(err)
+			}
+			limit := f.queryInt(`SELECT docket_tenant_limit('q', 'a')`)
+			if got := f.claim(f.x, 10); int64(len(got)) > limit {
+				t.Fatalf("tenant a runs %d jobs at once, its limit is %d (claim row max_running %d)",
+					len(got), limit, f.queryInt(`SELECT max_running FROM docket_tenant_queues WHERE queue = 'q' AND tenant_id = 'a'`))
+			}
+		})
 	}
 }
 
@@ -153,15 +121,7 @@ func TestTenantSettings_ConcurrentLimitChanges(t *testing.T) {
 		}
 	}
 	f.enqueue(4, "a")
-	tx, err := f.d.Pool().Begin(f.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(f.ctx)
-	x, err := f.d.UnwrapTx(tx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx, x := f.appTx()
 	if err := x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", Queue: "q", MaxRunning: 0}); err != nil {
 		t.Fatal(err)
 	}
@@ -238,15 +198,7 @@ WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_ba
 	}
 
 	// The application's transaction: a's job in q (wakes, and locks, a's row in q).
-	app, err := f.d.Pool().Begin(f.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer app.Rollback(f.ctx)
-	ax, err := f.d.UnwrapTx(app)
-	if err != nil {
-		t.Fatal(err)
-	}
+	app, ax := f.appTx()
 	if _, err := ax.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("a")}); err != nil {
 		t.Fatal(err)
 	}
@@ -310,15 +262,7 @@ WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_ba
 // The locks are per tenant and per queue now.
 func TestTenantSettings_NoWaitAcrossTenants(t *testing.T) {
 	f := setup(t)
-	app, err := f.d.Pool().Begin(f.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer app.Rollback(f.ctx)
-	ax, err := f.d.UnwrapTx(app)
-	if err != nil {
-		t.Fatal(err)
-	}
+	app, ax := f.appTx()
 	if _, err := ax.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("a")}); err != nil {
 		t.Fatal(err)
 	}

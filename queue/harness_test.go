@@ -27,6 +27,12 @@ type store struct {
 // completeWithEffect records an effect of task's job and completes the job
 // in one native transaction, as a handler using CompleteTx does.
 func (s *store) completeWithEffect(ctx context.Context, task *queue.Task) error {
+	return s.completeWithEffectThen(ctx, task, nil)
+}
+
+// completeWithEffectThen is completeWithEffect calling between, when not
+// nil, after the effect and before CompleteTx.
+func (s *store) completeWithEffectThen(ctx context.Context, task *queue.Task, between func()) error {
 	tx, commit, rollback, err := s.begin(ctx)
 	if err != nil {
 		return err
@@ -34,6 +40,9 @@ func (s *store) completeWithEffect(ctx context.Context, task *queue.Task) error 
 	if err := s.addEffect(ctx, tx, task.Job.ID); err != nil {
 		_ = rollback()
 		return err
+	}
+	if between != nil {
+		between()
 	}
 	if err := task.CompleteTx(ctx, tx); err != nil {
 		_ = rollback()

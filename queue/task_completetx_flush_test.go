@@ -26,22 +26,13 @@ func TestTask_CompleteTxNotStalledByFlush(t *testing.T) {
 			if err := task.Progress(ctx, "analyze", 95, "b"); err != nil { // coalesced: flushed in 250 ms
 				return err
 			}
-			tx, commit, rollback, err := s.begin(ctx)
-			if err != nil {
-				return err
-			}
-			if err := s.addEffect(ctx, tx, task.Job.ID); err != nil {
-				_ = rollback()
-				return err
-			}
-			time.Sleep(400 * time.Millisecond) // the flush fires while the transaction is open
-			start := time.Now()
-			if err := task.CompleteTx(ctx, tx); err != nil {
-				_ = rollback()
-				return err
-			}
+			var start time.Time
+			err := s.completeWithEffectThen(ctx, task, func() {
+				time.Sleep(400 * time.Millisecond) // the flush fires while the transaction is open
+				start = time.Now()
+			})
 			took <- time.Since(start)
-			return commit()
+			return err
 		})
 		startWorker(t, c, fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 1))
 		job := enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: "t"})
