@@ -24,17 +24,21 @@ const (
 	limitChangesLockSQL   = `SELECT pg_advisory_xact_lock(1684763765, 0)`
 )
 
-// settingsLockTimeout bounds a change's waits for rows, once it holds its
-// settings locks: an application transaction that woke one of the
-// tenant's rows and then creates another row of the tenant waits for the
-// change's lock while the change waits for that row. The change gives up
-// well before PostgreSQL's deadlock detector (1 s) could pick the
-// application's transaction as its victim, and runs again (settingsTx).
+// settingsLockTimeout bounds each lock wait of a change, its settings
+// locks included, and the change runs again (settingsTx) until
+// settingsPatience has passed: in a cycle of waits with an application's
+// transaction the change gives way, well before PostgreSQL's deadlock
+// detector (1 s) could pick the application's transaction as its victim.
+// Two such cycles: an application transaction that woke one of the
+// tenant's rows and then creates another waits for the change's lock while
+// the change waits for that row; and two changes and two applications
+// creating rows across each other's tenants and queues.
 const settingsLockTimeout = "200ms"
 
-// settingsRetries is how many times settingsTx runs a change again after
-// its lock wait timed out or it was chosen to break a deadlock.
-const settingsRetries = 10
+// settingsPatience is how long settingsTx keeps running a change again
+// whose lock waits timed out: an application transaction that creates the
+// tenant's claim rows holds its settings lock shared to its commit.
+const settingsPatience = 30 * time.Second
 
 // settingsLock is a statement that takes a settings lock, and its
 // arguments.
@@ -44,33 +48,38 @@ type settingsLock struct {
 }
 
 // settingsTx runs fn in a transaction holding the settings locks locks
-// (see tenantSettingsLockSQL), with lock waits after them bounded by
-// settingsLockTimeout, and runs it again, up to settingsRetries times,
-// when such a wait timed out or deadlocked. In a caller's transaction it
-// only takes the locks: the timeout would last the rest of that
-// transaction.
+// (see tenantSettingsLockSQL), every lock wait bounded by
+// settingsLockTimeout, and runs it again while a wait timed out or
+// deadlocked, for settingsPatience at most; then it returns ErrConflict.
+// In a caller's transaction it only takes the locks: the timeout would
+// last the rest of that transaction.
 func (e *Executor) settingsTx(ctx context.Context, locks []settingsLock, fn func(x *Executor) error) error {
-	for i := 0; ; i++ {
+	deadline := time.Now().Add(settingsPatience)
+	for i := 1; ; i++ {
 		err := e.inTx(ctx, func(x *Executor) error {
-			for _, l := range locks {
-				if _, err := x.db.Exec(ctx, l.sql, l.args...); err != nil {
-					return err
-				}
-			}
 			if e.tx == nil {
 				if _, err := x.db.Exec(ctx, claimLockTimeoutSQL, settingsLockTimeout); err != nil {
 					return err
 				}
 			}
+			for _, l := range locks {
+				if _, err := x.db.Exec(ctx, l.sql, l.args...); err != nil {
+					return err
+				}
+			}
 			return fn(x)
 		})
-		if err == nil || e.tx != nil || i == settingsRetries || (!isDeadlock(err) && !isLockTimeout(err)) {
+		if err == nil || e.tx != nil || (!isDeadlock(err) && !isLockTimeout(err)) {
 			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: the tenant's claim rows or settings stayed locked for %s (an application transaction holds them): %w",
+				driver.ErrConflict, settingsPatience, err)
 		}
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(time.Duration(i+1) * 20 * time.Millisecond):
+		case <-time.After(time.Duration(min(i, 10)) * 20 * time.Millisecond):
 		}
 	}
 }
