@@ -11,7 +11,10 @@
 -- open for the whole transaction.
 --
 -- The settings locks are advisory locks: class 1684763763 keyed by the
--- tenant, class 1684763764 keyed by the queue. A change of a tenant's
+-- tenant, class 1684763764 keyed by the queue, each in 32 buckets of the
+-- name's hash (a transaction that creates the rows of 10^5 new tenants
+-- takes 64 locks at most, not 2 x 10^5 slots of the server's shared lock
+-- table, which such an insert ran out of). A change of a tenant's
 -- pause or limit holds its tenant's exclusively to its commit, a change
 -- of a queue's default limit its queue's (postgres/tenant.go); this
 -- trigger takes both of the new row's shared, then reads the pause and
@@ -21,12 +24,13 @@
 -- then sees their rows; an insert that creates a row after the change took
 -- the lock waits for the change to commit, and then reads the new pause
 -- and limit. Rows are created once per tenant and queue, so inserts rarely
--- take the locks, and never wait for a change of another tenant.
+-- take the locks, and wait for a change of another tenant only when the
+-- two share a bucket.
 CREATE FUNCTION docket_tenant_queues_settings() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_advisory_xact_lock_shared(1684763763, hashtext(NEW.tenant_id));
-    PERFORM pg_advisory_xact_lock_shared(1684763764, hashtext(NEW.queue));
+    PERFORM pg_advisory_xact_lock_shared(1684763763, hashtext(NEW.tenant_id) & 31);
+    PERFORM pg_advisory_xact_lock_shared(1684763764, hashtext(NEW.queue) & 31);
     SELECT EXISTS (SELECT FROM docket_tenant_pauses p WHERE p.tenant_id = NEW.tenant_id)
       INTO NEW.paused;
     SELECT docket_tenant_limit(NEW.queue, NEW.tenant_id) INTO NEW.max_running;
