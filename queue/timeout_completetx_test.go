@@ -22,7 +22,11 @@ func TestWorker_TimeoutAfterCompleteTxReportedCompleted(t *testing.T) {
 			<-ctx.Done() // post-commit work that ends with the timeout
 			return nil
 		})
-		cfg := fastConfig(map[string]queue.HandlerConfig{"k": {Handler: h, Timeout: 100 * time.Millisecond}}, 1)
+		// The timeout must come after the commit: database/sql rolls back a
+		// transaction whose context ends first, and the attempt is then
+		// retried (a loaded CI run took longer than 100 ms to commit on
+		// SQLite under -race).
+		cfg := fastConfig(map[string]queue.HandlerConfig{"k": {Handler: h, Timeout: time.Second}}, 1)
 		cfg.Hooks = hooks.hooks()
 		startWorker(t, c, cfg)
 		job := enqueue(t, c, &queue.EnqueueParams{Kind: "k", TenantID: "t"})
