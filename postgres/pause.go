@@ -23,10 +23,10 @@ import (
 //	positionSQL          read                     read                  -
 //
 // The tenant statements run under the tenant's settings lock
-// (tenantSettingsLockSQL), which the trigger creating a claim row takes too, so a pause or resume
-// sees every claim row, and a row created after it reads its outcome. The
-// claim reads docket_tenant_pauses besides the paused column all the
-// same, as it did before that lock.
+// (tenantSettingsLockSQL), which the trigger creating a claim row takes
+// too, so a pause or resume sees every claim row, and a row created after
+// it reads its outcome. The claim reads docket_tenant_pauses besides the
+// paused column all the same, as it did before that lock.
 const (
 	queuePauseSQL = `
 INSERT INTO docket_queues (name, paused_at) VALUES ($1, now())

@@ -80,8 +80,8 @@ func (c *Client) retry(ctx context.Context, exec driver.Executor, inTx bool, id 
 
 // inserted tells this process of a job inserted: an EventInserted, which
 // wakes its claim loops too, or, inside a caller's transaction (inTx),
-// only the wake-up. The job exists only if that transaction
-// commits, so the event is the caller's to publish after the commit
+// only the wake-up. The job exists only if that transaction commits, so
+// the event is the caller's to publish after the commit
 // (PublishInserted): published here it showed subscribers (the feed, the
 // metrics) jobs whose transaction then rolled back. The claim loops are
 // woken at once all the same: on SQLite their claim waits for the
@@ -92,7 +92,7 @@ func (c *Client) inserted(inTx bool, job *Job) {
 		c.wake.call(job.Queue)
 		return
 	}
-	c.bus.Publish(Event{Type: EventInserted, Job: job})
+	c.PublishInserted(job)
 }
 
 // PublishInserted publishes EventInserted for jobs inserted in a caller's

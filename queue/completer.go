@@ -285,11 +285,7 @@ func (c *completer) flush(ctx context.Context, batch []finishItem) error {
 			}
 			c.w.logger.Warn("lease lost before the outcome was stored", "job_id", it.params.Lease.JobID,
 				"attempt", it.params.Lease.Attempt, "outcome", it.params.Outcome)
-			if it.task.lossReportHeld() && c.w.cfg.Hooks.LeaseLost != nil {
-				// A loss held back for a handler that called AwaitEnd (a
-				// heartbeat outage); it returned without EndedBy.
-				c.w.cfg.Hooks.LeaseLost(it.params.Lease)
-			}
+			c.w.reportHeldLoss(it.task) // an AwaitEnd handler's, after a heartbeat outage
 			it.task.markLost()
 			c.w.finished(it.task, "", errs[i], "")
 			continue

@@ -106,9 +106,7 @@ func (w *Worker) finish(t *Task, err, cause error) {
 	// the store refuses it).
 	if errors.Is(cause, ErrLeaseLost) && w.active.leaseGone(t) {
 		w.logger.Warn("lease lost; result dropped", "job_id", t.lease.JobID, "attempt", t.lease.Attempt)
-		if t.lossReportHeld() && w.cfg.Hooks.LeaseLost != nil {
-			w.cfg.Hooks.LeaseLost(t.lease) // held back by activeSet.lose
-		}
+		w.reportHeldLoss(t)
 		w.active.remove(t)
 		w.finished(t, "", ErrLeaseLost, "")
 		return
@@ -141,6 +139,16 @@ func (w *Worker) finish(t *Task, err, cause error) {
 		cancel()
 	}
 	w.completer.submit(t, p, err)
+}
+
+// reportHeldLoss reports the loss of t's lease that activeSet.lose held
+// back because its handler had called AwaitEnd, if it did: the handler
+// returned without EndedBy, or the outcome written after a heartbeat
+// outage was refused.
+func (w *Worker) reportHeldLoss(t *Task) {
+	if t.lossReportHeld() && w.cfg.Hooks.LeaseLost != nil {
+		w.cfg.Hooks.LeaseLost(t.lease)
+	}
 }
 
 func errorText(err, cause error) string {

@@ -131,9 +131,9 @@ func (w *Worker) awaitOne(ctx context.Context) (returned, abandoned bool) {
 			return false, true // still running: given up on
 		}
 		// It returned after all, as the wait ran out: its goroutine may
-		// still be ending the attempt (see handOffTimeout). Deciding on a glance
-		// at done disabled the worker for good for a handler that had
-		// returned.
+		// still be ending the attempt (see handOffTimeout). Deciding on a
+		// glance at done disabled the worker for good for a handler that
+		// had returned.
 		select {
 		case <-done:
 			return false, false
