@@ -45,7 +45,14 @@ import (
 //     progress (quiet: the claim took its advisory lock exclusively), a
 //     tenant that had fewer pending jobs than asked for is marked idle
 //     (has_work false; see rewakeSQL) and the first job taken becomes the
-//     candidate for its claim floor (see floorSQL). The lock is tried for
+//     candidate for its claim floor (see floorSQL). A tenant marked idle
+//     that got nothing (its last job taken by an earlier claim that did
+//     not run short) keeps its served_at: it was not served, and when it
+//     gets work again its turn comes before the tenants served since
+//     (JobClaimEmptiedTenant/KeepsItsTurn; moreSQL reports it). Others
+//     that got nothing (their jobs locked by other transactions) move to
+//     the back all the same, so that they do not hold the front of every
+//     claim. The lock is tried for
 //     every such tenant, and for about 100 of the others (all of them up
 //     to 100 tenants; at random beyond, so that each gets its turn): an
 //     advisory lock takes a slot of the server's shared lock table
@@ -114,7 +121,7 @@ WITH tenants AS (
 ), served AS (
     UPDATE docket_tenant_queues t SET
         running = t.running + f.n,
-        served_at = clock_timestamp(),
+        served_at = CASE WHEN f.n = 0 AND f.short AND f.quiet THEN t.served_at ELSE clock_timestamp() END,
         has_work = NOT (f.short AND f.quiet),
         cleared_at = CASE WHEN f.short AND f.quiet THEN clock_timestamp() ELSE t.cleared_at END,
         cleared_by = CASE WHEN f.short AND f.quiet THEN txid_current() ELSE t.cleared_by END
@@ -241,7 +248,12 @@ func fromFloorSQL(queue, row, limit, lock string) string {
 // own (age(xmin) = 0), with the newest served_at: in the claimable index's
 // order (served_at) another tenant comes first, and the probe stops there
 // (OFFSET 0 keeps the ORDER BY, which PostgreSQL drops from a plain
-// EXISTS; see rewakeSQL). When the claim served every claimable tenant (a
+// EXISTS; see rewakeSQL). A row of the transaction's own that the claim
+// did not serve, only folded (foldFreedSQL writes the row of every tenant
+// with a finish since the last claim), keeps its served_at from before the
+// transaction (now()): it was left out with the served ones, and a claim
+// that came back empty from a stale tenant said nothing of a folded tenant
+// with work (TestJobClaim_MoreSeesFoldedTenant). When the claim served every claimable tenant (a
 // one-worker drain) the probe reads their entries to the end: one index
 // entry and heap visit per tenant served, a small part of what the claim
 // itself read for them.
@@ -261,13 +273,27 @@ func fromFloorSQL(queue, row, limit, lock string) string {
 // jobs (the scale scenario, 2026-11-25). The tenants another transaction
 // holds, the case the probe is for, are the least recently served, at the
 // front.
+//
+// Its second column counts the tenants the claim found empty: still
+// marked claimable, but their last pending job taken by a claim that did
+// not run short of it (see claimSQL's quiet). The claim spent one of its
+// tenants on each and marked it idle without serving it (served_at kept).
+// When those and the tenants served fill the claim's limit of tenants,
+// a tenant with work may have been left out, whatever its pending jobs,
+// and JobClaim reports more (the conformance case
+// JobClaimEmptiedTenant/OthersClaimed: a claim of one job came back empty
+// with a tenant's job pending behind it, until the next poll). Each claim
+// clears up to its limit of such tenants, so the claims this adds are
+// bounded by them. A tenant served by a claim that committed after this
+// transaction began (served_at after now()) is not counted: its job then
+// waits for a wake-up or a poll, as before.
 var moreSQL = `
 SELECT EXISTS (
     SELECT FROM (
         SELECT tq.queue, tq.tenant_id, tq.floor_priority, tq.floor_id
         FROM docket_tenant_queues tq
         WHERE tq.queue = $1 AND tq.has_work AND tq.running < tq.max_running AND NOT tq.paused
-          AND age(tq.xmin) <> 0
+          AND (age(tq.xmin) <> 0 OR tq.served_at < now())
           AND NOT EXISTS (SELECT FROM docket_queues q WHERE q.name = $1 AND q.paused_at IS NOT NULL)
           AND NOT EXISTS (SELECT FROM docket_tenant_pauses p WHERE p.tenant_id = tq.tenant_id)
         ORDER BY tq.served_at, tq.tenant_id
@@ -275,7 +301,10 @@ SELECT EXISTS (
     ) tq
     WHERE (SELECT count(*) FROM (
 ` + fromFloorSQL("tq.queue", "tq", "2", "") + `
-          ) two) = 2)`
+          ) two) = 2),
+    (SELECT count(*) FROM docket_tenant_queues t
+     WHERE t.queue = $1 AND NOT t.has_work AND t.cleared_at >= now()
+       AND t.cleared_by = txid_current_if_assigned() AND t.served_at < now())`
 
 // moreProbeTenants is how many tenants moreSQL looks at, at most.
 const moreProbeTenants = 100
@@ -442,6 +471,22 @@ func (e *Executor) claimBatch(params *driver.JobClaimParams, wait time.Duration,
 		})
 	b.Queue(rewakeSQL, params.Queue)
 	b.Queue(floorSQL, params.Queue)
-	b.Queue(moreSQL, params.Queue).QueryRow(func(row pgx.Row) error { return row.Scan(more) })
+	b.Queue(moreSQL, params.Queue).QueryRow(func(row pgx.Row) error {
+		var emptied int
+		if err := row.Scan(more, &emptied); err != nil {
+			return err
+		}
+		*more = *more || emptied > 0 && tenantsServed(*jobs)+emptied >= params.Max
+		return nil
+	})
 	return b
+}
+
+// tenantsServed is the number of tenants jobs belong to.
+func tenantsServed(jobs []*driver.Job) int {
+	seen := make(map[string]struct{}, len(jobs))
+	for _, j := range jobs {
+		seen[j.TenantID] = struct{}{}
+	}
+	return len(seen)
 }

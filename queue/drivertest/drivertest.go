@@ -83,6 +83,7 @@ func RunConfig(t *testing.T, cfg Config) {
 		{"JobClaimLimits", s.testJobClaimLimits},
 		{"JobClaimOrderAfterChurn", s.testJobClaimOrderAfterChurn},
 		{"JobClaimFairness", s.testJobClaimFairness},
+		{"JobClaimEmptiedTenant", s.testJobClaimEmptiedTenant},
 		{"JobClaimConcurrent", s.testJobClaimConcurrent},
 		{"JobHeartbeat", s.testJobHeartbeat},
 		{"JobProgress", s.testJobProgress},
@@ -100,6 +101,7 @@ func RunConfig(t *testing.T, cfg Config) {
 		{"QueueStats", s.testQueueStats},
 		{"Pause", s.testPause},
 		{"Notifier", s.testNotifier},
+		{"Differential", s.testDifferential},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -136,7 +136,13 @@ func (x *memExec) JobClaim(_ context.Context, p *driver.JobClaimParams) ([]*queu
 		}
 		per := (p.Max + len(tenants) - 1) / len(tenants)
 		for _, tenant := range tenants {
-			for _, j := range pending[tenant][:min(per, room[tenant], p.Max-len(out))] {
+			take := pending[tenant][:min(per, room[tenant], p.Max-len(out))]
+			if len(take) == 0 {
+				// Not served: it keeps its turn for the next claim.
+				more = true
+				continue
+			}
+			for _, j := range take {
 				j.State, j.Attempt, j.LeaseToken = queue.StateRunning, j.Attempt+1, newToken()
 				j.LeaseExpiresAt, j.WorkerID, j.StartedAt, j.UpdatedAt = now.Add(p.LeaseDuration), p.WorkerID, now, now
 				j.Stage, j.Progress, j.ProgressMessage = "", 0, ""
@@ -200,7 +206,7 @@ func (x *memExec) JobFinish(_ context.Context, ps []*driver.JobFinishParams) ([]
 			st.endAttempt(j, p.Outcome, p.Error, p.WorkerID, now)
 			switch p.Outcome {
 			case queue.OutcomeCompleted:
-				j.State, j.CompletedAt, j.Result, j.Progress = queue.StateCompleted, now, p.Result, 100
+				j.State, j.CompletedAt, j.Result, j.Progress, j.ErrorMessage = queue.StateCompleted, now, p.Result, 100, ""
 			case queue.OutcomeRetry:
 				j.ErrorMessage, j.State, j.RunAt = p.Error, queue.StatePending, now
 				if p.RetryIn > 0 {
@@ -209,7 +215,10 @@ func (x *memExec) JobFinish(_ context.Context, ps []*driver.JobFinishParams) ([]
 			case queue.OutcomeFailed:
 				j.State, j.CompletedAt, j.ErrorMessage = queue.StateFailed, now, p.Error
 			case queue.OutcomeSnoozed:
-				j.State, j.RunAt, j.Attempt = queue.StateScheduled, now.Add(p.RetryIn), j.Attempt-1
+				j.State, j.RunAt, j.Attempt = queue.StatePending, now, j.Attempt-1
+				if p.RetryIn > 0 {
+					j.State, j.RunAt = queue.StateScheduled, now.Add(p.RetryIn)
+				}
 			case queue.OutcomeReleased:
 				j.State, j.Attempt = queue.StatePending, j.Attempt-1
 			default:
