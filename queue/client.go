@@ -42,7 +42,7 @@ type Client struct {
 	bus      *Bus
 	logger   *slog.Logger
 	metadata func(context.Context) map[string]string
-	wake     wakeHooks // this process's claim loops, woken on a resume or an insert in a caller's transaction
+	wake     wakeHooks // this process's claim loops, woken on a resume or an insert
 }
 
 // NewClient returns a client that stores jobs through d.
@@ -67,7 +67,7 @@ type EnqueueParams struct {
 	Args        any
 	Priority    int       // higher starts first within the tenant; -1000..1000
 	MaxAttempts int       // 0: DefaultMaxAttempts
-	RunAt       time.Time // zero: now
+	RunAt       time.Time // zero: now; else within the years 1 to 9999 (UTC)
 	// UniqueKey makes the enqueue idempotent per tenant: a second enqueue
 	// with the same key returns the first job.
 	UniqueKey string
@@ -132,6 +132,9 @@ func (c *Client) insert(ctx context.Context, exec driver.Executor, inTx bool, ps
 	}
 	params := make([]*driver.JobInsertParams, len(ps))
 	for i, p := range ps {
+		if p == nil {
+			return nil, fmt.Errorf("%w: job %d of %d has no params", ErrInvalid, i+1, len(ps))
+		}
 		if len(extra) > 0 {
 			merged := maps.Clone(extra)
 			maps.Copy(merged, p.Metadata)
@@ -149,11 +152,13 @@ func (c *Client) insert(ctx context.Context, exec driver.Executor, inTx bool, ps
 	if err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
+	jobs := make([]*Job, 0, len(res))
 	for _, r := range res {
 		if !r.Duplicate {
-			c.inserted(inTx, r.Job)
+			jobs = append(jobs, r.Job)
 		}
 	}
+	c.inserted(inTx, jobs...)
 	return res, nil
 }
 
@@ -176,6 +181,11 @@ func (p *EnqueueParams) toInsert() (*driver.JobInsertParams, error) {
 		return nil, fmt.Errorf("%w: max attempts %d outside 0..1000", ErrInvalid, p.MaxAttempts)
 	case len(p.UniqueKey) > 255:
 		return nil, fmt.Errorf("%w: unique key longer than 255 bytes", ErrInvalid)
+	case !p.RunAt.IsZero() && (p.RunAt.UTC().Year() < 1 || p.RunAt.UTC().Year() > 9999):
+		// Beyond these, SQLite's microseconds wrap round (a job for the
+		// year 300000 ran at once), PostgreSQL refuses the time, and
+		// encoding/json cannot show it.
+		return nil, fmt.Errorf("%w: run at %s: outside the years 1 to 9999", ErrInvalid, p.RunAt.UTC().Format(time.RFC3339))
 	}
 	if err := validateMetadata(p.Metadata); err != nil {
 		return nil, err

@@ -27,7 +27,10 @@ type FinishLeaseParams struct {
 	// Outcome is OutcomeCompleted, OutcomeRetry, OutcomeFailed or
 	// OutcomeSnoozed.
 	Outcome Outcome
-	// Result is the completed job's result (JSON), Error the failure.
+	// Result is the completed job's result: a JSON document, or empty
+	// for none (anything else is ErrInvalid). Error is the failure's
+	// message, stored with NUL bytes and invalid UTF-8 replaced by U+FFFD,
+	// as a Task's error is.
 	Result json.RawMessage
 	Error  string
 	// RetryIn delays a retry or a snooze, from the store's now.
@@ -44,8 +47,11 @@ func (c *Client) FinishLease(ctx context.Context, p *FinishLeaseParams) error {
 	default:
 		return fmt.Errorf("%w: outcome %q: want completed, retry, failed or snoozed", ErrInvalid, p.Outcome)
 	}
+	if !validResult(p.Result) {
+		return fmt.Errorf("%w: finish job %d: the result is not a JSON document", ErrInvalid, p.Lease.JobID)
+	}
 	errs, err := c.exec.JobFinish(ctx, []*driver.JobFinishParams{{
-		Lease: p.Lease, Outcome: p.Outcome, Result: p.Result, Error: p.Error,
+		Lease: p.Lease, Outcome: p.Outcome, Result: p.Result, Error: storableText(p.Error),
 		RetryIn: p.RetryIn, WorkerID: p.WorkerID,
 	}})
 	if err != nil {

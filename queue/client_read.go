@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/docketq/docket/queue/driver"
@@ -13,8 +14,12 @@ func (c *Client) Get(ctx context.Context, id int64) (*Job, error) {
 	return c.exec.JobGet(ctx, id)
 }
 
-// List returns jobs matching params, newest first.
+// List returns jobs matching params, newest first; nil params are the
+// zero JobListParams (every job, the first 100).
 func (c *Client) List(ctx context.Context, params *JobListParams) ([]*Job, error) {
+	if params == nil {
+		params = &JobListParams{}
+	}
 	jobs, err := c.exec.JobList(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -78,26 +83,36 @@ func (c *Client) retry(ctx context.Context, exec driver.Executor, inTx bool, id 
 	return job, nil
 }
 
-// inserted tells this process of a job inserted: an EventInserted, which
-// wakes its claim loops too, or, inside a caller's transaction (inTx),
-// only the wake-up. The job exists only if that transaction commits, so
-// the event is the caller's to publish after the commit
-// (PublishInserted): published here it showed subscribers (the feed, the
-// metrics) jobs whose transaction then rolled back. The claim loops are
-// woken at once all the same: on SQLite their claim waits for the
-// transaction (the store's one writer) and then finds the job; elsewhere
-// the driver's notification after the commit wakes them again.
-func (c *Client) inserted(inTx bool, job *Job) {
-	if inTx {
-		c.wake.call(job.Queue)
-		return
+// inserted tells this process of jobs inserted: it wakes the claim loops
+// of their queues, and publishes EventInserted unless the jobs were
+// inserted in a caller's transaction (inTx). Such a job exists only if that
+// transaction commits, so the event is the caller's to publish after the
+// commit (PublishInserted): published here it showed subscribers (the
+// feed, the metrics) jobs whose transaction then rolled back. The claim
+// loops are woken at once all the same: on SQLite their claim waits for
+// the transaction (the store's one writer) and then finds the job;
+// elsewhere the driver's notification after the commit wakes them again.
+// The wake-up is direct, not through the bus: a subscriber's buffer drops
+// what does not fit, and a batch or a burst of inserts larger than the
+// worker's listener holds lost the wake-ups of its last queues, whose jobs
+// then waited for a poll (TestClient_EnqueueManyBurstWakesEveryQueue).
+func (c *Client) inserted(inTx bool, jobs ...*Job) {
+	var woken []string // a batch's queues: few
+	for _, job := range jobs {
+		if !slices.Contains(woken, job.Queue) {
+			woken = append(woken, job.Queue)
+			c.wake.call(job.Queue)
+		}
 	}
-	c.PublishInserted(job)
+	if !inTx {
+		c.PublishInserted(jobs...)
+	}
 }
 
 // PublishInserted publishes EventInserted for jobs inserted in a caller's
 // transaction (EnqueueTx, EnqueueManyTx, RetryTx), which do not: call it
-// after that transaction commits.
+// after that transaction commits, with the jobs it inserted (not the job
+// of a Duplicate result, which existed before).
 func (c *Client) PublishInserted(jobs ...*Job) {
 	for _, job := range jobs {
 		c.bus.Publish(Event{Type: EventInserted, Job: job})
@@ -153,6 +168,11 @@ func estimateStart(p *driver.Position, now time.Time) time.Time {
 func (c *Client) SetTenantLimit(ctx context.Context, tenantID, queue string, limit int) error {
 	if limit < 0 {
 		return fmt.Errorf("%w: tenant limit %d is negative", ErrInvalid, limit)
+	}
+	if queue != "" {
+		if err := ValidateQueueName(queue); err != nil {
+			return err
+		}
 	}
 	return c.exec.TenantLimitSet(ctx, &driver.TenantLimitParams{TenantID: tenantID, Queue: queue, MaxRunning: limit})
 }

@@ -14,6 +14,9 @@ func (c *Client) ListTx(ctx context.Context, tx any, params *JobListParams) ([]*
 	if err != nil {
 		return nil, err
 	}
+	if params == nil {
+		params = &JobListParams{}
+	}
 	jobs, err := exec.JobList(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)

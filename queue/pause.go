@@ -91,8 +91,8 @@ func pauseVerb(paused bool) string {
 
 // wakeHooks are the wake-ups of this process's claim loops, called with a
 // queue's name when a client of the process resumes that queue or inserts
-// a job in a caller's transaction (EnqueueTx, RetryTx), and with "" (every
-// queue) when it resumes a tenant. Other processes learn of these from the
+// a job into it (Enqueue, EnqueueTx, Retry...), and with "" (every queue)
+// when it resumes a tenant. Other processes learn of these from the
 // notification the driver sends, or at their next poll.
 type wakeHooks struct {
 	mu  sync.Mutex

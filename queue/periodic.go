@@ -53,7 +53,8 @@ var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | 
 // or six with seconds first, or a descriptor such as "@every 1m"). Specs
 // without a CRON_TZ= prefix are read in UTC, so every process computes the
 // same ticks whatever its local time zone. A spec that never fires is
-// invalid.
+// invalid, and so is an "@every" period that is not a whole number of
+// seconds, at least one.
 func ParseSchedule(spec string) (Schedule, error) {
 	s, err := cronParser.Parse(spec)
 	if err != nil {
@@ -66,7 +67,13 @@ func ParseSchedule(spec string) (Schedule, error) {
 			s.Location = time.UTC
 		}
 	case cron.ConstantDelaySchedule:
-		sched = every(s.Delay) // whole seconds, at least one
+		// The parser rounds the period to whole seconds, at least one:
+		// "@every -1h" and "@every 500ms" would tick every second.
+		_, period, _ := strings.Cut(spec, "@every ")
+		if d, err := time.ParseDuration(strings.TrimSpace(period)); err != nil || d != s.Delay {
+			return nil, fmt.Errorf("%w: schedule %q: the period must be a whole number of seconds, at least one", ErrInvalid, spec)
+		}
+		sched = every(s.Delay)
 	}
 	if sched.Next(time.Now()).IsZero() {
 		return nil, fmt.Errorf("%w: schedule %q never fires", ErrInvalid, spec)

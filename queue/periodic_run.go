@@ -76,6 +76,17 @@ func (r *periodicRunner) delay(now time.Time) time.Duration {
 // run runs every task whose tick is due.
 func (r *periodicRunner) run(ctx context.Context) {
 	now := r.clock.sync(ctx)
+	if r.clock.readAt.IsZero() {
+		// The store's clock has not answered yet, and the host's may be
+		// off by any amount: ticks run or recorded by it could be early
+		// (a periodic job run before its time) or far ahead (a sweep's
+		// next tick recorded an hour into the store's future, the sweep
+		// then stopped for that hour). Only the sweeps run meanwhile,
+		// unrecorded, as when the records cannot be read.
+		r.retryAt = now.Add(time.Second)
+		r.sweepUnrecorded(ctx, now)
+		return
+	}
 	if !r.synced {
 		if err := r.sync(ctx, now); err != nil {
 			if ctx.Err() == nil {
