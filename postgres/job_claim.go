@@ -51,8 +51,9 @@ import (
 //     gets work again its turn comes before the tenants served since
 //     (JobClaimEmptiedTenant/KeepsItsTurn; moreSQL reports it). Others
 //     that got nothing (their jobs locked by other transactions) move to
-//     the back all the same, so that they do not hold the front of every
-//     claim. The lock is tried for
+//     the back all the same, when rewakeSQL finds them a pending job, so
+//     that they do not hold the front of every claim
+//     (TestJobClaim_LockedTenantGoesBack). The lock is tried for
 //     every such tenant, and for about 100 of the others (all of them up
 //     to 100 tenants; at random beyond, so that each gets its turn): an
 //     advisory lock takes a slot of the server's shared lock table
@@ -165,8 +166,16 @@ ORDER BY id`
 // planned as a sequential scan expected to stop at the first match, and
 // read the whole table when every job it passed was claimed already
 // (316 ms in the fairness benchmark behind 200,000 jobs).
+//
+// A tenant the claim gave nothing kept its served_at (claimSQL's served:
+// it looked empty). One that has a pending job after all got nothing for
+// another reason, most often jobs another transaction holds (SKIP LOCKED
+// passed them), which may hold them for long: it moves to the back, as a
+// tenant served does, rather than hold the front of every claim, each of
+// which would come back empty from it (TestJobClaim_LockedTenantGoesBack).
 const rewakeSQL = `
-UPDATE docket_tenant_queues t SET has_work = true
+UPDATE docket_tenant_queues t SET has_work = true,
+    served_at = CASE WHEN t.served_at < now() THEN clock_timestamp() ELSE t.served_at END
 WHERE NOT t.has_work AND t.cleared_at >= now() AND t.cleared_by = txid_current_if_assigned()
   AND t.queue = $1
   AND EXISTS (SELECT FROM docket_jobs j WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'

@@ -56,6 +56,11 @@ var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | 
 // invalid, and so is an "@every" period that is not a whole number of
 // seconds, at least one.
 func ParseSchedule(spec string) (Schedule, error) {
+	if hasTZ(spec) && !strings.Contains(spec, " ") {
+		// robfig/cron v3.0.1 slices the zone up to the first space and
+		// panics without one (TestParseSchedule_TimeZoneAlone).
+		return nil, fmt.Errorf("%w: schedule %q: a time zone and no schedule", ErrInvalid, spec)
+	}
 	s, err := cronParser.Parse(spec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: schedule %q: %w", ErrInvalid, spec, err)

@@ -39,8 +39,9 @@ func (c *storeClock) now() time.Time {
 
 // sync reads the store's clock again when the last reading is older than
 // storeClockMaxAge (or there is none), then returns now. A failed reading
-// keeps the last (none: the host's clock): the store is then unreachable
-// for the runner's own statements too.
+// keeps the last; with none yet it returns the host's clock, which the
+// periodic runner then uses only to time its retry (periodicRunner.run
+// records and runs no tick until the store's clock has answered once).
 func (c *storeClock) sync(ctx context.Context) time.Time {
 	if c.readAt.IsZero() || time.Since(c.readAt) >= storeClockMaxAge {
 		sent := time.Now()

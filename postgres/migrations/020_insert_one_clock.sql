@@ -12,10 +12,11 @@
 -- before the locks: a job due after it is scheduled (the schedule sweep
 -- makes it pending and wakes its tenant under the tenant row's lock). The
 -- function is otherwise migration 015's (a migration defines a function
--- anew rather than editing an applied one).
-DROP FUNCTION docket_insert_jobs(text[], text[], text[], jsonb[], int[], int[], timestamptz[], text[], bigint[], boolean[], jsonb[], boolean);
-
-CREATE FUNCTION docket_insert_jobs(
+-- anew rather than editing an applied one). It is replaced in place (its
+-- signature is 015's): DROP and CREATE gave it a new oid, and an insert
+-- that had resolved the old one failed as the migration committed ("cache
+-- lookup failed for function", TestMigration020_InsertsDuringMigration).
+CREATE OR REPLACE FUNCTION docket_insert_jobs(
     p_queue text[], p_kind text[], p_tenant_id text[], p_args jsonb[],
     p_priority int[], p_max_attempts int[], p_run_at timestamptz[],
     p_unique_key text[], p_retry_of bigint[], p_fail_on_timeout boolean[],

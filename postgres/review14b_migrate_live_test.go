@@ -1,0 +1,84 @@
+package postgres_test
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/docketq/docket/queue/driver"
+)
+
+// TestMigration020_InsertsDuringMigration: engine migration 020 replaced
+// docket_insert_jobs with DROP FUNCTION and CREATE FUNCTION, which gives
+// the function a new oid. An insert that had resolved the old one (a
+// prepared statement, a session's plan) and ran as the migration committed
+// failed with "cache lookup failed for function N" (SQLSTATE XX000, not an
+// error the driver translates): on a live database, `docket migrate` during
+// a deploy failed some of the enqueues in flight, uploads among them.
+// CREATE OR REPLACE FUNCTION keeps the oid (and the grants), and a session
+// running the function recompiles it. Each run of the migration here is
+// one chance of the race, as the one run on a live database is.
+func TestMigration020_InsertsDuringMigration(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	body, err := os.ReadFile("migrations/020_insert_one_clock.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		stop   atomic.Bool
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed = map[string]int{}
+	)
+	fail := func(err error) {
+		mu.Lock()
+		failed[err.Error()]++
+		mu.Unlock()
+	}
+	for g := range 6 {
+		wg.Go(func() {
+			tenant := fmt.Sprintf("t%d", g)
+			for !stop.Load() {
+				if g%2 == 0 { // an enqueue of its own
+					if _, err := f.x.JobInsertMany(f.ctx, []*driver.JobInsertParams{job(tenant)}); err != nil {
+						fail(err)
+					}
+					continue
+				}
+				// Enqueues in an application's transaction.
+				tx, err := f.d.Pool().Begin(f.ctx)
+				if err != nil {
+					fail(err)
+					continue
+				}
+				x, err := f.d.UnwrapTx(tx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for range 2 {
+					if _, err := x.JobInsertMany(f.ctx, []*driver.JobInsertParams{job(tenant)}); err != nil {
+						fail(err)
+						break
+					}
+				}
+				_ = tx.Rollback(f.ctx)
+			}
+		})
+	}
+	for range 300 {
+		if _, err := f.d.Pool().Exec(f.ctx, string(body)); err != nil {
+			stop.Store(true)
+			wg.Wait()
+			t.Fatalf("migration 020 run again: %v", err)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	for msg, n := range failed {
+		t.Errorf("%d enqueues failed while migration 020 ran: %s", n, msg)
+	}
+}
