@@ -1,12 +1,15 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/docketq/docket/queue/driver"
 )
@@ -181,6 +184,8 @@ func (p *EnqueueParams) toInsert() (*driver.JobInsertParams, error) {
 		return nil, fmt.Errorf("%w: max attempts %d outside 0..1000", ErrInvalid, p.MaxAttempts)
 	case len(p.UniqueKey) > 255:
 		return nil, fmt.Errorf("%w: unique key longer than 255 bytes", ErrInvalid)
+	case !storable(p.Kind) || !storable(p.TenantID) || !storable(p.UniqueKey):
+		return nil, fmt.Errorf("%w: kind, tenant id and unique key must be UTF-8 without NUL bytes", ErrInvalid)
 	case !p.RunAt.IsZero() && (p.RunAt.UTC().Year() < 1 || p.RunAt.UTC().Year() > 9999):
 		// Beyond these, SQLite's microseconds wrap round (a job for the
 		// year 300000 ran at once), PostgreSQL refuses the time, and
@@ -225,7 +230,37 @@ func encodeArgs(v any) (json.RawMessage, error) {
 	if len(raw) > MaxArgsBytes {
 		return nil, fmt.Errorf("%w: args are %d bytes, over the %d limit", ErrInvalid, len(raw), MaxArgsBytes)
 	}
+	if !utf8.Valid(raw) || jsonHasNUL(raw) {
+		return nil, fmt.Errorf("%w: args must be UTF-8 without NUL characters (\\u0000)", ErrInvalid)
+	}
 	return raw, nil
+}
+
+// storable reports whether s is text both stores keep as given: UTF-8
+// without NUL bytes. PostgreSQL refuses the others, and SQLite kept them,
+// so an application tried on the embedded default failed in production
+// (TestClient_EnqueueTextNotStorable).
+func storable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// jsonHasNUL reports whether the JSON document b has the escape \u0000,
+// which PostgreSQL's jsonb refuses. Escapes are two bytes but \uXXXX, so
+// stepping over each backslash's pair keeps an escaped backslash followed
+// by "u0000" (text, not a NUL) apart.
+func jsonHasNUL(b []byte) bool {
+	i := bytes.IndexByte(b, '\\')
+	for i >= 0 && i+1 < len(b) {
+		if b[i+1] == 'u' && i+6 <= len(b) && string(b[i+2:i+6]) == "0000" {
+			return true
+		}
+		j := bytes.IndexByte(b[i+2:], '\\')
+		if j < 0 {
+			return false
+		}
+		i += 2 + j
+	}
+	return false
 }
 
 // validateMetadata checks a job's metadata against MaxMetadataEntries and
@@ -238,6 +273,9 @@ func validateMetadata(m map[string]string) error {
 	for k, v := range m {
 		if k == "" {
 			return fmt.Errorf("%w: empty metadata key", ErrInvalid)
+		}
+		if !storable(k) || !storable(v) {
+			return fmt.Errorf("%w: metadata must be UTF-8 without NUL bytes", ErrInvalid)
 		}
 		size += len(k) + len(v)
 	}

@@ -230,7 +230,10 @@ func storeTime(t time.Time) time.Time {
 // publishes it once that commits.
 func (w *Worker) enqueueTick(j *PeriodicJob) func(ctx context.Context, x driver.Executor, tick time.Time) (func(), error) {
 	return func(ctx context.Context, x driver.Executor, tick time.Time) (func(), error) {
-		p := j.Params(tick)
+		p, err := periodicParams(j, tick)
+		if err != nil {
+			return nil, err
+		}
 		if p == nil {
 			return nil, fmt.Errorf("%w: Params returned no job", ErrInvalid)
 		}
@@ -250,6 +253,20 @@ func (w *Worker) enqueueTick(j *PeriodicJob) func(ctx context.Context, x driver.
 			}
 		}, nil
 	}
+}
+
+// periodicParams calls j.Params, the application's function, and turns a
+// panic into an error: the tick then fails as one whose job is invalid
+// does (logged, not recorded, tried again), where the panic ended the
+// leader's process, and each worker's in turn as it took the lead
+// (TestWorker_PeriodicParamsPanicRecovered).
+func periodicParams(j *PeriodicJob, tick time.Time) (p *EnqueueParams, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: periodic job %q: Params panicked: %v", ErrInvalid, j.Name, v)
+		}
+	}()
+	return j.Params(tick), nil
 }
 
 // periodicTasks validates the configured periodic jobs and returns their
