@@ -814,20 +814,32 @@ func (r *diffRun) waitStore(deadline time.Time) {
 	}
 }
 
-func (r *diffRun) opRescue() {
-	var expected []*dJob
+// waitDue returns the jobs match selects, in id order, once the store's
+// clock has passed the latest of their times at.
+func (r *diffRun) waitDue(match func(*dJob) bool, at func(*dJob) time.Time) []*dJob {
+	jobs := r.sorted(match)
 	var deadline time.Time
-	for _, j := range r.sorted(func(j *dJob) bool { return j.state == queue.StateRunning && j.shortLease }) {
-		expected = append(expected, j)
-		if j.leaseExp.After(deadline) {
-			deadline = j.leaseExp
+	for _, j := range jobs {
+		if at(j).After(deadline) {
+			deadline = at(j)
 		}
 	}
 	r.waitStore(deadline)
-	limit := 1000
+	return jobs
+}
+
+// sweepLimit is a sweep's batch limit: mostly large, one time in four 1.
+func (r *diffRun) sweepLimit() int {
 	if r.rng.IntN(4) == 0 {
-		limit = 1
+		return 1
 	}
+	return 1000
+}
+
+func (r *diffRun) opRescue() {
+	expected := r.waitDue(func(j *dJob) bool { return j.state == queue.StateRunning && j.shortLease },
+		func(j *dJob) time.Time { return j.leaseExp })
+	limit := r.sweepLimit()
 	got, err := r.x.JobRescue(r.f.ctx, &driver.JobRescueParams{Limit: limit})
 	r.logf("rescue limit %d -> %v, %v (expired: %v)", limit, ids(got), err, ids(toQueueJobs(expected)))
 	if err != nil {
@@ -854,19 +866,9 @@ func (r *diffRun) opRescue() {
 }
 
 func (r *diffRun) opSchedule() {
-	var due []*dJob
-	var deadline time.Time
-	for _, j := range r.sorted(func(j *dJob) bool { return j.state == queue.StateScheduled && j.soon }) {
-		due = append(due, j)
-		if j.runAt.After(deadline) {
-			deadline = j.runAt
-		}
-	}
-	r.waitStore(deadline)
-	limit := 1000
-	if r.rng.IntN(4) == 0 {
-		limit = 1
-	}
+	due := r.waitDue(func(j *dJob) bool { return j.state == queue.StateScheduled && j.soon },
+		func(j *dJob) time.Time { return j.runAt })
+	limit := r.sweepLimit()
 	n, err := r.x.JobSchedule(r.f.ctx, &driver.JobScheduleParams{Limit: limit})
 	r.logf("schedule limit %d -> %d, %v (due: %v)", limit, n, err, ids(toQueueJobs(due)))
 	if err != nil {
