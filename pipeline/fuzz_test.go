@@ -6,9 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/queue"
@@ -16,8 +20,10 @@ import (
 
 // FuzzDecodeJobArgs is RELIABILITY test 36's job-arguments target: any
 // bytes offered as a document job's JSON arguments are refused at enqueue
-// (queue.ErrInvalid) exactly when they are not JSON or exceed
-// queue.MaxArgsBytes; the ones stored come back unchanged in meaning, and
+// (queue.ErrInvalid) exactly when they are not JSON, exceed
+// queue.MaxArgsBytes or hold what PostgreSQL's jsonb refuses (bytes not
+// UTF-8, \u0000, half a surrogate pair: storableJSON); the ones stored
+// come back unchanged in meaning, and
 // a real worker running the Processor ends each such job (none names a
 // document) as failed after its one attempt, with an error and without a
 // panic, while it goes on working. Seeds: testdata/fuzz/FuzzDecodeJobArgs.
@@ -31,7 +37,7 @@ func FuzzDecodeJobArgs(f *testing.F) {
 			Queue: pipeline.Queue, Kind: pipeline.Kind, TenantID: tenantA,
 			MaxAttempts: 1, Args: json.RawMessage(data),
 		})
-		valid := json.Valid(data) && len(data) <= queue.MaxArgsBytes
+		valid := json.Valid(data) && len(data) <= queue.MaxArgsBytes && storableJSON(data)
 		switch {
 		case err != nil && valid:
 			t.Fatalf("valid %d-byte args refused: %v", len(data), err)
@@ -52,6 +58,59 @@ func FuzzDecodeJobArgs(f *testing.F) {
 				job.ID, data, job.State, job.Attempt, job.ErrorMessage)
 		}
 	})
+}
+
+var (
+	jsonString = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	jsonEscape = regexp.MustCompile(`\\(?:u([0-9a-fA-F]{4})|.)`)
+)
+
+// storableJSON is the enqueue's rule for args as PostgreSQL's jsonb sets
+// it, written apart from the client's code: UTF-8, and in every string
+// the \u escapes spell UTF-16 without a NUL (a surrogate only as the
+// first half of a pair whose second half follows at once). data is
+// valid JSON.
+func storableJSON(data []byte) bool {
+	if !utf8.Valid(data) {
+		return false
+	}
+	for _, str := range jsonString.FindAll(data, -1) {
+		var units []rune // a run of adjacent \u escapes
+		end := -1
+		valid := func() bool {
+			for k := 0; k < len(units); k++ {
+				switch u := units[k]; {
+				case u == 0:
+					return false
+				case utf16.IsSurrogate(u):
+					if k+1 == len(units) || utf16.DecodeRune(u, units[k+1]) == utf8.RuneError {
+						return false
+					}
+					k++
+				}
+			}
+			return true
+		}
+		for _, m := range jsonEscape.FindAllSubmatchIndex(str, -1) {
+			if m[0] != end && !valid() {
+				return false
+			}
+			if m[0] != end {
+				units = units[:0]
+			}
+			end = m[1]
+			if m[2] < 0 {
+				end = -1 // another escape ends the run
+				continue
+			}
+			v, _ := strconv.ParseUint(string(str[m[2]:m[3]]), 16, 16)
+			units = append(units, rune(v))
+		}
+		if !valid() {
+			return false
+		}
+	}
+	return true
 }
 
 // waitFinished polls job id until it is finished, within waitLimit.

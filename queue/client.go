@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -230,8 +231,8 @@ func encodeArgs(v any) (json.RawMessage, error) {
 	if len(raw) > MaxArgsBytes {
 		return nil, fmt.Errorf("%w: args are %d bytes, over the %d limit", ErrInvalid, len(raw), MaxArgsBytes)
 	}
-	if !utf8.Valid(raw) || jsonHasNUL(raw) {
-		return nil, fmt.Errorf("%w: args must be UTF-8 without NUL characters (\\u0000)", ErrInvalid)
+	if !jsonStorable(raw) {
+		return nil, fmt.Errorf("%w: args must be UTF-8, without \\u0000 or half a surrogate pair", ErrInvalid)
 	}
 	return raw, nil
 }
@@ -244,23 +245,54 @@ func storable(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
-// jsonHasNUL reports whether the JSON document b has the escape \u0000,
-// which PostgreSQL's jsonb refuses. Escapes are two bytes but \uXXXX, so
-// stepping over each backslash's pair keeps an escaped backslash followed
-// by "u0000" (text, not a NUL) apart.
-func jsonHasNUL(b []byte) bool {
+// jsonStorable reports whether PostgreSQL's jsonb takes the JSON document
+// b, which SQLite keeps as it is: UTF-8, and no \u escape of a NUL or of
+// half a surrogate pair (jsonb refuses both). Escapes are two bytes but
+// \uXXXX, so stepping over each backslash's escape keeps an escaped
+// backslash followed by "u0000" (text, not a NUL) apart. Bytes json.Valid
+// refuses are left to it.
+func jsonStorable(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
 	i := bytes.IndexByte(b, '\\')
 	for i >= 0 && i+1 < len(b) {
-		if b[i+1] == 'u' && i+6 <= len(b) && string(b[i+2:i+6]) == "0000" {
+		next := i + 2
+		if b[i+1] == 'u' {
+			r, ok := hex4(b, i+2)
+			if !ok {
+				return true
+			}
+			next = i + 6
+			switch {
+			case r == 0, r >= 0xDC00 && r <= 0xDFFF:
+				return false
+			case r >= 0xD800 && r <= 0xDBFF:
+				if next+1 >= len(b) || b[next] != '\\' || b[next+1] != 'u' {
+					return false
+				}
+				if lo, ok := hex4(b, next+2); !ok || lo < 0xDC00 || lo > 0xDFFF {
+					return false
+				}
+				next += 6
+			}
+		}
+		j := bytes.IndexByte(b[next:], '\\')
+		if j < 0 {
 			return true
 		}
-		j := bytes.IndexByte(b[i+2:], '\\')
-		if j < 0 {
-			return false
-		}
-		i += 2 + j
+		i = next + j
 	}
-	return false
+	return true
+}
+
+// hex4 is the value of the four hex digits at b[at:].
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(b[at:at+4]), 16, 16)
+	return rune(v), err == nil
 }
 
 // validateMetadata checks a job's metadata against MaxMetadataEntries and
