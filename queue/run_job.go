@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/docketq/docket/queue/driver"
 )
@@ -162,7 +161,7 @@ func errorText(err, cause error) string {
 // UTF-8 and NUL bytes (which PostgreSQL's text refuses) become U+FFFD. An
 // error's text is whatever the handler made it, a file's bytes included.
 func storableText(s string) string {
-	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+	if storable(s) {
 		return s
 	}
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
