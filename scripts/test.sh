@@ -10,11 +10,16 @@
 #          Chromium for the dashboard's browser test (else `apt-get install chromium`);
 #          libfaketime for the chaos clock-skew test (else `apt-get install libfaketime`)
 #          Firefox for the dashboard's Firefox tests (else `apt-get install firefox-esr`)
-#   tools  golangci-lint, pinned, built from source into ./bin (only if missing or stale);
-#          versitygw likewise (the S3 server the blob tests start), also before the test step
+#   tools  golangci-lint and versitygw (the S3 server the blob tests start), pinned, built
+#          from source once per machine into a cache outside the checkout
+#          ($DOCKET_TOOLS_CACHE, default ~/.cache/docket-tools) and linked into ./bin; when
+#          the cache lacks them, both build in the background from the script's start
 #   vet    go mod tidy -diff (fails when go.mod or go.sum is untidy), then go vet
 #   lint   golangci-lint run (implies tools)
-#   test   go test -race -count=1 -p 2 -timeout 30m
+#   test   go test -race -json -p 2 -parallel 4, reported by internal/cmd/testreport: a line
+#          per package, failed tests' output, the ten slowest tests and the wall time; a
+#          package over its budget in scripts/test-budgets.txt fails the run. Then the few
+#          tests that skip under -race (NORACE_RUN below) in a pass without it.
 #   nested every nested Go module (e.g. bench/river): go vet, go build, golangci-lint;
 #          its tests and benchmarks are not run
 #
@@ -28,9 +33,11 @@
 # Environment:
 #   GOTESTFLAGS          extra go test flags, e.g. GOTESTFLAGS='-run TestClient -v'
 #   DOCKET_TEST_P        go test -p (default 2)
-#   DOCKET_TEST_TIMEOUT  go test -timeout (default 30m: sqlitestore's plan test fills
-#                        10^6 chunks through SQLite compiled to Go, under -race; 19 min
-#                        at load 10-25)
+#   DOCKET_TEST_PARALLEL go test -parallel (default 4); chaos raises its own, pipeline and extract
+#                        lowers its own (see their TestMain)
+#   DOCKET_TEST_TIMEOUT  go test -timeout, a hang's bound per package (default 10m); the
+#                        budgets in scripts/test-budgets.txt are the tighter check
+#   DOCKET_TOOLS_CACHE   where the pinned tools are built (default ~/.cache/docket-tools)
 #   DOCKET_TEST_SKIP     steps to skip, same as --skip (space- or comma-separated)
 #   DOCKET_SKIP_S3=1     skip the tests against versitygw (and building it before the tests)
 #   DOCKET_REQUIRE_BROWSER  1 (the default here) makes the dashboard's browser tests fail, not
@@ -45,14 +52,11 @@
 # missing (with apt-get as root, or through passwordless sudo).
 set -euo pipefail
 
-GOLANGCI_LINT_VERSION=v2.15.0
-GOLANGCI_LINT_PKG=github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 PG_MAJOR=15
 ALL_STEPS="setup tools vet lint test nested"
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN_DIR=$ROOT/bin
-GOLANGCI_LINT=$BIN_DIR/golangci-lint
 
 # --- output and timing --------------------------------------------------------------------
 
@@ -324,56 +328,87 @@ setup() {
 }
 
 # --- step: tools ------------------------------------------------------------------------------
+#
+# The pinned tools are built from source (the Go module proxy serves no binaries, and neither
+# Debian nor npm packages these versions) once per machine, into a cache outside the checkout
+# keyed by version and Go version: a fresh clone on a machine that built them once links them
+# into ./bin at once. On a machine that never did, both builds start in the background before
+# the setup step (which is mostly apt-get, waiting on I/O) and the steps that need them wait.
 
-# golangci_lint_current: whether ./bin/golangci-lint is the pinned version, built by this
-# Go (a golangci-lint built by an older Go refuses to lint code for a newer one).
-golangci_lint_current() {
-	[ -x "$GOLANGCI_LINT" ] || return 1
-	local info built_go want_go
-	info=$(go version -m "$GOLANGCI_LINT" 2>/dev/null) || return 1
-	printf '%s\n' "$info" | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/golangci/golangci-lint/v2[[:space:]]+$GOLANGCI_LINT_VERSION([[:space:]]|$)" || return 1
-	built_go=$(printf '%s\n' "$info" | sed -n '1s/^.*: go\([0-9]*\.[0-9]*\).*/\1/p')
-	want_go=$(go env GOVERSION | sed -n 's/^go\([0-9]*\.[0-9]*\).*/\1/p')
-	[ "$built_go" = "$want_go" ]
+TOOLS_CACHE=${DOCKET_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/docket-tools}
+TOOLS_LOG_DIR=$ROOT/.tmp/tools
+GO_MINOR=$(go env GOVERSION 2>/dev/null | sed -n 's/^go\([0-9]*\.[0-9]*\).*/\1/p')
+
+GOLANGCI_LINT_VERSION=v2.15.0
+GOLANGCI_LINT_PKG=github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+GOLANGCI_LINT_MOD=github.com/golangci/golangci-lint/v2
+GOLANGCI_LINT=$BIN_DIR/golangci-lint
+
+VERSITYGW_VERSION=v1.8.0 # the S3-compatible server the blob tests start (blob/blobtest)
+VERSITYGW_PKG=github.com/versity/versitygw/cmd/versitygw
+VERSITYGW_MOD=github.com/versity/versitygw
+VERSITYGW=$BIN_DIR/versitygw
+
+# tool_cached NAME VERSION: the cached binary's path (built by this Go's minor version: a
+# golangci-lint built by an older Go refuses to lint code for a newer one).
+tool_cached() { echo "$TOOLS_CACHE/$1-$2-go$GO_MINOR/$1"; }
+
+# tool_ok BIN MODULE VERSION: whether BIN is MODULE at VERSION.
+tool_ok() {
+	[ -x "$1" ] || return 1
+	go version -m "$1" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+$2[[:space:]]+$3([[:space:]]|\$)"
 }
 
-tools() {
-	if golangci_lint_current; then
-		log "golangci-lint $GOLANGCI_LINT_VERSION already in $BIN_DIR"
-	else
-		log "building golangci-lint $GOLANGCI_LINT_VERSION into $BIN_DIR (takes a few minutes the first time)"
-		mkdir -p "$BIN_DIR"
-		rm -f "$GOLANGCI_LINT" # go install will not overwrite a file it did not build
-		GOBIN=$BIN_DIR go install "$GOLANGCI_LINT_PKG@$GOLANGCI_LINT_VERSION"
-		golangci_lint_current || die "installed golangci-lint is not $GOLANGCI_LINT_VERSION for $(go env GOVERSION)"
+declare -A TOOL_PID=()
+
+# tool_start NAME PKG MODULE VERSION: unless the cache has it, builds the tool into the cache in
+# the background (log in .tmp/tools/NAME.log); tool_link waits for it.
+tool_start() {
+	local name=$1 pkg=$2 mod=$3 version=$4 bin
+	bin=$(tool_cached "$name" "$version")
+	tool_ok "$bin" "$mod" "$version" && return 0
+	mkdir -p "$TOOLS_LOG_DIR" "$(dirname "$bin")"
+	log "building $name $version into $(dirname "$bin") in the background (log: .tmp/tools/$name.log)"
+	(
+		rm -f "$bin" # go install will not overwrite a file it did not build
+		CGO_ENABLED=0 GOBIN=$(dirname "$bin") go install "$pkg@$version"
+	) >"$TOOLS_LOG_DIR/$name.log" 2>&1 &
+	TOOL_PID[$name]=$!
+}
+
+# tool_link NAME MODULE VERSION DEST: waits for the tool's build, if one runs, and links the
+# cached binary to DEST.
+tool_link() {
+	local name=$1 mod=$2 version=$3 dest=$4 bin
+	bin=$(tool_cached "$name" "$version")
+	if [ -n "${TOOL_PID[$name]:-}" ]; then
+		if ! wait "${TOOL_PID[$name]}"; then
+			cat "$TOOLS_LOG_DIR/$name.log" >&2
+			die "building $name $version failed"
+		fi
+		unset "TOOL_PID[$name]"
 	fi
+	tool_ok "$bin" "$mod" "$version" || die "$bin is not $name $version"
+	mkdir -p "$BIN_DIR"
+	ln -sf "$bin" "$dest"
+	log "$name $version: $dest -> $bin"
+}
+
+tools_start() {
+	if wanted tools || wanted lint; then
+		tool_start golangci-lint "$GOLANGCI_LINT_PKG" "$GOLANGCI_LINT_MOD" "$GOLANGCI_LINT_VERSION"
+	fi
+	if wanted tools || { wanted test && [ "${DOCKET_SKIP_S3:-}" != 1 ]; }; then
+		tool_start versitygw "$VERSITYGW_PKG" "$VERSITYGW_MOD" "$VERSITYGW_VERSION"
+	fi
+}
+
+tools_golangci_lint() {
+	tool_link golangci-lint "$GOLANGCI_LINT_MOD" "$GOLANGCI_LINT_VERSION" "$GOLANGCI_LINT"
 	"$GOLANGCI_LINT" version
 }
 
-# --- versitygw: the S3-compatible server the blob tests start (blob/blobtest/versitygw.go) ---
-
-VERSITYGW_VERSION=v1.8.0
-VERSITYGW_PKG=github.com/versity/versitygw/cmd/versitygw
-VERSITYGW=$BIN_DIR/versitygw
-
-versitygw_current() { # whether ./bin/versitygw is the pinned version
-	[ -x "$VERSITYGW" ] || return 1
-	local info
-	info=$(go version -m "$VERSITYGW" 2>/dev/null) || return 1
-	printf '%s\n' "$info" | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/versity/versitygw[[:space:]]+$VERSITYGW_VERSION([[:space:]]|$)"
-}
-
-tools_versitygw() {
-	if versitygw_current; then
-		log "versitygw $VERSITYGW_VERSION already in $BIN_DIR"
-		return 0
-	fi
-	log "building versitygw $VERSITYGW_VERSION into $BIN_DIR (about 2 minutes the first time)"
-	mkdir -p "$BIN_DIR"
-	rm -f "$VERSITYGW" # go install will not overwrite a file it did not build
-	GOBIN=$BIN_DIR go install "$VERSITYGW_PKG@$VERSITYGW_VERSION"
-	versitygw_current || die "installed versitygw is not $VERSITYGW_VERSION"
-}
+tools_versitygw() { tool_link versitygw "$VERSITYGW_MOD" "$VERSITYGW_VERSION" "$VERSITYGW"; }
 
 # --- end versitygw ----------------------------------------------------------------------------
 
@@ -385,24 +420,60 @@ go_vet() { go mod tidy -diff && go vet "${PKGS[@]}"; }
 # makes this one wait for it instead of failing with "parallel golangci-lint is running".
 golangci_lint_run() { "$GOLANGCI_LINT" run --allow-serial-runners --config "$ROOT/.golangci.yml" "$@"; }
 
+# Tests that skip themselves under -race (internal/race) and run in a pass without it, as
+# "-run regexp packages...": the peak-RSS measurements of the bomb tests (the detector's shadow
+# memory is what they would measure).
+NORACE_RUN='^(TestExtract_BombRSS|TestProcessor_BombRSS)$'
+NORACE_PKGS=(./pipeline/ ./pipeline/extract/)
+
+# Under -race, SQLite's engine (modernc.org/sqlite/lib, its C translated to Go) is left
+# uninstrumented, and the pointer checks that -race turns on (checkptr) are off in every
+# modernc.org package: with both, SQLite ran some 30 times slower (two thirds of that in
+# checkptr) and the SQLite-backed tests took most of the suite's CPU time (the queue package's
+# tests: 161 CPU-s with them, 92 without). Every package of ours, the standard library and
+# modernc.org/libc stay instrumented. Only that one package: it instantiates no generic code,
+# which the linker would share with instrumented packages (instrumenting all of modernc.org
+# off made encoding/json's type cache report a race that is not there).
+RACE_GCFLAGS=(-gcflags='modernc.org/...=-d=checkptr=0' -gcflags='modernc.org/sqlite/lib=-race=false -d=checkptr=0')
+
+TESTREPORT=$BIN_DIR/testreport
+TEST_JSON_DIR=$ROOT/.tmp/test
+
+# report NAME: reads go test -json on stdin, prints a line per package and every failed
+# test's output, keeps the stream in .tmp/test/NAME.json and fails on a failed test or a
+# package over its budget (scripts/test-budgets.txt).
+report() {
+	local verbose=()
+	case " ${GOTESTFLAGS:-} " in *" -v "* | *" -test.v "* | *" -v=true "*) verbose=(-v) ;; esac
+	"$TESTREPORT" -budgets "$ROOT/scripts/test-budgets.txt" -json "$TEST_JSON_DIR/$1.json" ${verbose[@]+"${verbose[@]}"}
+}
+
 go_test() {
 	# The browser tests fail rather than skip when Chromium or Firefox is missing (setup installs them).
 	export DOCKET_REQUIRE_BROWSER=${DOCKET_REQUIRE_BROWSER:-1}
 	# Likewise the chaos clock-skew test and libfaketime.
 	export DOCKET_REQUIRE_FAKETIME=${DOCKET_REQUIRE_FAKETIME:-1}
-	local flags pkgs=("${PKGS[@]}")
+	local flags pkgs=("${PKGS[@]}") rc=0
 	read -r -a flags <<<"${GOTESTFLAGS:-}"
+	go build -o "$TESTREPORT" ./internal/cmd/testreport
+	rm -rf "$TEST_JSON_DIR" && mkdir -p "$TEST_JSON_DIR"
 	# The longest packages first: go test starts packages in the order named (and names each
-	# once), so the longest (the SQLite document store, ~400 s under -race on 2 cores) no longer starts last and
-	# runs alone while the other slot idles.
-	[ "${PKGS[*]}" = "./..." ] && pkgs=(./sqlite/sqlitestore/ ./chaos/ ./postgres/pgstore/ ./cmd/docket/ ./sqlite/ ./postgres/ ./queue/ ./...)
-	CGO_ENABLED=1 go test -race -count=1 -p "${DOCKET_TEST_P:-2}" \
-		-timeout "${DOCKET_TEST_TIMEOUT:-30m}" ${SHORT:+"$SHORT"} ${flags[@]+"${flags[@]}"} "${pkgs[@]}"
-	# The bomb tests that measure a parse's peak resident set skip under -race (the detector's
-	# shadow memory is what they would measure); they run here without it.
+	# once), so that the short ones fill the end of the run rather than a long one running
+	# alone there.
+	[ "${PKGS[*]}" = "./..." ] && pkgs=(./chaos/ ./postgres/ ./postgres/pgstore/ ./cmd/docket/ ./queue/ ./web/ ./...)
+	# -p: most tests wait (on leases, servers, browsers) rather than compute, so more packages
+	# run at once than there are cores; -parallel likewise for each package's parallel tests.
+	CGO_ENABLED=1 go test -race "${RACE_GCFLAGS[@]}" -json -count=1 -p "${DOCKET_TEST_P:-2}" -parallel "${DOCKET_TEST_PARALLEL:-4}" \
+		-timeout "${DOCKET_TEST_TIMEOUT:-10m}" ${SHORT:+"$SHORT"} ${flags[@]+"${flags[@]}"} "${pkgs[@]}" 2>&1 |
+		report race || rc=$?
 	if [ -z "${SHORT:-}" ] && [ -z "${GOTESTFLAGS:-}" ] && [ "${PKGS[*]}" = "./..." ]; then
-		go test -count=1 -timeout "${DOCKET_TEST_TIMEOUT:-30m}" -run 'BombRSS' ./pipeline/ ./pipeline/extract/
+		log "" "tests without -race: $NORACE_RUN"
+		go test -json -count=1 -timeout "${DOCKET_TEST_TIMEOUT:-10m}" -run "$NORACE_RUN" "${NORACE_PKGS[@]}" 2>&1 |
+			report norace || rc=$?
 	fi
+	log ""
+	"$TESTREPORT" -summary "$TEST_JSON_DIR"/*.json || true
+	return "$rc"
 }
 
 nested_modules() { # prints the directories of nested Go modules, relative to the root
@@ -431,9 +502,10 @@ check_module() { # check_module DIR: vet, build and (unless skipped) lint one ne
 cd "$ROOT"
 log "Docket tests in $ROOT (steps:$(for s in $ALL_STEPS; do wanted "$s" && printf ' %s' "$s"; done))"
 
+tools_start
 wanted setup && step "setup: PostgreSQL $PG_MAJOR, C compiler, postgres user, Chromium, libfaketime, Firefox" setup
 if wanted tools || wanted lint; then
-	step "tools: golangci-lint $GOLANGCI_LINT_VERSION" tools
+	step "tools: golangci-lint $GOLANGCI_LINT_VERSION" tools_golangci_lint
 fi
 if wanted tools || { wanted test && [ "${DOCKET_SKIP_S3:-}" != 1 ]; }; then # versitygw
 	step "tools: versitygw $VERSITYGW_VERSION" tools_versitygw
