@@ -52,6 +52,7 @@ const budgetRefused = "SQLSTATE 53300"
 // worker's start-up check (-check-budget, as docket worker's) must warn
 // that 6 processes × (pool 5 + 1) = 36 connections exceed the slots.
 func TestConnectionBudget_Smoke(t *testing.T) {
+	nightlyOnly(t)
 	scheduleHeavy(t) // schedule_test.go
 	runBudget(t, budgetConfig{maxConns: 20, jobs: 2000, procs: 6, slots: 8, pool: 5, stopped: 2,
 		phase: 6 * time.Second, drain: 30 * time.Second})
@@ -396,6 +397,7 @@ func slicesContains(ps []*proc, p *proc) bool {
 // worker` did (postgres.Open pings once, and the ping failed with SQLSTATE
 // 53300); both now wait (postgres.OpenWaiting for docket worker and serve).
 func TestConnectionBudget_StartWhenFull(t *testing.T) {
+	nightlyOnly(t)
 	scheduleLight(t) // schedule_test.go: a mostly waiting scenario
 	cl := startCluster(t, testpg.Options{MaxConnections: 20})
 	e := setupBudget(t, cl)

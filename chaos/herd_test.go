@@ -30,6 +30,7 @@ WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 // session like each worker's receives at most one notification for them,
 // and each runs exactly once (total-queue).
 func TestThunderingHerd_Smoke(t *testing.T) {
+	nightlyOnly(t)
 	scheduleHeavy(t) // schedule_test.go
 	const procs, slots = 8, 16
 	if !testing.Short() && cluster.External() {

@@ -50,6 +50,7 @@ WHERE name = 'maintenance' AND expires_at > clock_timestamp()`).Scan(&l.id, &l.t
 // hold); the dead leader's jobs are rescued by the new one and nothing is
 // lost. Bound on duplicates: the dead leader's 8 slots.
 func TestLeaderFailover_Smoke(t *testing.T) {
+	nightlyOnly(t)
 	scheduleHeavy(t) // schedule_test.go: light on CPU, but an unkilled worker lost leases (heartbeats past 2 s) beside a heavy scenario at load 14 (13:23 UTC 2026-11-25)
 	const (
 		slots = 8

@@ -22,6 +22,7 @@ import (
 // chaos); 3 s still outlasts the bound more than twice over, and saves the
 // smoke tier 4 s.
 func TestPriorityInversion_Smoke(t *testing.T) {
+	nightlyOnly(t)
 	runPriority(t, 3*time.Second)
 }
 

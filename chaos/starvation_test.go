@@ -37,6 +37,7 @@ type starvationConfig struct {
 // 2-core box; a fairness scheme that capped A to a share of the slots would
 // fall far below.)
 func TestTenantStarvation_Smoke(t *testing.T) {
+	nightlyOnly(t)
 	runStarvation(t, starvationConfig{
 		flood: 3000, others: 25, perOther: 10, procs: 3, slots: 8,
 		p95: 2 * time.Second, aloneShare: 0.35, drain: 60 * time.Second,

@@ -301,7 +301,9 @@ func TestDispatch_Answers(t *testing.T) {
 		id := e.enqueue(t, 3)
 		j := e.waitFinished(t, id)
 		atts, _ := e.client.Attempts(context.Background(), id)
-		if j.State != queue.StateCompleted || len(atts) != 2 || atts[0].Outcome != queue.OutcomeRetry {
+		// The second call answers at once, but on a loaded machine its
+		// answer too can come past 200 ms: more retries are fine.
+		if j.State != queue.StateCompleted || len(atts) < 2 || atts[0].Outcome != queue.OutcomeRetry {
 			t.Errorf("state %s, attempts %+v; want the timed-out one retried", j.State, atts)
 		}
 	})

@@ -12,6 +12,7 @@ import (
 // records, a task that ran with its last tick and run, one that has not
 // with nulls; the admin key is required.
 func TestAdmin_Periodic(t *testing.T) {
+	t.Parallel()
 	forEachAdminStore(t, nil, func(t *testing.T, e *adminEnv) {
 		next := time.Now().Add(time.Minute).UTC().Truncate(time.Second)
 		x := e.driver.Executor()

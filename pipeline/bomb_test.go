@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketq/docket/internal/race"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/pipeline/extract/extracttest"
@@ -73,7 +74,7 @@ func TestProcessor_BombRSS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every bomb in a child process")
 	}
-	if extracttest.RaceEnabled {
+	if race.Enabled {
 		t.Skip("peak RSS under the race detector measures the detector; scripts/test.sh runs this test without -race")
 	}
 	for _, name := range extracttest.Names() {

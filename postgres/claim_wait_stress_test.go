@@ -29,6 +29,7 @@ import (
 // of a claim's statements, and no claim may fail. Set CLAIM_STRESS to a
 // duration to run it (e.g. 30s); CLAIM_STRESS_LOG copies the server log.
 func TestClaimWaitStress(t *testing.T) {
+	t.Parallel()
 	dur, err := time.ParseDuration(os.Getenv("CLAIM_STRESS"))
 	if err != nil || dur <= 0 {
 		t.Skip("CLAIM_STRESS names no duration")

@@ -22,6 +22,7 @@ import (
 // fail with deadlock_detected (40P01): every statement takes its locks in
 // one order (tenant_lock.go).
 func TestDeadlock_FinishHeartbeatInsert(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("stress test")
 	}

@@ -12,6 +12,7 @@ import (
 // outcomes keep their records, and a completing record written before
 // migration 013 is listed once.
 func TestJobAttempts_CompletedFromRow(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.enqueue(1, "a", "b", "c")
 	jobs := f.claim(f.x, 3)

@@ -32,6 +32,7 @@ import (
 // make it wait. Before notifications were sent after commit, the enqueue
 // below waited for the lock until the test's deadline.
 func TestNotify_HotStatementsSkipTheNotifyLock(t *testing.T) {
+	t.Parallel()
 	if testpg.Default().External() {
 		t.Skip("needs a private cluster (synchronous_standby_names is server-wide)")
 	}

@@ -21,8 +21,7 @@ import (
 // open marks a idle.
 func TestJobInsert_RunAtFallingDueMidInsertKeepsWakeUp(t *testing.T) {
 	t.Parallel()
-	f := setup(t)
-	f.insertFallingDue(0)
+	f := stageFallingDue(t, 0)
 	state := f.queryString(`SELECT state FROM docket_jobs WHERE tenant_id = 'a' AND state IN ('pending', 'scheduled')`)
 	if state != "pending" {
 		return // the schedule sweep makes it pending, and wakes its tenant
@@ -45,8 +44,7 @@ func TestJobInsert_RunAtFallingDueMidInsertKeepsWakeUp(t *testing.T) {
 // found nothing).
 func TestJobInsert_RunAtFallingDueMidInsertKeepsFloor(t *testing.T) {
 	t.Parallel()
-	f := setup(t)
-	f.insertFallingDue(5)
+	f := stageFallingDue(t, 5)
 	if _, err := f.x.JobSchedule(f.ctx, &driver.JobScheduleParams{}); err != nil {
 		t.Fatal(err)
 	}
@@ -62,11 +60,32 @@ func TestJobInsert_RunAtFallingDueMidInsertKeepsFloor(t *testing.T) {
 		f.queryInt(`SELECT coalesce(floor_priority, -1) FROM docket_tenant_queues WHERE queue = 'q' AND tenant_id = 'a'`))
 }
 
+// stageFallingDue returns a fresh fixture on which insertFallingDue staged
+// its race. The insert must be waiting for b's lock before a's job falls
+// due, margin after the insert's clock reading; on a loaded machine the
+// insert can start later than that (it then needs a's lock, which the
+// claim holds until the insert returns), so a miss is staged again on a
+// fresh database with a wider margin.
+func stageFallingDue(t *testing.T, prio int) *fixture {
+	t.Helper()
+	for _, margin := range []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second} {
+		f := setup(t)
+		if f.insertFallingDue(prio, margin) {
+			return f
+		}
+		t.Logf("the insert waited for b's lock only after a's job fell due %s after its clock reading; staging again", margin)
+	}
+	t.Fatal("could not stage the race: the insert never waited for b's lock before a's job fell due")
+	return nil
+}
+
 // insertFallingDue runs the race: the insert waits for tenant b's lock
 // (held as a claim holds it), while tenant a's job (of priority prio)
 // falls due and a claim in a transaction held open takes a's other job
-// and marks a idle; the claim commits after the insert.
-func (f *fixture) insertFallingDue(prio int) {
+// and marks a idle; the claim commits after the insert. It reports false,
+// having run no claim, when the insert was not waiting for b's lock before
+// a's job fell due.
+func (f *fixture) insertFallingDue(prio int, margin time.Duration) bool {
 	t := f.t
 	t.Helper()
 	if err := f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", Queue: "q", MaxRunning: 2}); err != nil {
@@ -90,7 +109,7 @@ func (f *fixture) insertFallingDue(prio int) {
 		t.Fatal(err)
 	}
 	due := job("a")
-	due.RunAt, due.Priority = dbNow.Add(300*time.Millisecond), prio
+	due.RunAt, due.Priority = dbNow.Add(margin), prio
 	inserted := make(chan error, 1)
 	go func() {
 		_, err := f.x.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("b"), due})
@@ -103,6 +122,15 @@ WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_ba
 			t.Fatal("the insert did not wait for b's lock in 10 s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+	if f.queryInt(`SELECT (clock_timestamp() < $1)::int`, due.RunAt) == 0 {
+		if err := hold.Commit(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-inserted; err != nil {
+			t.Fatal(err)
+		}
+		return false
 	}
 	for f.queryInt(`SELECT (clock_timestamp() > $1)::int`, due.RunAt) == 0 {
 		time.Sleep(10 * time.Millisecond)
@@ -123,4 +151,5 @@ WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_ba
 	if err := claimTx.Commit(f.ctx); err != nil {
 		t.Fatal(err)
 	}
+	return true
 }

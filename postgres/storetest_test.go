@@ -13,6 +13,7 @@ import (
 // TestConformance runs the driver conformance suite, each subtest on a
 // fresh migrated database of the cluster TestMain starts.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	drivertest.RunConfig(t, drivertest.Config{
 		NewDriver: func(t *testing.T) driver.Driver { return newDriver(t) }, // main_test.go
 		BeginNative: func(t *testing.T, d driver.Driver) drivertest.NativeTx {

@@ -177,6 +177,7 @@ WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_ba
 // orders the waits: in production the application's second insert lands
 // between the change's lock statement and its refresh reaching the row.
 func TestTenantSettings_ChangeYieldsToApplication(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	if err := f.x.TenantLimitSet(f.ctx, &driver.TenantLimitParams{TenantID: "a", MaxRunning: 2}); err != nil {
 		t.Fatal(err)
@@ -261,6 +262,7 @@ WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_ba
 // Enqueue -- queued behind the pause until a's application committed.
 // The locks are per tenant and per queue now.
 func TestTenantSettings_NoWaitAcrossTenants(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	app, ax := f.appTx()
 	if _, err := ax.JobInsertMany(f.ctx, []*driver.JobInsertParams{job("a")}); err != nil {

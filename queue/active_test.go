@@ -33,6 +33,7 @@ func handlerEnds(s *activeSet, t *Task) {
 // Two attempts of one job held at once keep a slot each: the handler of
 // the earlier attempt returning frees its own slot, not the later one's.
 func TestActiveSet_PerAttempt(t *testing.T) {
+	t.Parallel()
 	t.Run("EarlierAbandoned", func(t *testing.T) {
 		s := newActiveSet()
 		t1, t2 := testTask(1), testTask(2)
@@ -140,6 +141,7 @@ func TestActiveSet_PerAttempt(t *testing.T) {
 // its context was cancelled (lost lease, shutdown, or its timeout), and
 // never once it has returned.
 func TestActiveSet_Stuck(t *testing.T) {
+	t.Parallel()
 	newSet := func() (*activeSet, *atomic.Int32) {
 		s := newActiveSet()
 		var fired atomic.Int32

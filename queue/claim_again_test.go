@@ -8,6 +8,7 @@ import (
 // claimAgain backs off from ten cooldowns to the poll interval while claims
 // leave tenants untaken, and waits for the poll again once they do not.
 func TestClaimAgain(t *testing.T) {
+	t.Parallel()
 	const cooldown, poll = 2 * time.Millisecond, 100 * time.Millisecond
 	var got []time.Duration
 	last := time.Duration(0)

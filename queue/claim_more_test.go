@@ -68,6 +68,7 @@ func runAfterHeldClaims(t *testing.T, s *store, exec *heldExecutor) []time.Durat
 // Before, a lone tenant's jobs waited a whole poll interval (chaos test 30's
 // lone tenant under load; chaos/claimlock_test.go).
 func TestWorker_ClaimsAgainWhenTenantsWereHeld(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		runAfterHeldClaims(t, s, &heldExecutor{held: 1})
 	})
@@ -81,6 +82,7 @@ func TestWorker_ClaimsAgainWhenTenantsWereHeld(t *testing.T) {
 // cooldowns while its slots sat idle (the fairness benchmark: four workers
 // and one flooding tenant).
 func TestWorker_WaitsItsTurnAfterHeldTenants(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		turns := runAfterHeldClaims(t, s, &heldExecutor{held: 2})
 		if len(turns) < 3 || turns[0] != 0 || turns[1] <= 0 || turns[2] != 0 {

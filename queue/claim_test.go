@@ -15,6 +15,7 @@ import (
 // pending job: the tenants t0..t2 each lose their only job to the first
 // claim, and then each claim of one job must find z's.
 func TestJobClaim_NoEmptyClaimWhilePending(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		if s.driver.Capabilities().MultiProcess {
 			// The PostgreSQL half of this fix (pick wanted+1 jobs per tenant,

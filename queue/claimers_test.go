@@ -14,6 +14,7 @@ import (
 // Several claim loops and flushers per worker: together they never run
 // more than MaxWorkers handlers, and every job runs exactly once.
 func TestWorker_ClaimersAndCompleters(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		const maxWorkers, jobs = 6, 300
@@ -58,6 +59,7 @@ func TestWorker_ClaimersAndCompleters(t *testing.T) {
 // Claimers outside 1..min(MaxWorkers, 64) and Completers outside 1..64
 // are refused.
 func TestWorkerConfig_ClaimersInvalid(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		for _, cfg := range []queue.WorkerConfig{
@@ -76,6 +78,7 @@ func TestWorkerConfig_ClaimersInvalid(t *testing.T) {
 // the maintenance stopped part of each interval (a term's services run
 // for the TTL less the interval, at most half of it): refused.
 func TestWorkerConfig_ElectIntervalInvalid(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		for _, m := range []queue.MaintenanceConfig{

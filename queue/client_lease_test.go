@@ -13,6 +13,7 @@ import (
 // TestClient_Lease: an attempt worked outside the engine's Worker reports
 // progress and its end through the lease, fenced like a Task's writes.
 func TestClient_Lease(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})

@@ -17,6 +17,7 @@ import (
 // publishes after its commit (Client.PublishInserted), and the workers of
 // the process are still woken at the insert.
 func TestClient_EnqueueTxPublishesAfterCommit(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		events, stop := c.Bus().Subscribe(16, nil, queue.EventInserted)

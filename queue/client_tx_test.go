@@ -11,6 +11,7 @@ import (
 // TestClient_ListTx sees the jobs a transaction enqueued before it
 // commits; outside it, they appear only after the commit.
 func TestClient_ListTx(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -52,6 +53,7 @@ func TestClient_ListTx(t *testing.T) {
 // its place in the queue inside that transaction and exists only once it
 // commits; a rolled-back one leaves no job.
 func TestClient_RetryTxPositionTx(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})

@@ -20,6 +20,7 @@ import (
 // jsonb refuses \u0000, which is valid JSON) is stored alone, as a
 // failure (completer.isolate). Either way the bad job ends too.
 func TestCompleter_RefusedOutcomeDoesNotBlockOthers(t *testing.T) {
+	t.Parallel()
 	cases := map[string]queue.HandlerFunc{
 		"ResultNotJSON": func(_ context.Context, task *queue.Task) error {
 			task.SetResult(json.RawMessage(`{"rows": 3`)) // truncated

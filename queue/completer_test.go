@@ -53,6 +53,7 @@ func (e *gatedExecutor) JobFinish(ctx context.Context, params []*driver.JobFinis
 // in flight and never cancels its context, so a job that ran is completed,
 // not left running until its lease expires and run again.
 func TestWorker_ShutdownWaitsForFlush(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		gate := newFinishGate(s.driver)
 		c := queue.NewClient(gate, queue.ClientConfig{})

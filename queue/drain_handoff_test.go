@@ -38,6 +38,7 @@ func (e *slowProgressExec) JobProgress(ctx context.Context, p *driver.JobProgres
 // write, slow here, comes first. The outcome was dropped ("finish after
 // shutdown dropped") and the job left running until the rescuer took it.
 func TestWorker_DrainWaitsForReturnedHandlers(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		const heartbeat = 100 * time.Millisecond
 		exec := &slowProgressExec{Executor: s.driver.Executor(), delay: 6 * heartbeat}

@@ -14,6 +14,7 @@ import (
 // an application tried on the embedded default then failed in production.
 // Both drivers now refuse it in the client, before the store.
 func TestClient_EnqueueTextNotStorable(t *testing.T) {
+	t.Parallel()
 	cases := map[string]*queue.EnqueueParams{
 		"kind with NUL":              {Kind: "a\x00b", TenantID: "t"},
 		"tenant with NUL":            {Kind: "k", TenantID: "t\x00"},

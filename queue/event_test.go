@@ -5,6 +5,7 @@ import "testing"
 // TestBus_Listening: Listening follows subscriptions as they start and
 // end, so publishers that skip unheard events skip only those.
 func TestBus_Listening(t *testing.T) {
+	t.Parallel()
 	b := NewBus()
 	if b.Listening() {
 		t.Fatal("a new bus is listening")
@@ -32,6 +33,7 @@ func TestBus_Listening(t *testing.T) {
 // TestBus_ListeningTo: a subscription to named types receives only those,
 // and ListeningTo tells publishers which types someone would receive.
 func TestBus_ListeningTo(t *testing.T) {
+	t.Parallel()
 	b := NewBus()
 	typed, stopTyped := b.Subscribe(4, nil, EventCompleted, EventFailed)
 	if !b.ListeningTo(EventCompleted) || !b.ListeningTo(EventFailed) {

@@ -18,6 +18,7 @@ import (
 // lease expired (the chaos partition's victim: more unfinished executions
 // than it held jobs at the fault).
 func TestWorker_HeartbeatOutageSparesLaterClaims(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		if !s.driver.Capabilities().MultiProcess {
 			t.Skip("a store of one process cancels nothing during an outage (TestWorker_HeartbeatOutageKeepsRenewing)")

@@ -37,6 +37,7 @@ import (
 // deadline from the host's wall clock would cancel at once after a jump
 // ahead and 10 minutes late after one behind, and fail here.
 func TestWorker_HeartbeatHostClockJumps(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		pg, ok := s.driver.(*postgres.Driver)
 		if !ok {

@@ -52,6 +52,7 @@ func (e *hangExecutor) JobHeartbeat(ctx context.Context, p *driver.JobHeartbeatP
 // out, 101-102 ms past the lease's end with these timings (2 of 2 runs;
 // up to an interval in general); after it, 0-6 ms past.
 func TestWorker_HeartbeatHangCancelsAtRunOut(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		if !s.driver.Capabilities().MultiProcess {
 			t.Skip("a store of one process cancels nothing during an outage (TestWorker_HeartbeatOutageKeepsRenewing)")

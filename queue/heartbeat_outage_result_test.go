@@ -21,6 +21,7 @@ import (
 // shows the same lease accepting CompleteTx). Now finish drops a result
 // only when the store said the lease is gone (activeSet.leaseGone).
 func TestWorker_OutageThenPlainReturnNotWasted(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		if !s.driver.Capabilities().MultiProcess {
 			t.Skip("a single-process store cancels nothing during a heartbeat outage")

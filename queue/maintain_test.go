@@ -12,6 +12,7 @@ import (
 // cleaner deleting one batch a minute while jobs finished faster), and
 // reports the total once.
 func TestSweep_DrainsFullBatches(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		batches   []int // what each call returns

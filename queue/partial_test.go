@@ -24,6 +24,7 @@ func jsonEqual(a, b json.RawMessage) bool {
 // one keeps it, in the store and in the events; it is kept when the job
 // completes.
 func TestTask_ProgressPartial(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -106,6 +107,7 @@ func TestTask_ProgressPartial(t *testing.T) {
 // A partial result over the limit, or not JSON, is refused before anything
 // is written.
 func TestTask_ProgressPartialRefused(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		errs := make(chan error, 2)
@@ -137,6 +139,7 @@ func TestTask_ProgressPartialRefused(t *testing.T) {
 // writes it, when the worker completes the job and when the handler
 // completes it in its own transaction (CompleteTx).
 func TestTask_ProgressPartialWrittenAtEnd(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		for _, inTx := range []bool{false, true} {
 			name := map[bool]string{false: "Worker", true: "CompleteTx"}[inTx]

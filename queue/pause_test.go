@@ -14,6 +14,7 @@ import (
 // at once: the resume wakes the worker's claim loops. Positions say
 // paused meanwhile; Pauses lists what is paused.
 func TestClient_PauseResume(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -69,6 +70,7 @@ func TestClient_PauseResume(t *testing.T) {
 }
 
 func TestClient_PauseInvalid(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})

@@ -20,6 +20,7 @@ import (
 // creation) or, behind, wait 20 minutes for the tick its predecessor
 // stored.
 func TestWorker_PeriodicByStoreClock(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		var swept [2]atomic.Int64 // per worker: sweeps run, so the leader is known

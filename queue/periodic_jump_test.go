@@ -17,6 +17,7 @@ import (
 // records ticks 10 minutes early and the next falls due 10 minutes late, and
 // a jump back stalls them until the host's clock catches up.
 func TestWorker_PeriodicHostClockJumps(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		var offset atomic.Int64

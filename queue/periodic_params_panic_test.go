@@ -14,6 +14,7 @@ import (
 // tick whose job is invalid does (logged, not recorded, tried again), and
 // the ticks after it run once Params works.
 func TestWorker_PeriodicParamsPanicRecovered(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		var calls atomic.Int64

@@ -46,6 +46,7 @@ func tickJobs(t *testing.T, s *store) []time.Time {
 // enqueued once, and when the leader stops the other goes on from the next
 // tick, none skipped.
 func TestWorker_PeriodicOncePerTick(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		var swept [2]atomic.Int64 // per worker: sweeps run, so the leader is known
@@ -120,6 +121,7 @@ func TestNewWorker_PeriodicInvalid(t *testing.T) {
 // (here the table is gone): a scheduled job still becomes pending and
 // runs, on the leader's own schedule.
 func TestWorker_SweepsWithoutPeriodicRecords(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		tx, commit, rollback, err := s.begin(ctx)

@@ -39,6 +39,7 @@ func (e *progressGateExec) JobProgress(ctx context.Context, p *driver.JobProgres
 // be overtaken by the attempt's finish: the failed job shows the last
 // progress reported.
 func TestTask_InFlightProgressFlushNotLost(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		g := &progressGateExec{Executor: s.driver.Executor(), entered: make(chan struct{}), release: make(chan struct{})}
 		c := queue.NewClient(&progressGateDriver{Driver: s.driver, exec: g}, queue.ClientConfig{})

@@ -13,6 +13,7 @@ import (
 // the job is completed in the store, and must not be reported as a lost
 // lease (nor its completion dropped).
 func TestWorker_ShutdownReleaseAfterCompleteTxReportedCompleted(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		committed := make(chan struct{})

@@ -24,6 +24,7 @@ func noPanic(fn func() error) (err error) {
 // pointer dereference (in the driver). Now nil lists every job (the first
 // 100, as the zero value does).
 func TestClient_ListNilParams(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -54,6 +55,7 @@ func TestClient_ListNilParams(t *testing.T) {
 // Enqueue(nil) and a nil entry of EnqueueMany crashed the caller with a
 // nil pointer dereference; now they are ErrInvalid and nothing is stored.
 func TestClient_EnqueueNilParams(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -80,6 +82,7 @@ func TestClient_EnqueueNilParams(t *testing.T) {
 // queue kept its old limit; PostgreSQL refused it. Now both refuse it with
 // ErrInvalid.
 func TestClient_SetTenantLimitQueueName(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})

@@ -32,6 +32,7 @@ func claimForLease(t *testing.T, s *store, c *queue.Client) queue.Lease {
 // A Task's SetResult fails such an attempt rather than store it. Now
 // FinishLease refuses it, on every store, and the attempt is still held.
 func TestClient_FinishLeaseResultNotJSON(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -58,6 +59,7 @@ func TestClient_FinishLeaseResultNotJSON(t *testing.T) {
 // has NUL bytes and invalid UTF-8 replaced by U+FFFD; FinishLease now does
 // the same.
 func TestClient_FinishLeaseErrorTextStored(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})

@@ -40,6 +40,7 @@ func (e *clockDownExec) Now(ctx context.Context) (time.Time, error) {
 // its clock answers, the leader now runs the sweeps unrecorded, as when
 // the records cannot be read, and the periodic jobs wait.
 func TestWorker_PeriodicWaitsForStoreClock(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		exec := s.driver.Executor()

@@ -17,6 +17,7 @@ import (
 // both and broke every JSON view of the job (encoding/json refuses such
 // times). Now such a RunAt is ErrInvalid and nothing is stored.
 func TestClient_EnqueueRunAtOutOfRange(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})

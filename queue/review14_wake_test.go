@@ -17,6 +17,7 @@ import (
 // the claim loops of each queue it inserted into directly, as EnqueueTx
 // does, and the events are for subscribers only.
 func TestClient_EnqueueManyBurstWakesEveryQueue(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})

@@ -101,6 +101,7 @@ func (h *hookLog) losses(id int64) int {
 // also for a kind with a Timeout (whose context is cancelled by the time
 // the attempt ends) and at shutdown.
 func TestWorker_FinalProgressWritten(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		t.Run("Timeout", func(t *testing.T) {
 			c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -157,6 +158,7 @@ func TestWorker_FinalProgressWritten(t *testing.T) {
 // Run returns at shutdown even when the store keeps refusing finishes: the
 // outcome is left to the rescuer, as when a lease expires.
 func TestWorker_ShutdownBoundedWhenFinishesRefused(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		fd := newFaultDriver(s.driver)
 		c := queue.NewClient(fd, queue.ClientConfig{})
@@ -202,6 +204,7 @@ func TestWorker_ShutdownBoundedWhenFinishesRefused(t *testing.T) {
 // each attempt reports exactly one outcome, and a handler returning after
 // its job was released reports nothing.
 func TestWorker_ReleaseSkipsSettledAttempts(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		gate := newFinishGate(s.driver)
 		c := queue.NewClient(gate, queue.ClientConfig{})
@@ -269,6 +272,7 @@ func TestWorker_ReleaseSkipsSettledAttempts(t *testing.T) {
 // progress (the race detector failed this before Progress stopped writing
 // to the job).
 func TestTask_JobReadWhileProgress(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		h := queue.HandlerFunc(func(ctx context.Context, task *queue.Task) error {
@@ -303,6 +307,7 @@ func TestTask_JobReadWhileProgress(t *testing.T) {
 // A Worker runs once; a second Run is refused instead of corrupting the
 // state of the first.
 func TestWorker_RunTwice(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		h := queue.HandlerFunc(func(context.Context, *queue.Task) error { return nil })
@@ -330,6 +335,7 @@ func TestWorker_RunTwice(t *testing.T) {
 // TestWorker_HeartbeatOutageKeepsRenewing), so the abandoned case runs
 // only where several processes share the store.
 func TestWorker_SlotsPerAttempt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		maxWorkers int
@@ -411,6 +417,7 @@ func TestWorker_SlotsPerAttempt(t *testing.T) {
 // find it gone do not cancel the handler or report a lost lease. And a
 // lease that is lost is reported once, not on every heartbeat.
 func TestWorker_LeaseLossReportedOnce(t *testing.T) {
+	t.Parallel()
 	// work runs h for one job on a worker that beats every 50 ms and logs
 	// its hooks.
 	work := func(t *testing.T, c *queue.Client, h queue.HandlerFunc) (*hookLog, *queue.Job) {
@@ -485,6 +492,7 @@ func TestWorker_LeaseLossReportedOnce(t *testing.T) {
 // CompleteTx that finds the lease lost rolls the handler's transaction
 // back: a handler that commits anyway applies nothing.
 func TestTask_CompleteTxLeaseLostRollsBack(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		other := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -540,6 +548,7 @@ func TestTask_CompleteTxLeaseLostRollsBack(t *testing.T) {
 // heartbeats (TestServe_KillAndRestart caught this when failing heartbeats
 // stopped the renewals), and the next renewal tells which leases are held.
 func TestWorker_HeartbeatOutageKeepsRenewing(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		fd := newFaultDriver(s.driver)
 		c := queue.NewClient(fd, queue.ClientConfig{})
@@ -583,6 +592,7 @@ func TestWorker_HeartbeatOutageKeepsRenewing(t *testing.T) {
 // out under load) more than half a lease after the last renewal cancelled
 // every handler of the worker, with a third of the lease left.
 func TestWorker_BriefHeartbeatOutageKeepsHandlers(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		fd := newFaultDriver(s.driver)
 		c := queue.NewClient(fd, queue.ClientConfig{})
@@ -649,6 +659,7 @@ func (e *claimHeldExecutor) JobClaim(ctx context.Context, p *driver.JobClaimPara
 // their leases expired and a rescue spent an attempt (found by chaos
 // test 10).
 func TestWorker_ClaimInFlightAtShutdown(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		exec := &claimHeldExecutor{Executor: s.driver.Executor(), entered: make(chan struct{}), release: make(chan struct{})}
 		c := queue.NewClient(&execDriver{Driver: s.driver, exec: exec}, queue.ClientConfig{})

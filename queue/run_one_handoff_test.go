@@ -47,6 +47,7 @@ func (g *gateLog) Handle(_ context.Context, r slog.Record) error {
 // — every later RunOne and Run refused — although no handler ran. Now a
 // worker whose handler no longer holds a slot waits for its goroutine.
 func TestWorker_RunOneReturnedHandlerNotAbandoned(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		started, ret := make(chan struct{}), make(chan struct{})

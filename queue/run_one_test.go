@@ -38,6 +38,7 @@ func (f *finishes) all() []finishRecord {
 // TestWorker_RunOne runs one job per call, with the outcome the handler's
 // return asks for, stored before RunOne returns.
 func TestWorker_RunOne(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -125,6 +126,7 @@ func TestWorker_RunOne(t *testing.T) {
 // TestWorker_RunOneClaimsOne leaves every other job as it was, and the
 // worker can Run afterwards.
 func TestWorker_RunOneClaimsOne(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -175,6 +177,7 @@ func TestWorker_RunOneClaimsOne(t *testing.T) {
 // TestWorker_RunOneContextEnds releases the job of a handler still running
 // when RunOne's context ends, without spending an attempt.
 func TestWorker_RunOneContextEnds(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		started := make(chan struct{})
@@ -203,6 +206,7 @@ func TestWorker_RunOneContextEnds(t *testing.T) {
 // TestWorker_RunOneAbandons releases the job of a handler that ignores the
 // cancellation, and refuses to run more on that worker.
 func TestWorker_RunOneAbandons(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		started, release := make(chan struct{}), make(chan struct{})

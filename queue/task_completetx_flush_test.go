@@ -16,6 +16,7 @@ import (
 // finishes) behind the open transaction. The bound below is a hang check:
 // CompleteTx takes milliseconds, the stall took 5 s.
 func TestTask_CompleteTxNotStalledByFlush(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		took := make(chan time.Duration, 1)

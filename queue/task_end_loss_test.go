@@ -16,6 +16,7 @@ import (
 // cancelled with ErrLeaseLost, assuming lose had held the report back. Now
 // lose records that it held it back (Task.holdLossReport).
 func TestWorker_AwaitEndAfterLossReportedOnce(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		started, dispatched := make(chan int64, 1), make(chan struct{})

@@ -18,6 +18,7 @@ import (
 // store refused the write (completer.flush reported Finished("") only);
 // the completer now fires the held report.
 func TestWorker_AwaitEndHeldLossReportedWhenFinishRefused(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		if !s.driver.Capabilities().MultiProcess {
 			t.Skip("a single-process store cancels nothing during a heartbeat outage")

@@ -12,6 +12,7 @@ import (
 // committed) and returns nil just after its kind's Timeout passed must be
 // reported completed, not as a lost lease.
 func TestWorker_TimeoutAfterCompleteTxReportedCompleted(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		hooks := newHookLog()

@@ -104,6 +104,7 @@ func TestKind_ParamsAndArgs(t *testing.T) {
 // stored args do not decode fails on its first attempt, without calling
 // the handler.
 func TestKind_EnqueueAndHandle(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})

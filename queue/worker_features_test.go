@@ -15,6 +15,7 @@ import (
 
 // Progress is stored, coalesced, and published as events in order.
 func TestTask_Progress(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -76,6 +77,7 @@ func TestTask_Progress(t *testing.T) {
 // Permanent errors fail at once; snoozes come back without spending an
 // attempt; delayed jobs wait for their time.
 func TestWorker_Outcomes(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		var snoozes atomic.Int32
@@ -119,6 +121,7 @@ func TestWorker_Outcomes(t *testing.T) {
 
 // Position counts the jobs ahead within the tenant only.
 func TestClient_Position(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -143,6 +146,7 @@ func TestClient_Position(t *testing.T) {
 }
 
 func TestClient_EnqueueInvalid(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		for _, p := range []*queue.EnqueueParams{

@@ -15,6 +15,7 @@ import (
 // RELIABILITY 8: completing in the handler's own transaction gives exactly
 // one effect per completed job, even when commits fail.
 func TestTask_CompleteTx(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -69,6 +70,7 @@ func TestTask_CompleteTx(t *testing.T) {
 
 // RELIABILITY 9: concurrent enqueues of one unique key make one job.
 func TestClient_EnqueueUnique(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		ids := make(chan int64, 50)
@@ -109,6 +111,7 @@ func TestClient_EnqueueUnique(t *testing.T) {
 // RELIABILITY 10: shutdown stops claiming, lets running jobs finish and
 // releases, without spending an attempt, those that outlast the grace.
 func TestWorker_GracefulShutdown(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		grace    time.Duration
@@ -178,6 +181,7 @@ func TestWorker_GracefulShutdown(t *testing.T) {
 // client, so attempt 1 had no handler and was rescued after its lease,
 // which is the rescuer doing its job, not this test's subject.
 func TestWorker_HeartbeatKeepsLease(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		l := newLedger()
@@ -209,6 +213,7 @@ func TestWorker_HeartbeatKeepsLease(t *testing.T) {
 
 // Cancelling a running job cancels its handler's context and fences it.
 func TestClient_CancelRunning(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})

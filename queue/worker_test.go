@@ -22,6 +22,7 @@ func noop(l *ledger) queue.HandlerConfig {
 
 // RELIABILITY 1: rolled-back enqueues never run; committed ones all do.
 func TestWorker_TransactionalEnqueue(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -68,6 +69,7 @@ func TestWorker_TransactionalEnqueue(t *testing.T) {
 
 // RELIABILITY 2: many claimers in two workers run every job exactly once.
 func TestWorker_ExclusiveClaims(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -104,6 +106,7 @@ func TestWorker_ExclusiveClaims(t *testing.T) {
 
 // RELIABILITY 3: failed attempts retry with backoff, then fail for good.
 func TestWorker_RetryBackoff(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -165,6 +168,7 @@ func TestWorker_RetryBackoff(t *testing.T) {
 
 // RELIABILITY 4: a panic fails only its job; the others complete.
 func TestWorker_PanicIsolation(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -199,6 +203,7 @@ func TestWorker_PanicIsolation(t *testing.T) {
 // RELIABILITY 5: a cooperative handler past its timeout is cancelled,
 // recorded as a timeout and retried.
 func TestWorker_Timeout(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
@@ -232,6 +237,7 @@ func TestWorker_Timeout(t *testing.T) {
 // RELIABILITY 6: a handler that ignores cancellation loses its lease; a
 // second worker completes the job; the hung attempt's result is fenced.
 func TestWorker_HungHandler(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
 		c := queue.NewClient(s.driver, queue.ClientConfig{})
 		release := make(chan struct{})
@@ -259,6 +265,11 @@ func TestWorker_HungHandler(t *testing.T) {
 			t.Errorf("completed by attempt %d, want 2", done.Attempt)
 		}
 		close(release)
-		waitFor(t, 10*time.Second, "the hung attempt to be fenced", func() bool { return lost.Load() == 1 })
+		// A hang check: the fenced finish goes through the completer, which
+		// a loaded run can hold up for seconds.
+		waitFor(t, 30*time.Second, "the hung attempt to be fenced", func() bool { return lost.Load() >= 1 })
+		if n := lost.Load(); n != 1 {
+			t.Errorf("the hung attempt's lease loss reported %d times, want once", n)
+		}
 	})
 }

@@ -31,6 +31,7 @@ func openAt(t testing.TB, path string) *sqlite.Driver {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	drivertest.RunConfig(t, drivertest.Config{
 		NewDriver: func(t *testing.T) driver.Driver { return setup(t) },
 		BeginNative: func(t *testing.T, d driver.Driver) drivertest.NativeTx {

@@ -32,6 +32,7 @@ func TestRunBench_SQLiteJSON(t *testing.T) {
 }
 
 func TestRunBench_BadFlags(t *testing.T) {
+	t.Parallel()
 	getenv := func(string) string { return "" }
 	for _, args := range [][]string{
 		{"bench", "--scenario", "nope"},

@@ -36,6 +36,7 @@ func TestWorker_BlobStoreUnreachable(t *testing.T) {
 // docket worker on PostgreSQL with blobs in a local directory warns that
 // other hosts cannot see it.
 func TestWorker_LocalBlobsOnPostgres(t *testing.T) {
+	t.Parallel()
 	db := newPGDatabase(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

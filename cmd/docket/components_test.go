@@ -13,6 +13,7 @@ import (
 // A component that fails, or returns on its own, shuts the process down
 // with its error; before, serve went on serving without it until a signal.
 func TestRunComponents_OneFailsAllStop(t *testing.T) {
+	t.Parallel()
 	logger := slog.New(slog.DiscardHandler)
 	boom := errors.New("worker: store gone")
 	blocking := func(ctx context.Context) error { <-ctx.Done(); return nil }

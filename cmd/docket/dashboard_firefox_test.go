@@ -29,6 +29,7 @@ const pipelineWait = 3 * time.Minute
 // keeps the key. Neither page logs an error. Skipped without Firefox
 // unless DOCKET_REQUIRE_BROWSER=1.
 func TestDashboard_Firefox(t *testing.T) {
+	t.Parallel()
 	b := firefox.Start(t)
 	dataDir := t.TempDir()
 	srv, _, _, _ := startServe(t, dataDir)

@@ -21,6 +21,7 @@ import (
 // after a reload the key is remembered and the finished job still listed.
 // Skipped without Chromium unless DOCKET_REQUIRE_BROWSER=1.
 func TestDashboard_Browser(t *testing.T) {
+	t.Parallel()
 	b := webtest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr syncBuffer

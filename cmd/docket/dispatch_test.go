@@ -107,6 +107,7 @@ print("ok")
 // progress and completion (or failure) through the API with the lease
 // token.
 func TestDispatch_PythonEndpoint(t *testing.T) {
+	t.Parallel()
 	secret := webhook.NewSecret()
 	url := startPythonEndpoint(t, secret)
 	dir := t.TempDir()

@@ -54,6 +54,7 @@ func startServe(t *testing.T, dataDir string) (server, *syncBuffer, *syncBuffer,
 // failed document is logged and carries its error; a restart prints no
 // secret again.
 func TestServe_FirstRun(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	srv, stdout, stderr, stop := startServe(t, dataDir)
 	adminKey := checkFirstBanner(t, dataDir, srv, stdout.String())

@@ -13,6 +13,7 @@ import (
 
 // docket jobs lists, shows, cancels and retries jobs of the store.
 func TestRun_Jobs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	d, err := sqlite.Open(ctx, filepath.Join(dir, "docket.db"))

@@ -14,6 +14,7 @@ import (
 // accepted, every job completes, each tenant's figures add up, and the
 // report says which tenant flooded.
 func TestLoad_AgainstServe(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, _, _, stop := startServe(t, dir)
 	ctx := context.Background()

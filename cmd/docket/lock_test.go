@@ -14,6 +14,7 @@ import (
 // names the process that holds the SQLite store and points to PostgreSQL;
 // the first keeps serving.
 func TestServe_TwiceOnOneDataDir(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

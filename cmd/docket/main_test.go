@@ -68,6 +68,7 @@ func (b *syncBuffer) String() string {
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func TestRun_BadInput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -113,6 +114,7 @@ func TestRun_BadInput(t *testing.T) {
 // -h prints a command's flags and exits 0 (it exited 1, with "docket:
 // flag: help requested"); a bad flag still exits 1.
 func TestRun_HelpExitsZero(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"serve", "-h"}, {"worker", "-h"}, {"migrate", "-h"}, {"bench", "-h"},
 		{"tenants", "create", "-h"}, {"jobs", "list", "-h"}, {"queue", "health", "-h"},
@@ -135,6 +137,7 @@ func TestRun_HelpExitsZero(t *testing.T) {
 
 // Messages show URLs without their secrets.
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"postgres://app:s3cret@db:5432/docket":                 "postgres://app:xxxxx@db:5432/docket",
 		"postgres://db/docket?sslmode=require&password=s3cret": "postgres://db/docket?password=xxxxx&sslmode=require",

@@ -95,6 +95,7 @@ next:
 // document is processed; the API's port serves no /metrics; with
 // --log-format json each attempt is one JSON log line.
 func TestServe_OpsListener(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout, stderr syncBuffer
@@ -177,6 +178,7 @@ func wantAttemptLine(t *testing.T, logs string) {
 
 // docket worker --ops-listen serves the ops listener too.
 func TestWorker_OpsListener(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout, stderr syncBuffer

@@ -127,6 +127,7 @@ func TestRun_PeriodicUsage(t *testing.T) {
 // docket periodic list, while an embedded serve holds the database, reads
 // the tasks through that serve's admin API.
 func TestRun_PeriodicThroughServe(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, _, _, stop := startServe(t, dir)
 	ctx := context.Background()

@@ -34,6 +34,7 @@ type deployment struct {
 // loses nothing (another process runs the job again); SIGTERM ends every
 // process with status 0 within its grace.
 func TestDeployment_PostgresMultiProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary on PostgreSQL")
 	}

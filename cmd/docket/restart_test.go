@@ -54,7 +54,7 @@ func removeDocketBinary() {
 }
 
 // startProcess runs `docket serve` on dataDir as a child process, with a
-// 2 s lease. On SQLite the 30 MB document's save holds the only writer,
+// 2 s lease. On SQLite a large document's save holds the only writer,
 // and under a loaded test run it took over a second, stalling heartbeats:
 // the worker once cancelled the save in every attempt after one heartbeat
 // failed (this test ran with a 15 s lease then); on a store of one process
@@ -88,13 +88,14 @@ func startProcess(t *testing.T, bin, dataDir string) (*exec.Cmd, server, *syncBu
 // after the process starts again on the same data dir, and a document still
 // waiting behind it is not lost either.
 func TestServe_KillAndRestart(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	bin := buildDocket(t)
 	dataDir := t.TempDir()
 	cmd, srv, stderr := startProcess(t, bin, dataDir)
-	big := bigText(30 << 20)
+	big := bigText(8 << 20)
 	first := upload(t, srv, "big.txt", big)
 	second := upload(t, srv, "small.txt", []byte("a small note that waits behind the big one"))
 

@@ -15,6 +15,7 @@ import (
 // (0600) that the admin API accepts, and prints it once; the SQLite file, blob directories and
 // blob files are private to the owner whatever the data dir's mode.
 func TestServe_PrivateFiles(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "data")
 	if err := os.Mkdir(dataDir, 0o777); err != nil {
 		t.Fatal(err)

@@ -51,6 +51,7 @@ func readBanner(t *testing.T, out func() string, errOut func() string) server {
 // dir, a first tenant whose printed key uploads a document that completes
 // and is then found by search; the dashboard page is served.
 func TestServe_UploadToSearch(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout, stderr syncBuffer

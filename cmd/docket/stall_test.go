@@ -25,6 +25,7 @@ const (
 // from 127.0.0.1 are still answered, and the attacker's connections over
 // its per-address cap are refused with 503.
 func TestServe_StalledConnections(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -71,6 +71,7 @@ func TestRun_TenantDelete(t *testing.T) {
 // While an embedded serve runs, tenants delete goes through its admin API,
 // and the tenant's key is refused at once.
 func TestRun_TenantDeleteWhileServing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv, _, _, _ := startServe(t, dir)
 	out, errOut, err := docketCmd(t, dir, "tenants", "create", "--name", "acme", "--json")

@@ -81,6 +81,7 @@ func TestRun_Pause(t *testing.T) {
 // While an embedded serve runs, the pause commands go through its admin
 // API, and its workers see the pause.
 func TestRun_PauseWhileServing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv, _, _, _ := startServe(t, dir)
 	_, errOut, err := docketCmd(t, dir, "queue", "pause", "documents")

@@ -124,6 +124,7 @@ func checkTenantNames(t *testing.T, out string, names ...string) {
 // While an embedded serve runs, tenants update, show, revoke-key and list
 // (following next_cursor) and jobs show go through its admin API.
 func TestServe_CLIThroughAdminAPI(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	srv, _, _, _ := startServe(t, dataDir)
 	jobID := upload(t, srv, "note.txt", []byte("a note"))

@@ -61,6 +61,7 @@ func (c *collector) got() []*tracepb.Span {
 // job's id, kind and tenant and the attempt, to an OTLP/HTTP collector, in
 // the trace of the upload request that enqueued the job.
 func TestServe_OTLPSpans(t *testing.T) {
+	t.Parallel()
 	col := &collector{}
 	hs := httptest.NewServer(col)
 	defer hs.Close()

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,11 +24,20 @@ var update = flag.Bool("update", false, "rewrite testdata/golden and testdata/fu
 // -race) on a cold compilation cache, so it is paid once per process.
 var engine *extract.PDFEngine
 
+// instances is the shared engine's pool, and the most tests this package
+// runs at once: a parse waits for an instance, and with more tests at once
+// the deadline tests (150-200 ms) spent their deadline waiting for one
+// rather than in PDFium.
+const instances = 2
+
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if n, err := strconv.Atoi(flag.Lookup("test.parallel").Value.String()); err == nil && n > instances {
+		_ = flag.Set("test.parallel", strconv.Itoa(instances))
+	}
 	before := goleak.IgnoreCurrent()
 	var err error
-	cfg := extract.PDFConfig{Instances: 2, MemoryLimit: 256 << 20}
+	cfg := extract.PDFConfig{Instances: instances, MemoryLimit: 256 << 20}
 	if os.Getenv(xt.ChildEnv) != "" {
 		cfg = extract.PDFConfig{} // a bomb measured alone runs with the production settings
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketq/docket/internal/race"
 	"github.com/docketq/docket/pipeline/extract"
 	xt "github.com/docketq/docket/pipeline/extract/extracttest"
 )
@@ -23,7 +24,7 @@ func TestExtract_BombRSS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("parses every bomb in a child process")
 	}
-	if xt.RaceEnabled {
+	if race.Enabled {
 		t.Skip("peak RSS under the race detector measures the detector; scripts/test.sh runs this test without -race")
 	}
 	for _, name := range xt.Names() {

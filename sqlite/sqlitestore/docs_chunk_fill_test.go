@@ -32,11 +32,10 @@ INSERT INTO docket_chunks (document_id, idx, tenant_id, text, model, dimensions)
 SELECT 'd' || (n / ?2), n % ?2, 't', 'chunk ' || n || ' word' || (n % 1000), 'm', 0 FROM g`
 )
 
-// fillChunks gives s the chunks above, in bulk. Under -race SQLite,
-// compiled to Go, runs some 30 times slower (two thirds of that in the
-// checkptr checks that -race turns on), and 10^6 chunks inserted as the
-// store inserts them took 10 minutes there; this takes 7. The fill runs on
-// a connection of its own (openFill), in one transaction, with the triggers
+// fillChunks gives s the chunks above, in bulk, faster than
+// inserting them as the store does (scripts/test.sh builds SQLite without
+// the race detector's instrumentation, which made either take minutes).
+// The fill runs on a connection of its own (openFill), in one transaction, with the triggers
 // on docket_chunks dropped and then created again from their own SQL.
 // FTS5's 'rebuild' then indexes the rows the triggers would have indexed
 // one by one (the index has external content, docket_chunks), with its
