@@ -337,7 +337,7 @@ setup() {
 
 TOOLS_CACHE=${DOCKET_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/docket-tools}
 TOOLS_LOG_DIR=$ROOT/.tmp/tools
-GO_MINOR=$(go env GOVERSION 2>/dev/null | sed -n 's/^go\([0-9]*\.[0-9]*\).*/\1/p')
+GO_MINOR=$(go env GOVERSION 2>/dev/null | sed -n 's/^go\([0-9]*\.[0-9]*\).*/\1/p' || true) # setup says when go is missing
 
 GOLANGCI_LINT_VERSION=v2.15.0
 GOLANGCI_LINT_PKG=github.com/golangci/golangci-lint/v2/cmd/golangci-lint
