@@ -65,7 +65,7 @@ func schedule(t *testing.T, slots chan struct{}) {
 // minParallel is the least -parallel this package runs with: every heavy
 // and light scenario must be started at once, so that its slot (not go
 // test's) decides when it runs; a lower -parallel (go test's default is
-// GOMAXPROCS, 2 here; scripts/test.sh gives every package 8) would hold the
+// GOMAXPROCS, 2 here; scripts/test.sh gives every package 4) would hold the
 // light scenarios back behind the heavy ones waiting for their turn.
 const minParallel = 64
 

@@ -410,8 +410,6 @@ tools_golangci_lint() {
 
 tools_versitygw() { tool_link versitygw "$VERSITYGW_MOD" "$VERSITYGW_VERSION" "$VERSITYGW"; }
 
-# --- end versitygw ----------------------------------------------------------------------------
-
 # --- steps: vet, lint, test, nested -----------------------------------------------------------
 
 go_vet() { go mod tidy -diff && go vet "${PKGS[@]}"; }
@@ -461,8 +459,8 @@ go_test() {
 	# once), so that the short ones fill the end of the run rather than a long one running
 	# alone there.
 	[ "${PKGS[*]}" = "./..." ] && pkgs=(./chaos/ ./postgres/ ./postgres/pgstore/ ./cmd/docket/ ./queue/ ./web/ ./...)
-	# -p: most tests wait (on leases, servers, browsers) rather than compute, so more packages
-	# run at once than there are cores; -parallel likewise for each package's parallel tests.
+	# -p 2 -parallel 4: two packages at once, up to four tests of each; the suite is CPU-bound
+	# on two cores, and -p 4 -parallel 8 ran slower and broke load-sensitive bounds.
 	CGO_ENABLED=1 go test -race "${RACE_GCFLAGS[@]}" -json -count=1 -p "${DOCKET_TEST_P:-2}" -parallel "${DOCKET_TEST_PARALLEL:-4}" \
 		-timeout "${DOCKET_TEST_TIMEOUT:-10m}" ${SHORT:+"$SHORT"} ${flags[@]+"${flags[@]}"} "${pkgs[@]}" 2>&1 |
 		report race || rc=$?
