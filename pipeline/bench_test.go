@@ -7,20 +7,26 @@ import (
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/pipeline/extract/extracttest"
+	"github.com/docketq/docket/pipeline/sandbox"
 	"github.com/docketq/docket/queue"
 )
 
 // BenchmarkProcess10PagePDF measures documents per minute end to end: the
 // upload's blob write and transaction, then a worker (2 slots) running the
-// Processor on a generated 10-page PDF through to the committed result.
+// Processor on a generated 10-page PDF through to the committed result,
+// parsed in process and in the sandbox's child processes (two, one per
+// slot).
 func BenchmarkProcess10PagePDF(b *testing.B) {
 	for _, backend := range backends {
-		b.Run(backend, func(b *testing.B) { benchmarkProcess(b, backend) })
+		b.Run(backend, func(b *testing.B) { benchmarkProcess(b, backend, pipeline.Config{}) })
+		b.Run(backend+"/sandbox", func(b *testing.B) {
+			benchmarkProcess(b, backend, pipeline.Config{Sandbox: newSandbox(b, sandbox.Config{Procs: 2})})
+		})
 	}
 }
 
-func benchmarkProcess(b *testing.B, backend string) {
-	e := setup(b, backend, pipeline.Config{})
+func benchmarkProcess(b *testing.B, backend string, cfg pipeline.Config) {
+	e := setup(b, backend, cfg)
 	pdf := extracttest.ProsePDF(10).Bytes()
 	if _, id := e.upload(tenantA, extract.TypePDF, pdf); e.wait(id).State != queue.StateCompleted {
 		b.Fatal("warm-up document failed") // compiles or loads PDFium first

@@ -35,9 +35,9 @@ type Early struct {
 // queue.MaxPartialResultBytes (the document's fields have them all).
 const earlyItems = 20
 
-// earlyOverview is what a job knows once its text is extracted.
-func earlyOverview(pages []analyze.Page, title string) Early {
-	f := analyze.Overview(pages, analyze.Options{Title: title})
+// earlyOverview is what a job knows once its text is extracted: the quick
+// fields of its analysis (analyze.Overview's).
+func earlyOverview(f analyze.Fields) Early {
 	return Early{
 		Title: extract.Truncate(f.Title, extract.MaxTitleBytes), Language: capField(f.Language),
 		PageCount: f.PageCount, WordCount: f.WordCount,

@@ -13,6 +13,7 @@ import (
 	"github.com/docketq/docket/pipeline/analyze"
 	"github.com/docketq/docket/pipeline/chunk"
 	"github.com/docketq/docket/pipeline/extract"
+	"github.com/docketq/docket/pipeline/sandbox"
 	"github.com/docketq/docket/queue"
 )
 
@@ -33,8 +34,11 @@ type job struct {
 	pages   []extract.Page
 	chunks  []chunk.Chunk
 	vectors [][]float32
-	fields  *docket.Fields
-	early   Early // the partial result reported so far
+	// analysis is what the parse's analysis found; fields, the document's
+	// fields made of it.
+	analysis analyze.Fields
+	fields   *docket.Fields
+	early    Early // the partial result reported so far
 }
 
 // run goes through the stages and stores the result.
@@ -94,7 +98,8 @@ func (j *job) download(ctx context.Context) (blob.ReadAtCloser, int64, error) {
 	return ra, size, nil
 }
 
-// parse extracts the text, page by page.
+// parse extracts the text, page by page, and analyses it: in a child
+// process of the sandbox when the processor has one.
 func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
 	if err := j.progress.enter(ctx, StageParsing, "parsing "+string(j.typ), nil); err != nil {
 		return fmt.Errorf("progress: %w", err)
@@ -103,28 +108,28 @@ func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
 	opts.Progress = func(done, total int) {
 		j.progress.update(ctx, done, total, fmt.Sprintf("parsed %d of %d pages", done, total))
 	}
-	doc, err := extract.Extract(ctx, j.typ, r, size, opts)
+	var (
+		res *sandbox.Result
+		err error
+	)
+	if sb := j.p.cfg.Sandbox; sb != nil {
+		res, err = sb.Process(ctx, j.typ, r, size, opts)
+	} else {
+		res, err = sandbox.InProcess(ctx, j.typ, r, size, opts)
+	}
 	switch {
-	case errors.Is(err, extract.ErrBusy): // the memory budget is taken: later, no attempt spent
+	case errors.Is(err, extract.ErrBusy): // no memory for it now: later, no attempt spent
 		return queue.Snooze(j.p.cfg.BusyDelay)
 	case extract.Permanent(err):
 		return rejected(err)
 	case err != nil:
 		return fmt.Errorf("parse: %w", err)
 	}
-	j.pages, j.title, j.active = doc.Pages, doc.Title, doc.ActiveContent
+	doc := res.Doc
+	j.pages, j.title, j.active, j.analysis = doc.Pages, doc.Title, doc.ActiveContent, res.Fields
 	j.warns = append([]string{}, doc.Warnings...) // never nil once processed
-	j.early = earlyOverview(j.analyzePages(), j.title)
+	j.early = earlyOverview(res.Fields)
 	return nil
-}
-
-// analyzePages returns the extracted pages as the analyzer takes them.
-func (j *job) analyzePages() []analyze.Page {
-	pages := make([]analyze.Page, len(j.pages))
-	for i, p := range j.pages {
-		pages[i] = analyze.Page{Number: p.Number, Text: p.Text}
-	}
-	return pages
 }
 
 // split cuts the pages into chunks that remember their pages. Its start
@@ -186,7 +191,7 @@ func (j *job) embed(ctx context.Context) error {
 	return nil
 }
 
-// analyze extracts the document's fields and reports the first key
+// analyze completes the document's fields and reports the first key
 // phrases, dates and amounts with the early results, before the results
 // are saved. Both reports are written at once (a stage change, a partial
 // result): none is left pending when the final transaction (which, on
@@ -195,7 +200,7 @@ func (j *job) analyze(ctx context.Context) error {
 	if err := j.progress.enter(ctx, StageAnalyzing, "analyzing text", nil); err != nil {
 		return fmt.Errorf("progress: %w", err)
 	}
-	j.fields = fieldsOf(analyze.Analyze(j.analyzePages(), analyze.Options{Title: j.title}))
+	j.fields = fieldsOf(j.analysis)
 	j.fields.ChunkCount = len(j.chunks)
 	j.fields.EmbeddingModel = j.p.cfg.Embedder.Model()
 	j.fields.EmbeddingDimensions = j.p.cfg.Embedder.Dimensions()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/docketq/docket/internal/testpg"
 	"github.com/docketq/docket/pipeline/extract/extracttest"
+	"github.com/docketq/docket/pipeline/sandbox"
 	"github.com/docketq/docket/postgres/pgstore"
 )
 
@@ -20,6 +21,7 @@ import (
 // processor has a PDF engine of its own, and with eight at once on two
 // cores PDF jobs waited past their tests' one-minute bounds.
 func TestMain(m *testing.M) {
+	sandbox.Main() // the sandbox tests' children are this binary, run again
 	flag.Parse()
 	if n, err := strconv.Atoi(flag.Lookup("test.parallel").Value.String()); err == nil && n > 2 {
 		_ = flag.Set("test.parallel", "2")

@@ -14,6 +14,7 @@ import (
 	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/pipeline/chunk"
 	"github.com/docketq/docket/pipeline/extract"
+	"github.com/docketq/docket/pipeline/sandbox"
 	"github.com/docketq/docket/queue"
 )
 
@@ -39,6 +40,12 @@ type Config struct {
 	// nil Budget the process-wide extract.DefaultBudget). Its Progress hook
 	// is replaced by the processor's own.
 	Extract extract.Options
+	// Sandbox, when set, parses and analyses every document in one of its
+	// child processes, under the limits the operating system enforces
+	// (memory, CPU time, wall clock); nil does it in this process, bounded
+	// by Extract's limits only. Extract's Budget and PDF engine apply in
+	// process only: a sandbox's children have their own.
+	Sandbox *sandbox.Pool
 	// BusyDelay is how long a job waits before running again when its parse
 	// was not admitted by the memory budget in time (extract.ErrBusy); it
 	// spends no attempt (queue.Snooze). Default DefaultBusyDelay.

@@ -20,9 +20,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/docketq/docket/pipeline/sandbox"
 )
 
 func main() {
+	sandbox.Main() // a document's child process runs here and exits
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/pipeline/sandbox"
 )
 
 // cluster is this test process's throwaway PostgreSQL (nil with -short).
@@ -22,6 +23,7 @@ var cluster *testpg.Cluster
 // tests (each gets its own empty database) and removes the docket binary
 // the tests built. With -short, no cluster starts and those tests skip.
 func TestMain(m *testing.M) {
+	sandbox.Main() // serve's document children are this binary, run again
 	os.Exit(testMain(m))
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/pipeline/extract"
+	"github.com/docketq/docket/pipeline/sandbox"
 	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
@@ -35,7 +36,10 @@ type serviceFlags struct {
 	lease          time.Duration
 	maxUploadBytes int64
 	parseMemory    int64 // --parse-memory-bytes: extract.Budget of this process
-	allowAsync     bool  // --allow-async-commit: start on synchronous_commit = off (checkPostgres)
+	sandbox        bool  // --sandbox: parse in child processes (pipeline/sandbox)
+	sandboxMemory  int64 // --sandbox-memory-bytes: one child's memory limit
+	sandboxCPU     time.Duration
+	allowAsync     bool // --allow-async-commit: start on synchronous_commit = off (checkPostgres)
 	dispatch       dispatchFlags
 	env            envFlags
 }
@@ -59,6 +63,14 @@ func (f *serviceFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	e.int64Var(&f.parseMemory, "parse-memory-bytes", "DOCKET_PARSE_MEMORY_BYTES", extract.DefaultMemoryBudget,
 		"memory the document parses of this process may hold at once, each reckoned at its worst case "+
 			"(a PDF at about 640 MiB); a parse waits for its share, and after a minute its job runs again later")
+	e.boolVar(&f.sandbox, "sandbox", "DOCKET_SANDBOX", true,
+		"parse and analyse documents in child processes under memory, CPU-time and wall-clock limits "+
+			"the operating system enforces; off parses in this process, bounded by the parsers' own limits")
+	e.int64Var(&f.sandboxMemory, "sandbox-memory-bytes", "DOCKET_SANDBOX_MEMORY_BYTES", sandbox.DefaultMemoryLimit,
+		"memory one document's child process may use (address space and resident); "+
+			"--parse-memory-bytes / this is how many documents are parsed at once")
+	e.durationVar(&f.sandboxCPU, "sandbox-cpu", "DOCKET_SANDBOX_CPU", sandbox.DefaultCPULimit,
+		"CPU time one document may use to be parsed and analysed; past it the document fails as too_slow")
 	e.boolVar(&f.allowAsync, "allow-async-commit", "DOCKET_ALLOW_ASYNC_COMMIT", false,
 		"start on a PostgreSQL whose sessions run with synchronous_commit = off, logging an error, "+
 			"instead of refusing: a crash of the server can then lose jobs it acknowledged")
@@ -74,6 +86,10 @@ func (f *serviceFlags) check() error {
 		return fmt.Errorf("--concurrency %d: want 1 to 1000", f.concurrency)
 	case f.parseMemory < 1<<20:
 		return fmt.Errorf("--parse-memory-bytes %d: want at least 1 MiB", f.parseMemory)
+	case f.sandboxMemory < 64<<20 || f.sandboxMemory > f.parseMemory:
+		return fmt.Errorf("--sandbox-memory-bytes %d: want 64 MiB to --parse-memory-bytes (%d)", f.sandboxMemory, f.parseMemory)
+	case f.sandboxCPU < time.Second:
+		return fmt.Errorf("--sandbox-cpu %s: want at least 1s", f.sandboxCPU)
 	case f.maxUploadBytes < 1:
 		return fmt.Errorf("--max-upload-bytes %d: want a positive size", f.maxUploadBytes)
 	case f.lease < time.Second:
@@ -92,6 +108,7 @@ type service struct {
 	blobs     blob.Store
 	embedder  embedding.Embedder
 	processor *pipeline.Processor
+	sandbox   *sandbox.Pool        // of the processor; nil with --sandbox=false
 	disp      *dispatch.Dispatcher // of --dispatch-config, made by worker; nil for none
 	metrics   *ops.Metrics
 	tracer    trace.TracerProvider // of job spans; nil: otel's global one
@@ -135,15 +152,25 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 		_ = d.Close()
 		return nil, errors.New("the store does not keep documents")
 	}
-	parseOpts := extract.Options{Budget: extract.NewBudget(extract.BudgetConfig{Bytes: vf.parseMemory})}
-	proc, err := pipeline.NewProcessor(pipeline.Config{Store: store, Blobs: blobs, Embedder: emb, Logger: logger, Extract: parseOpts})
+	pcfg := pipeline.Config{Store: store, Blobs: blobs, Embedder: emb, Logger: logger,
+		Extract: extract.Options{Budget: extract.NewBudget(extract.BudgetConfig{Bytes: vf.parseMemory})}}
+	if vf.sandbox {
+		if pcfg.Sandbox, err = sandbox.NewPool(sandbox.Config{
+			Procs:       int(max(1, vf.parseMemory/vf.sandboxMemory)),
+			MemoryLimit: vf.sandboxMemory, CPULimit: vf.sandboxCPU, Logger: logger,
+		}); err != nil {
+			_ = d.Close()
+			return nil, err
+		}
+	}
+	proc, err := pipeline.NewProcessor(pcfg)
 	if err != nil {
 		_ = d.Close()
 		return nil, err
 	}
 	return &service{
 		driver: d, store: store, client: queue.NewClient(d, queue.ClientConfig{Logger: logger, Metadata: ops.TraceMetadata}),
-		blobs: blobs, embedder: emb, processor: proc, metrics: ops.NewMetrics(), logger: logger,
+		blobs: blobs, embedder: emb, processor: proc, sandbox: pcfg.Sandbox, metrics: ops.NewMetrics(), logger: logger,
 	}, nil
 }
 
@@ -168,4 +195,9 @@ func (s *service) worker(vf *serviceFlags) (*queue.Worker, error) {
 	return queue.NewWorker(s.client, cfg)
 }
 
-func (s *service) Close() error { return s.driver.Close() }
+func (s *service) Close() error {
+	if s.sandbox != nil {
+		_ = s.sandbox.Close() // its children: nothing of theirs to keep
+	}
+	return s.driver.Close()
+}

@@ -52,10 +52,13 @@ var (
 	ErrTooLarge = errors.New("document exceeds limits")
 	// ErrTimeout: the per-document deadline passed while parsing.
 	ErrTimeout = errors.New("document parsing timed out")
+	// ErrTooSlow: the document used more CPU time than its limit (set by the caller, such as
+	// a sandbox's; Extract itself bounds wall time only).
+	ErrTooSlow = errors.New("document exceeds its CPU time limit")
 )
 
 // Reason returns a short, stable reason code for err, for the job record and the tenant:
-// "unsupported_type", "malformed", "encrypted", "too_large", "timeout"; "" when err is nil or
+// "unsupported_type", "malformed", "encrypted", "too_large", "too_slow", "timeout"; "" when err is nil or
 // is not one of the sentinels (a transient error the caller may retry).
 func Reason(err error) string {
 	switch {
@@ -67,6 +70,8 @@ func Reason(err error) string {
 		return "encrypted"
 	case errors.Is(err, ErrTooLarge):
 		return "too_large"
+	case errors.Is(err, ErrTooSlow):
+		return "too_slow"
 	case errors.Is(err, ErrTimeout):
 		return "timeout"
 	case errors.Is(err, ErrMalformed):

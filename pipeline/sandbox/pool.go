@@ -1,0 +1,540 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docketq/docket/pipeline/extract"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultProcs         = 2
+	DefaultMemoryLimit   = 1 << 30
+	DefaultCPULimit      = 2 * time.Minute
+	DefaultMaxDocuments  = 100
+	DefaultWait          = time.Minute
+	DefaultWatchInterval = 100 * time.Millisecond
+	// startTimeout bounds a child's start, up to its first message.
+	startTimeout = 30 * time.Second
+	// wallGrace is how long past the parse's own timeout a child may take
+	// to answer before it is killed: the parse stops itself at its
+	// timeout; the grace covers the analysis and the answer.
+	wallGrace = 30 * time.Second
+)
+
+// ErrTooSlow: the document used more CPU time than Config.CPULimit. It is
+// the document's fault (extract.Reason gives "too_slow").
+var ErrTooSlow = extract.ErrTooSlow
+
+// Config configures a Pool. The zero value is usable.
+type Config struct {
+	// Procs caps the children alive at once, i.e. documents processed in
+	// parallel (default DefaultProcs). Process waits for a free one.
+	Procs int
+	// MemoryLimit is what one child may use beyond what it had when it
+	// started (address space and resident memory; default
+	// DefaultMemoryLimit). Procs × MemoryLimit bounds the pool's memory.
+	MemoryLimit int64
+	// CPULimit caps the CPU time of one document (default DefaultCPULimit).
+	CPULimit time.Duration
+	// MaxDocuments is how many documents a child processes before it is
+	// replaced (default DefaultMaxDocuments). A child that failed a
+	// document is always replaced.
+	MaxDocuments int
+	// Wait caps how long Process waits for a child (default DefaultWait);
+	// past it, Process returns extract.ErrBusy.
+	Wait time.Duration
+	// WatchInterval is how often a child's CPU time, memory and the
+	// caller's context are checked (default DefaultWatchInterval).
+	WatchInterval time.Duration
+	// PDFMemoryLimit and PDFCacheDir configure the children's PDF engine
+	// (extract.PDFConfig's MemoryLimit and CacheDir; zero: its defaults).
+	PDFMemoryLimit int64
+	PDFCacheDir    string
+	// Path is the executable to run; it must call Main first. Default:
+	// this process's (os.Executable).
+	Path string
+	// Logger receives a line for each child stopped for a limit or that
+	// crashed. Default: discarded.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.Procs < 0, c.MemoryLimit < 0, c.CPULimit < 0, c.MaxDocuments < 0, c.Wait < 0, c.WatchInterval < 0:
+		return c, errors.New("sandbox: negative limit")
+	}
+	if c.Procs == 0 {
+		c.Procs = DefaultProcs
+	}
+	if c.MemoryLimit == 0 {
+		c.MemoryLimit = DefaultMemoryLimit
+	}
+	if c.CPULimit == 0 {
+		c.CPULimit = DefaultCPULimit
+	}
+	if c.MaxDocuments == 0 {
+		c.MaxDocuments = DefaultMaxDocuments
+	}
+	if c.Wait == 0 {
+		c.Wait = DefaultWait
+	}
+	if c.WatchInterval == 0 {
+		c.WatchInterval = DefaultWatchInterval
+	}
+	if c.Path == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return c, fmt.Errorf("sandbox: own executable: %w", err)
+		}
+		c.Path = exe
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+// Pool runs documents in child processes, at most Config.Procs at once.
+// Safe for concurrent use.
+type Pool struct {
+	cfg   Config
+	slots chan struct{} // a token per child that may run
+	mu    sync.Mutex
+	idle  []*proc
+	live  map[*proc]bool
+	done  bool
+}
+
+// NewPool checks cfg and returns a pool. Children start on first use.
+func NewPool(cfg Config) (*Pool, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{cfg: cfg, slots: make(chan struct{}, cfg.Procs), live: map[*proc]bool{}}
+	for range cfg.Procs {
+		p.slots <- struct{}{}
+	}
+	return p, nil
+}
+
+// Close stops the pool's children; documents still running fail.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	p.done = true
+	live := make([]*proc, 0, len(p.live))
+	for c := range p.live {
+		live = append(live, c)
+	}
+	p.idle = nil
+	p.mu.Unlock()
+	for _, c := range live {
+		c.kill()
+		<-c.exited
+	}
+	return nil
+}
+
+// Process extracts and analyses the document of type typ in r (size
+// bytes) in a child, under opts's limits (its PDF engine, Budget and
+// Progress are replaced: the child has its own engine, the pool is the
+// budget, progress is relayed). Its errors are extract's: the document's
+// fault (extract.Permanent: too_large for memory, too_slow for CPU time,
+// timeout, malformed for a parser that crashed the child), extract.ErrBusy
+// when no child came free within Config.Wait, ctx's error when it ended.
+// When Process returns, the child that ran the document has stopped or
+// is idle.
+func (p *Pool) Process(ctx context.Context, typ extract.Type, r io.ReaderAt, size int64, opts extract.Options) (*Result, error) {
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = extract.DefaultMaxBytes
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = extract.DefaultTimeout
+	}
+	switch {
+	case size == 0:
+		return nil, extract.ErrEmpty
+	case size < 0:
+		return nil, fmt.Errorf("negative size %d: %w", size, extract.ErrMalformed)
+	case size > opts.MaxBytes:
+		return nil, fmt.Errorf("%d bytes > cap %d: %w", size, opts.MaxBytes, extract.ErrTooLarge)
+	}
+	if err := p.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer func() { p.slots <- struct{}{} }()
+	c, err := p.take()
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.run(ctx, &p.cfg, requestOf(typ, size, &opts, &p.cfg), r, opts.Progress)
+	p.put(c, err == nil && c.healthy())
+	return res, err
+}
+
+// acquire waits for a slot, up to Config.Wait.
+func (p *Pool) acquire(ctx context.Context) error {
+	select {
+	case <-p.slots:
+		return nil
+	default:
+	}
+	t := time.NewTimer(p.cfg.Wait)
+	defer t.Stop()
+	select {
+	case <-p.slots:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("sandbox: waiting for a child: %w", ctx.Err())
+	case <-t.C:
+		return fmt.Errorf("sandbox: %d children busy for %s: %w", p.cfg.Procs, p.cfg.Wait, extract.ErrBusy)
+	}
+}
+
+// take returns an idle child, or starts one.
+func (p *Pool) take() (*proc, error) {
+	p.mu.Lock()
+	if p.done {
+		p.mu.Unlock()
+		return nil, errors.New("sandbox: pool closed")
+	}
+	if n := len(p.idle); n > 0 {
+		c := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return c, nil
+	}
+	p.mu.Unlock()
+	c, err := start(&p.cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		c.kill()
+		return nil, errors.New("sandbox: pool closed")
+	}
+	p.live[c] = true
+	return c, nil
+}
+
+// put keeps c for the next document when it is healthy and has documents
+// left, and stops it otherwise.
+func (p *Pool) put(c *proc, keep bool) {
+	c.docs++
+	p.mu.Lock()
+	keep = keep && !p.done && c.docs < p.cfg.MaxDocuments
+	if keep {
+		p.idle = append(p.idle, c)
+	} else {
+		delete(p.live, c)
+	}
+	p.mu.Unlock()
+	if !keep {
+		c.stop()
+	}
+}
+
+// proc is one child process.
+type proc struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	bw      *bufio.Writer
+	enc     *gob.Encoder
+	dec     *gob.Decoder
+	stderr  *tail
+	exited  chan struct{} // closed once the child has exited and been reaped
+	waitErr error         // the child's exit, once exited is closed
+	base    int64         // resident memory once ready
+	docs    int
+
+	mu     sync.Mutex
+	killed error // why the parent killed the child, when it did
+}
+
+// start runs a child and waits for its first message.
+func start(cfg *Config) (*proc, error) {
+	cmd := exec.Command(cfg.Path)
+	cmd.Env = childEnv(cfg.MemoryLimit)
+	cmd.SysProcAttr = childAttr()
+	c := &proc{cmd: cmd, stderr: &tail{max: 8 << 10}, exited: make(chan struct{})}
+	cmd.Stderr = c.stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("sandbox: start %s: %w", cfg.Path, err)
+	}
+	c.stdin, c.bw = stdin, bufio.NewWriterSize(stdin, 64<<10)
+	c.enc, c.dec = gob.NewEncoder(c.bw), gob.NewDecoder(bufio.NewReader(stdout))
+	go func() {
+		c.waitErr = cmd.Wait()
+		close(c.exited)
+	}()
+	first := make(chan error, 1)
+	go func() {
+		var m message
+		err := c.dec.Decode(&m)
+		if err == nil && m.Ready == nil {
+			err = errors.New("first message is not ready")
+		}
+		first <- err
+	}()
+	t := time.NewTimer(startTimeout)
+	defer t.Stop()
+	select {
+	case err = <-first:
+	case <-t.C:
+		err = fmt.Errorf("no answer within %s", startTimeout)
+	}
+	if err != nil {
+		c.kill()
+		<-c.exited
+		return nil, fmt.Errorf("sandbox: child %s did not start (does its main call sandbox.Main first?): %w; %s",
+			cfg.Path, err, c.stderr.String())
+	}
+	if _, rss, err := usage(cmd.Process.Pid); err == nil {
+		c.base = rss
+	}
+	return c, nil
+}
+
+// childEnv is a child's whole environment: the marker, its memory limit,
+// and where caches and temporary files go. Nothing else of the parent's
+// (database URLs, keys) reaches it.
+func childEnv(memory int64) []string {
+	env := []string{envChild + "=1", envMemory + "=" + strconv.FormatInt(memory, 10), "GOTRACEBACK=none"}
+	for _, k := range []string{"HOME", "TMPDIR", "XDG_CACHE_HOME"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// run sends one document to the child and waits for its result, killing
+// the child when a limit is passed or ctx ends.
+func (c *proc) run(ctx context.Context, cfg *Config, req *request, r io.ReaderAt, onProgress func(done, total int)) (*Result, error) {
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go c.watch(ctx, cfg, req.Timeout+wallGrace, watchDone)
+	sent := make(chan error, 1)
+	go func() { sent <- c.send(req, r) }()
+	for {
+		var m message
+		if err := c.dec.Decode(&m); err != nil {
+			c.kill()
+			<-c.exited
+			return nil, c.failure(ctx, <-sent, err)
+		}
+		switch {
+		case m.Progress != nil && onProgress != nil:
+			onProgress(m.Progress.Done, m.Progress.Total)
+		case m.Result != nil:
+			if err := <-sent; err != nil { // cannot be: the child read it all
+				c.kill()
+				return nil, fmt.Errorf("sandbox: sending the document: %w", err)
+			}
+			if m.Result.Err != "" {
+				return nil, resultError(m.Result)
+			}
+			return m.Result.Result, nil
+		}
+	}
+}
+
+// send writes the request and the document's bytes.
+func (c *proc) send(req *request, r io.ReaderAt) error {
+	if err := c.enc.Encode(req); err != nil {
+		return err
+	}
+	buf := make([]byte, min(req.Size, dataChunk))
+	for off := int64(0); off < req.Size; {
+		n, err := r.ReadAt(buf[:min(int64(len(buf)), req.Size-off)], off)
+		if n > 0 {
+			if err := c.enc.Encode(&data{Bytes: buf[:n]}); err != nil {
+				return err
+			}
+			off += int64(n)
+			continue
+		}
+		if err == nil || errors.Is(err, io.EOF) {
+			err = fmt.Errorf("read %d of %d bytes: %w", off, req.Size, extract.ErrMalformed)
+		}
+		return errRead{err}
+	}
+	return c.bw.Flush()
+}
+
+// errRead is the document's reader failing, as opposed to the child's pipe.
+type errRead struct{ error }
+
+func (e errRead) Unwrap() error { return e.error }
+
+// watch kills the child when ctx ends, at the wall deadline, or when the
+// document's CPU time or the child's memory passes its limit.
+func (c *proc) watch(ctx context.Context, cfg *Config, wall time.Duration, done <-chan struct{}) {
+	pid := c.cmd.Process.Pid
+	cpu0, _, usageErr := usage(pid)
+	deadline := time.NewTimer(wall)
+	defer deadline.Stop()
+	tick := time.NewTicker(cfg.WatchInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-c.exited:
+			return
+		case <-ctx.Done():
+			c.killFor(ctx.Err())
+			return
+		case <-deadline.C:
+			c.killFor(fmt.Errorf("no result after %s: %w", wall, extract.ErrTimeout))
+			return
+		case <-tick.C:
+		}
+		if usageErr != nil {
+			continue
+		}
+		cpu, rss, err := usage(pid)
+		switch {
+		case err != nil: // exited meanwhile
+		case cpu-cpu0 > cfg.CPULimit:
+			c.killFor(fmt.Errorf("%s of CPU time > limit %s: %w", (cpu - cpu0).Round(time.Millisecond), cfg.CPULimit, ErrTooSlow))
+			return
+		case rss-c.base > cfg.MemoryLimit:
+			c.killFor(fmt.Errorf("%d MiB of memory > limit %d MiB: %w", rss>>20, (c.base+cfg.MemoryLimit)>>20, extract.ErrTooLarge))
+			return
+		}
+	}
+}
+
+// killFor kills the child, remembering why.
+func (c *proc) killFor(why error) {
+	c.mu.Lock()
+	if c.killed == nil {
+		c.killed = why
+	}
+	c.mu.Unlock()
+	c.kill()
+}
+
+func (c *proc) kill() { _ = c.cmd.Process.Kill() }
+
+// healthy reports whether the child is still running and was not killed.
+func (c *proc) healthy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.exited:
+		return false
+	default:
+		return c.killed == nil
+	}
+}
+
+// stop ends an idle child: its input closes and it exits; one that does
+// not within a second is killed.
+func (c *proc) stop() {
+	_ = c.stdin.Close()
+	select {
+	case <-c.exited:
+	case <-time.After(time.Second):
+		c.kill()
+		<-c.exited
+	}
+}
+
+// failure explains a child that stopped before its result: the limit it
+// was killed for, the caller's context, the document's reader, or how it
+// died.
+func (c *proc) failure(ctx context.Context, sendErr, readErr error) error {
+	c.mu.Lock()
+	killed := c.killed
+	c.mu.Unlock()
+	var re errRead
+	switch {
+	case killed != nil && ctx.Err() != nil && errors.Is(killed, ctx.Err()):
+		return fmt.Errorf("sandbox: %w", ctx.Err())
+	case killed != nil:
+		return fmt.Errorf("sandbox: child stopped: %w", killed)
+	case errors.As(sendErr, &re):
+		return fmt.Errorf("sandbox: %w", re.error)
+	}
+	out := c.stderr.String()
+	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to reserve", "stack exceeds"} {
+		if strings.Contains(out, s) {
+			return fmt.Errorf("sandbox: child ran out of memory (%s): %w", s, extract.ErrTooLarge)
+		}
+	}
+	return fmt.Errorf("sandbox: child crashed (%v; %v): %s: %w", c.waitErr, readErr, lastLine(out), extract.ErrMalformed)
+}
+
+// resultError turns a child's reported failure back into an error that
+// matches the extract sentinel of its reason.
+func resultError(r *result) error {
+	if sentinel := reasonError[r.Reason]; sentinel != nil {
+		return fmt.Errorf("%s: %w", strings.TrimSuffix(r.Err, ": "+sentinel.Error()), sentinel)
+	}
+	return errors.New(r.Err)
+}
+
+var reasonError = map[string]error{
+	"unsupported_type": extract.ErrUnsupported,
+	"encrypted":        extract.ErrEncrypted,
+	"too_large":        extract.ErrTooLarge,
+	"too_slow":         extract.ErrTooSlow,
+	"timeout":          extract.ErrTimeout,
+	"malformed":        extract.ErrMalformed,
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

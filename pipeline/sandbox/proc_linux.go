@@ -1,0 +1,88 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/docketq/docket/internal/race"
+)
+
+// clockTick is the unit of /proc's CPU times (USER_HZ, 100 on every Linux
+// architecture Go supports).
+const clockTick = 10 * time.Millisecond
+
+// usage returns the CPU time (user and system) and the resident memory of
+// process pid.
+func usage(pid int) (cpu time.Duration, rss int64, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	// The command name, in parentheses, may hold anything: fields start
+	// after its last ')'. Counted from there: 1 state ... 12 utime,
+	// 13 stime ... 22 rss (pages).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 22 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	var n [3]int64
+	for k, idx := range [3]int{11, 12, 21} {
+		if n[k], err = strconv.ParseInt(string(f[idx]), 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+	}
+	return time.Duration(n[0]+n[1]) * clockTick, n[2] * int64(os.Getpagesize()), nil
+}
+
+// limitMemory caps this process's address space at what it has mapped now
+// plus limit, and sets the Go runtime's soft limit below it, so that the
+// collector works hard before an allocation fails. Under the race detector,
+// whose shadow memory takes terabytes of address space, only the parent's
+// watch on resident memory applies.
+func limitMemory(limit int64) error {
+	if limit <= 0 {
+		return nil
+	}
+	debug.SetMemoryLimit(limit * 3 / 4)
+	if race.Enabled {
+		return nil
+	}
+	mapped, err := vmSize()
+	if err != nil {
+		return err
+	}
+	max := uint64(mapped + limit)
+	return syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: max, Max: max})
+}
+
+// vmSize returns the address space this process has mapped, in bytes.
+func vmSize() (int64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range bytes.Lines(b) {
+		if rest, ok := bytes.CutPrefix(line, []byte("VmSize:")); ok {
+			kb, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte("kB")))), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/self/status: VmSize: %w", err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("/proc/self/status: no VmSize")
+}
+
+// childAttr kills the child when its parent dies.
+func childAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,25 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"errors"
+	"runtime/debug"
+	"syscall"
+	"time"
+)
+
+// errNoUsage: outside Linux a child's CPU time and memory are not
+// watched; the wall-clock deadline and the runtime's soft limit remain.
+var errNoUsage = errors.New("sandbox: process usage is read on Linux only")
+
+func usage(int) (time.Duration, int64, error) { return 0, 0, errNoUsage }
+
+func limitMemory(limit int64) error {
+	if limit > 0 {
+		debug.SetMemoryLimit(limit * 3 / 4)
+	}
+	return nil
+}
+
+func childAttr() *syscall.SysProcAttr { return nil }

@@ -1,0 +1,81 @@
+package sandbox
+
+import (
+	"time"
+
+	"github.com/docketq/docket/pipeline/analyze"
+	"github.com/docketq/docket/pipeline/extract"
+)
+
+// The child's protocol: the parent writes a request, then the document's
+// bytes in dataChunk pieces; the child answers with progress messages and
+// one result. Both directions are one gob stream each.
+
+// dataChunk is the most a data message carries.
+const dataChunk = 1 << 20
+
+// request asks the child to process one document.
+type request struct {
+	Type extract.Type
+	Size int64
+	// The extract.Options limits; the engine, budget and hooks are the
+	// child's own.
+	MaxBytes      int64
+	MaxPages      int
+	Timeout       time.Duration
+	MaxTextLength int
+	DOCX          extract.DOCXLimits
+	// PDFMemoryLimit and PDFCacheDir configure the child's PDF engine.
+	PDFMemoryLimit int64
+	PDFCacheDir    string
+}
+
+// requestOf returns the request for a document of typ, size bytes, parsed
+// with opts's limits and the pool's PDF settings.
+func requestOf(typ extract.Type, size int64, opts *extract.Options, cfg *Config) *request {
+	return &request{
+		Type: typ, Size: size,
+		MaxBytes: opts.MaxBytes, MaxPages: opts.MaxPages, Timeout: opts.Timeout,
+		MaxTextLength: opts.MaxTextLength, DOCX: opts.DOCX,
+		PDFMemoryLimit: cfg.PDFMemoryLimit, PDFCacheDir: cfg.PDFCacheDir,
+	}
+}
+
+// options returns the extract options of r.
+func (r *request) options() extract.Options {
+	return extract.Options{
+		MaxBytes: r.MaxBytes, MaxPages: r.MaxPages, Timeout: r.Timeout,
+		MaxTextLength: r.MaxTextLength, DOCX: r.DOCX,
+	}
+}
+
+// data is a piece of the document.
+type data struct {
+	Bytes []byte
+}
+
+// message is one answer of the child: exactly one field is set.
+type message struct {
+	Ready    *ready
+	Progress *progress
+	Result   *result
+}
+
+type progress struct {
+	Done, Total int
+}
+
+// Result is what processing a document found.
+type Result struct {
+	Doc    *extract.Document // the text, page by page, title, warnings
+	Fields analyze.Fields    // analyze.Analyze of Doc's pages, with its title
+}
+
+// result is the outcome of one document in a child: Result, or Err with
+// Reason, extract.Reason of the error ("" when it is not the document's
+// fault).
+type result struct {
+	Result *Result
+	Err    string
+	Reason string
+}

@@ -1,0 +1,209 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docketq/docket/internal/race"
+	"github.com/docketq/docket/pipeline/extract"
+	xt "github.com/docketq/docket/pipeline/extract/extracttest"
+)
+
+func TestMain(m *testing.M) {
+	Main()
+	os.Exit(m.Run())
+}
+
+func newPool(t *testing.T, cfg Config) *Pool {
+	t.Helper()
+	if cfg.WatchInterval == 0 {
+		cfg.WatchInterval = 10 * time.Millisecond
+	}
+	p, err := NewPool(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+func run(t *testing.T, p *Pool, ctx context.Context, typ extract.Type, data []byte) (*Result, error) {
+	t.Helper()
+	return p.Process(ctx, typ, bytes.NewReader(data), int64(len(data)), extract.Options{})
+}
+
+func TestProcess_TextAndPDF(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Procs: 1})
+	res, err := run(t, p, t.Context(), extract.TypeText, []byte("Invoice of 3 March 2024\n\nTotal: €1.234,50 due."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Doc.Pages) != 1 || !strings.Contains(res.Doc.Pages[0].Text, "Total") {
+		t.Errorf("pages = %+v", res.Doc.Pages)
+	}
+	if len(res.Fields.Amounts) != 1 || res.Fields.Amounts[0].Value != "1234.50" || len(res.Fields.Dates) != 1 {
+		t.Errorf("fields = %+v", res.Fields)
+	}
+	var progressed int
+	opts := extract.Options{Progress: func(done, total int) { progressed = done }}
+	pdf := xt.ProsePDF(3).Bytes()
+	res, err = p.Process(t.Context(), extract.TypePDF, bytes.NewReader(pdf), int64(len(pdf)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Doc.Pages) != 3 || res.Fields.WordCount == 0 || progressed != 3 {
+		t.Errorf("pdf: %d pages, %d words, progress %d", len(res.Doc.Pages), res.Fields.WordCount, progressed)
+	}
+}
+
+// TestProcess_ReusesChild: a child that processed a document cleanly
+// takes the next one; one that failed a document is replaced.
+func TestProcess_ReusesChild(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Procs: 1})
+	pid := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if len(p.idle) != 1 {
+			t.Fatalf("%d idle children, want 1", len(p.idle))
+		}
+		return p.idle[0].cmd.Process.Pid
+	}
+	for range 2 {
+		if _, err := run(t, p, t.Context(), extract.TypeText, []byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := pid()
+	if _, err := run(t, p, t.Context(), extract.TypeHTML, []byte("<p>x\x00</p>")); !errors.Is(err, extract.ErrMalformed) {
+		t.Fatalf("NUL in HTML: %v, want ErrMalformed", err)
+	}
+	if _, err := run(t, p, t.Context(), extract.TypeText, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if second := pid(); second == first {
+		t.Errorf("child %d kept after a failed document", first)
+	}
+}
+
+// TestProcess_CPULimit: a document that needs more CPU time than its
+// limit fails as too slow, and its child is gone when Process returns.
+func TestProcess_CPULimit(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Procs: 1, CPULimit: time.Millisecond})
+	_, err := run(t, p, t.Context(), extract.TypeText, bytes.Repeat([]byte("$1 "), 4<<20))
+	if !errors.Is(err, extract.ErrTooSlow) || extract.Reason(err) != "too_slow" {
+		t.Fatalf("err = %v, want too_slow", err)
+	}
+	assertNoChildren(t, p)
+}
+
+// TestProcess_MemoryLimit: a document that needs more memory than the
+// child may have fails as too large; the parent's memory is not touched.
+func TestProcess_MemoryLimit(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Procs: 1, MemoryLimit: 64 << 20})
+	_, err := run(t, p, t.Context(), extract.TypeText, bytes.Repeat([]byte("word "), 16<<20))
+	if !errors.Is(err, extract.ErrTooLarge) {
+		t.Fatalf("err = %v, want too_large", err)
+	}
+	assertNoChildren(t, p)
+	if _, err := run(t, p, t.Context(), extract.TypeText, []byte("small")); err != nil {
+		t.Fatalf("the next document: %v", err)
+	}
+}
+
+// TestProcess_Cancel: ending the context stops the child at once.
+func TestProcess_Cancel(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Procs: 1})
+	ctx, cancel := context.WithCancel(t.Context())
+	progress := make(chan struct{}, 1)
+	opts := extract.Options{Progress: func(int, int) {
+		select {
+		case progress <- struct{}{}:
+		default:
+		}
+	}}
+	go func() {
+		<-progress
+		cancel()
+	}()
+	pdf := xt.ProsePDF(100).Bytes()
+	_, err := p.Process(ctx, extract.TypePDF, bytes.NewReader(pdf), int64(len(pdf)), opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	assertNoChildren(t, p)
+}
+
+// TestProcess_Bombs: hostile documents of the parser's bomb table end,
+// in a child, with one of the outcomes the table expects.
+func TestProcess_Bombs(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Procs: 1, MemoryLimit: 768 << 20})
+	for _, name := range []string{"pdf/flate 14 MB to 2 GiB", "docx/zip bomb 6 MB to 1 GiB, claims 4 KB"} {
+		c, ok := xt.Named(name)
+		if !ok {
+			t.Fatalf("no bomb case %q in %v", name, xt.Names())
+		}
+		typ := extract.TypePDF
+		if c.Type == "docx" {
+			typ = extract.TypeDOCX
+		}
+		_, err := p.Process(t.Context(), typ, bytes.NewReader(c.Data), int64(len(c.Data)), extract.Options{Timeout: 20 * time.Second})
+		if !slices.Contains(c.Want, extract.Reason(err)) {
+			t.Errorf("%s: %v, want one of %q", name, err, c.Want)
+		}
+	}
+}
+
+// TestChild_Environment: a child gets none of its parent's environment
+// but its own settings, and has its address space capped.
+func TestChild_Environment(t *testing.T) {
+	t.Setenv("DOCKET_DATABASE_URL", "postgres://secret@db/docket")
+	cfg, err := Config{MemoryLimit: 256 << 20}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := start(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.kill(); <-c.exited }()
+	pid := strconv.Itoa(c.cmd.Process.Pid)
+	env, err := os.ReadFile("/proc/" + pid + "/environ")
+	if err != nil {
+		t.Skip("no /proc:", err)
+	}
+	if bytes.Contains(env, []byte("secret")) || !bytes.Contains(env, []byte(envChild+"=1")) {
+		t.Errorf("child environment: %q", env)
+	}
+	limits, err := os.ReadFile("/proc/" + pid + "/limits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(limits)) {
+		if strings.HasPrefix(line, "Max address space") && strings.Contains(line, "unlimited") != race.Enabled {
+			t.Errorf("race detector %v, limit: %s", race.Enabled, line)
+		}
+	}
+}
+
+// assertNoChildren checks that every child the pool started has exited.
+func assertNoChildren(t *testing.T, p *Pool) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.live) != len(p.idle) {
+		t.Errorf("%d children alive, %d idle: a child outlived its document", len(p.live), len(p.idle))
+	}
+}
