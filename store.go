@@ -88,6 +88,12 @@ type Tx interface {
 	// and DocumentID are set from the transaction and documentID). An
 	// unknown document is ErrNotFound.
 	ChunkReplace(ctx context.Context, documentID string, chunks []*Chunk) error
+	// ChunkAppend adds chunks to a document's (TenantID and DocumentID set
+	// as by ChunkReplace), so that a long document is saved in batches of
+	// bounded size: ChunkReplace with the first batch, ChunkAppend with
+	// the rest. An index the document has already is ErrDuplicate; an
+	// unknown document is ErrNotFound.
+	ChunkAppend(ctx context.Context, documentID string, chunks []*Chunk) error
 	// ChunkList returns a page of a document's chunks in order, without
 	// vectors, or ErrNotFound for an unknown document.
 	ChunkList(ctx context.Context, params *ChunkListParams) ([]*Chunk, error)

@@ -119,3 +119,58 @@ func TestNewProcessor(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessor_SavesInBatches: a document's chunks are saved SaveBatch at
+// a time as they are embedded, not all at its end: when the embedder is
+// asked for the third batch's vectors, the first two batches are in the
+// store already, while the job runs; the document then completes with
+// every chunk, once.
+func TestProcessor_SavesInBatches(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, backend string) {
+		var (
+			e       *env
+			docID   atomic.Value
+			calls   atomic.Int32
+			visible = make(chan int, 1)
+		)
+		e = setup(t, backend, pipeline.Config{SaveBatch: 2, EmbedBatch: 2,
+			Chunk: chunk.Config{Size: 40, Overlap: 0},
+			Embedder: embedFunc(func(ctx context.Context, texts []string) ([][]float32, error) {
+				if calls.Add(1) == 3 {
+					_, chunks := e.document(tenantA, docID.Load().(string))
+					visible <- len(chunks)
+				}
+				return hashing.Embed(ctx, texts)
+			})})
+		text := strings.Repeat("Batches of chunks are saved as they are embedded. ", 12)
+		doc := e.storeBlob(tenantA, extract.TypeText, []byte(text))
+		docID.Store(doc.ID)
+		err := e.db.InTenant(e.ctx, tenantA, func(tx docket.Tx) error {
+			res, err := e.enqueueTx(tx, doc.ID)
+			if err != nil {
+				return err
+			}
+			doc.JobID = res.Job.ID
+			return tx.DocumentInsert(e.ctx, doc)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if job := e.wait(doc.JobID); job.State != queue.StateCompleted {
+			t.Fatalf("job %s: %s", job.State, job.ErrorMessage)
+		}
+		if n := <-visible; n != 4 {
+			t.Errorf("%d chunks saved before the third batch was embedded, want 4", n)
+		}
+		got, chunks := e.document(tenantA, doc.ID)
+		if got.Fields == nil || got.Fields.ChunkCount != len(chunks) || len(chunks) < 6 {
+			t.Fatalf("%d chunks, fields %+v", len(chunks), got.Fields)
+		}
+		for i, c := range chunks {
+			if c.Index != i {
+				t.Fatalf("chunk %d has index %d", i, c.Index)
+			}
+		}
+	})
+}

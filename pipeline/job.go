@@ -26,14 +26,14 @@ type job struct {
 	docID    string
 	progress *reporter
 
-	doc     *docket.Document
-	typ     extract.Type
-	title   string
-	active  bool
-	warns   []string
-	pages   []extract.Page
-	chunks  []chunk.Chunk
-	vectors [][]float32
+	doc    *docket.Document
+	typ    extract.Type
+	title  string
+	active bool
+	warns  []string
+	pages  []extract.Page
+	chunks []chunk.Chunk
+	dims   int // of the vectors, once the first is computed
 	// analysis is what the parse's analysis found; fields, the document's
 	// fields made of it.
 	analysis analyze.Fields
@@ -155,40 +155,65 @@ func (j *job) split(ctx context.Context) error {
 	return nil
 }
 
-// embed computes the chunks' vectors, a batch at a time. Its start
-// reports the chunk count with the early results.
+// embed computes the chunks' vectors, a batch at a time, and saves them
+// SaveBatch chunks at a time, each batch in a transaction of its own
+// fenced by the job's lease: memory holds one batch of vectors, however
+// many chunks the document has, and no transaction of a long document
+// holds SQLite's writer for long. Its start reports the chunk count with
+// the early results.
 func (j *job) embed(ctx context.Context) error {
 	n := len(j.chunks)
 	j.early.ChunkCount = n
 	if err := j.progress.enter(ctx, StageEmbedding, fmt.Sprintf("embedding %d chunks", n), j.early.encode()); err != nil {
 		return fmt.Errorf("progress: %w", err)
 	}
-	e, batch := j.p.cfg.Embedder, j.p.cfg.EmbedBatch
-	j.vectors = make([][]float32, 0, n)
-	for i := 0; i < n; i += batch {
-		texts := make([]string, 0, batch)
-		for _, c := range j.chunks[i:min(i+batch, n)] {
+	for start := 0; start < n; start += j.p.cfg.SaveBatch {
+		batch := j.chunks[start:min(start+j.p.cfg.SaveBatch, n)]
+		vecs, err := j.embedBatch(ctx, start, batch)
+		if err != nil {
+			return err
+		}
+		if err := j.saveChunks(ctx, start == 0, batch, vecs); err != nil {
+			return err
+		}
+		done := start + len(batch)
+		j.progress.update(ctx, done, n, fmt.Sprintf("embedded and saved %d of %d chunks", done, n))
+	}
+	return nil
+}
+
+// embedBatch returns the vectors of chunks, the first of which is number
+// first, EmbedBatch to a call. Every vector has the length of the
+// document's first.
+func (j *job) embedBatch(ctx context.Context, first int, chunks []chunk.Chunk) ([][]float32, error) {
+	e, size := j.p.cfg.Embedder, j.p.cfg.EmbedBatch
+	out := make([][]float32, 0, len(chunks))
+	for i := 0; i < len(chunks); i += size {
+		texts := make([]string, 0, size)
+		for _, c := range chunks[i:min(i+size, len(chunks))] {
 			texts = append(texts, c.Text)
 		}
+		from, to := first+i, first+i+len(texts)-1
 		vecs, err := e.Embed(ctx, texts)
 		switch {
 		case err != nil && embedding.IsPermanent(err):
-			return queue.Permanent(fmt.Errorf("embed chunks %d-%d: %w", i, i+len(texts)-1, err))
+			return nil, queue.Permanent(fmt.Errorf("embed chunks %d-%d: %w", from, to, err))
 		case err != nil:
-			return fmt.Errorf("embed chunks %d-%d: %w", i, i+len(texts)-1, err)
+			return nil, fmt.Errorf("embed chunks %d-%d: %w", from, to, err)
 		case len(vecs) != len(texts):
-			return queue.Permanent(fmt.Errorf("embed: %d vectors for %d texts: %w", len(vecs), len(texts), embedding.ErrBadResponse))
+			return nil, queue.Permanent(fmt.Errorf("embed: %d vectors for %d texts: %w", len(vecs), len(texts), embedding.ErrBadResponse))
 		}
 		for _, v := range vecs {
-			if len(v) != len(vecs[0]) || len(j.vectors) > 0 && len(v) != len(j.vectors[0]) {
-				return queue.Permanent(fmt.Errorf("embed: vectors of different lengths: %w", embedding.ErrBadResponse))
+			if j.dims == 0 {
+				j.dims = len(v)
+			}
+			if len(v) != j.dims {
+				return nil, queue.Permanent(fmt.Errorf("embed: vectors of different lengths: %w", embedding.ErrBadResponse))
 			}
 		}
-		j.vectors = append(j.vectors, vecs...)
-		done := len(j.vectors)
-		j.progress.update(ctx, done, n, fmt.Sprintf("embedded %d of %d chunks", done, n))
+		out = append(out, vecs...)
 	}
-	return nil
+	return out, nil
 }
 
 // analyze completes the document's fields and reports the first key
@@ -204,8 +229,8 @@ func (j *job) analyze(ctx context.Context) error {
 	j.fields.ChunkCount = len(j.chunks)
 	j.fields.EmbeddingModel = j.p.cfg.Embedder.Model()
 	j.fields.EmbeddingDimensions = j.p.cfg.Embedder.Dimensions()
-	if len(j.vectors) > 0 {
-		j.fields.EmbeddingDimensions = len(j.vectors[0])
+	if j.dims > 0 {
+		j.fields.EmbeddingDimensions = j.dims
 	}
 	j.fields.ActiveContent = j.active
 	j.early = j.early.withFields(j.fields)

@@ -22,6 +22,7 @@ import (
 const (
 	DefaultTimeout    = 10 * time.Minute
 	DefaultEmbedBatch = 32
+	DefaultSaveBatch  = 256
 	DefaultBusyDelay  = 30 * time.Second
 )
 
@@ -56,6 +57,11 @@ type Config struct {
 	// EmbedBatch is how many chunks go to one Embed call (default
 	// DefaultEmbedBatch); progress is reported after each batch.
 	EmbedBatch int
+	// SaveBatch is how many chunks are saved in one transaction (default
+	// DefaultSaveBatch): a document's chunks are embedded and saved a
+	// batch at a time, so memory and each transaction's length stay
+	// bounded whatever the chunk count.
+	SaveBatch int
 	// Timeout is the hard limit of one job attempt
 	// (queue.HandlerConfig.Timeout). Default DefaultTimeout (10m).
 	Timeout time.Duration
@@ -79,7 +85,7 @@ func NewProcessor(cfg Config) (*Processor, error) {
 		return nil, fmt.Errorf("%w: pipeline: no store", docket.ErrInvalid)
 	case cfg.Blobs == nil:
 		return nil, fmt.Errorf("%w: pipeline: no blob store", docket.ErrInvalid)
-	case cfg.EmbedBatch < 0 || cfg.Timeout < 0 || cfg.BusyDelay < 0:
+	case cfg.EmbedBatch < 0 || cfg.SaveBatch < 0 || cfg.Timeout < 0 || cfg.BusyDelay < 0:
 		return nil, fmt.Errorf("%w: pipeline: negative batch size, timeout or busy delay", docket.ErrInvalid)
 	}
 	if _, err := chunk.Split(nil, cfg.Chunk); err != nil {
@@ -90,6 +96,9 @@ func NewProcessor(cfg Config) (*Processor, error) {
 	}
 	if cfg.EmbedBatch == 0 {
 		cfg.EmbedBatch = DefaultEmbedBatch
+	}
+	if cfg.SaveBatch == 0 {
+		cfg.SaveBatch = DefaultSaveBatch
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout

@@ -7,20 +7,55 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/pipeline/analyze"
+	"github.com/docketq/docket/pipeline/chunk"
 	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/queue"
 )
 
-// save stores the chunks, the document's fields, warnings and status and
-// the job's completion in one transaction of the job's tenant: all of it
-// commits, or none. A lost lease rolls it back and is returned as
-// queue.ErrLeaseLost.
+// saveChunks stores a batch of chunks with their vectors in a transaction
+// of the job's tenant fenced by the job's lease: the first batch replaces
+// whatever chunks the document had (an earlier attempt's), the others are
+// added. A lost lease rolls it back and is returned as queue.ErrLeaseLost.
+func (j *job) saveChunks(ctx context.Context, first bool, batch []chunk.Chunk, vecs [][]float32) error {
+	chunks := make([]*docket.Chunk, len(batch))
+	model, lang := j.p.cfg.Embedder.Model(), capField(j.analysis.Language)
+	for i, c := range batch {
+		chunks[i] = &docket.Chunk{
+			DocumentID: j.docID, TenantID: j.tenant, Index: c.Index, Text: c.Text,
+			PageStart: c.PageStart, PageEnd: c.PageEnd,
+			Vector: vecs[i], Model: model, Dimensions: j.dims, Language: lang,
+		}
+	}
+	err := j.p.cfg.Store.InTenant(ctx, j.tenant, func(tx docket.Tx) error {
+		if err := j.task.FenceTx(ctx, tx.Native()); err != nil {
+			return err
+		}
+		write := tx.ChunkAppend
+		if first {
+			write = tx.ChunkReplace
+		}
+		if err := write(ctx, j.docID, chunks); err != nil {
+			return notFound(err, j.docID, "write")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, queue.ErrLeaseLost) {
+		return fmt.Errorf("save chunks %d-%d: %w", batch[0].Index, batch[len(batch)-1].Index, err)
+	}
+	return err
+}
+
+// save stores the document's fields, warnings and status and the job's
+// completion in one transaction of the job's tenant (the chunks are saved
+// already): all of it commits, or none. A lost lease rolls it back and is
+// returned as queue.ErrLeaseLost.
 func (j *job) save(ctx context.Context) error {
-	chunks := j.docketChunks()
 	status := docket.StatusCompleted
 	err := j.p.cfg.Store.InTenant(ctx, j.tenant, func(tx docket.Tx) error {
-		if err := tx.ChunkReplace(ctx, j.docID, chunks); err != nil {
-			return notFound(err, j.docID, "replace chunks")
+		if len(j.chunks) == 0 { // no batch replaced an earlier attempt's
+			if err := tx.ChunkReplace(ctx, j.docID, nil); err != nil {
+				return notFound(err, j.docID, "replace chunks")
+			}
 		}
 		_, err := tx.DocumentUpdate(ctx, &docket.DocumentUpdateParams{
 			ID: j.docID, Status: &status, Fields: j.fields, Warnings: j.warns,
@@ -34,20 +69,6 @@ func (j *job) save(ctx context.Context) error {
 		return fmt.Errorf("save results: %w", err)
 	}
 	return err
-}
-
-// docketChunks pairs the chunks with their vectors.
-func (j *job) docketChunks() []*docket.Chunk {
-	model, dims := j.fields.EmbeddingModel, j.fields.EmbeddingDimensions
-	out := make([]*docket.Chunk, len(j.chunks))
-	for i, c := range j.chunks {
-		out[i] = &docket.Chunk{
-			DocumentID: j.docID, TenantID: j.tenant, Index: c.Index, Text: c.Text,
-			PageStart: c.PageStart, PageEnd: c.PageEnd,
-			Vector: j.vectors[i], Model: model, Dimensions: dims, Language: j.fields.Language,
-		}
-	}
-	return out
 }
 
 // Caps of the fields stored with a document (the title's is

@@ -11,6 +11,7 @@ func chunkChecks() []docCheck {
 	return []docCheck{
 		{"ReplaceList", checkChunkReplaceList},
 		{"ReplaceAgain", checkChunkReplaceAgain},
+		{"Append", checkChunkAppend},
 		{"UnknownDocument", checkChunkUnknownDoc},
 		{"ListPage", checkChunkListPage},
 	}
@@ -152,6 +153,36 @@ func checkChunkReplaceAgain(f *docFixture) {
 	if got := f.chunks(tn.ID, doc.ID); len(got) != 0 {
 		f.t.Fatalf("ChunkList after replacing with none: %d chunks", len(got))
 	}
+}
+
+// checkChunkAppend: ChunkAppend adds to the chunks ChunkReplace wrote,
+// refuses an index the document has, and a later ChunkReplace replaces
+// them all.
+func checkChunkAppend(f *docFixture) {
+	tn := f.tenant("a")
+	doc := f.insertDoc(tn.ID, "a.txt")
+	all := sampleChunks("m", 3, 5)
+	f.replaceChunks(tn.ID, doc.ID, all[:2])
+	f.write(tn.ID, func(tx docket.Tx) error { return tx.ChunkAppend(f.ctx, doc.ID, all[2:4]) })
+	f.write(tn.ID, func(tx docket.Tx) error { return tx.ChunkAppend(f.ctx, doc.ID, all[4:]) })
+	got := f.chunks(tn.ID, doc.ID)
+	if len(got) != len(all) {
+		f.t.Fatalf("ChunkList after appends: %d chunks, want %d", len(got), len(all))
+	}
+	for i, c := range got {
+		f.wantChunk(fmt.Sprintf("ChunkList[%d]", i), c, all[i], tn.ID, doc.ID)
+	}
+	if hits := f.search(tn.ID, &docket.ChunkSearchParams{Phrases: []string{"chunk 4 of m"}, Limit: 10}); len(hits) != 1 {
+		f.t.Fatalf("ChunkSearch for an appended chunk: %v", found(hits))
+	}
+	err := f.s.InTenant(f.ctx, tn.ID, func(tx docket.Tx) error { return tx.ChunkAppend(f.ctx, doc.ID, all[1:2]) })
+	dWantErr(f.t, "ChunkAppend(an index the document has)", err, docket.ErrDuplicate)
+	f.replaceChunks(tn.ID, doc.ID, all[:1])
+	if got := f.chunks(tn.ID, doc.ID); len(got) != 1 {
+		f.t.Fatalf("ChunkList after a replace: %d chunks, want 1", len(got))
+	}
+	err = f.s.InTenant(f.ctx, tn.ID, func(tx docket.Tx) error { return tx.ChunkAppend(f.ctx, f.uuid(), all[:1]) })
+	dWantErr(f.t, "ChunkAppend(unknown document)", err, docket.ErrNotFound)
 }
 
 func checkChunkUnknownDoc(f *docFixture) {

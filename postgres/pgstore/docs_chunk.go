@@ -42,14 +42,28 @@ ORDER BY c.idx LIMIT $4`
 // ChunkReplace replaces all chunks of a document; an unknown document is
 // ErrNotFound.
 func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks []*docket.Chunk) error {
+	return t.chunkWrite(ctx, documentID, chunks, true)
+}
+
+// ChunkAppend adds chunks to a document's.
+func (t *tenantTx) ChunkAppend(ctx context.Context, documentID string, chunks []*docket.Chunk) error {
+	return t.chunkWrite(ctx, documentID, chunks, false)
+}
+
+// chunkWrite inserts chunks of a document, after deleting its others when
+// replace is set. The document's row is locked first, as DocumentDelete
+// locks it: chunks never outlive their document.
+func (t *tenantTx) chunkWrite(ctx context.Context, documentID string, chunks []*docket.Chunk, replace bool) error {
 	var found bool
 	err := t.tx.QueryRow(ctx, `SELECT true FROM docket_documents WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
 		t.tenant, documentID).Scan(&found)
 	if err != nil {
 		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
 	}
-	if _, err := t.tx.Exec(ctx, chunkDeleteSQL, t.tenant, documentID); err != nil {
-		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
+	if replace {
+		if _, err := t.tx.Exec(ctx, chunkDeleteSQL, t.tenant, documentID); err != nil {
+			return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
+		}
 	}
 	if len(chunks) == 0 {
 		return nil

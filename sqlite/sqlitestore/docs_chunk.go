@@ -21,14 +21,27 @@ FROM docket_chunks WHERE tenant_id = ? AND document_id = ? AND idx >= ? ORDER BY
 // chunk's hyphenated compounds are stored with it for the full-text index
 // (chunkCompounds).
 func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks []*docket.Chunk) error {
-	if err := t.writable("replace chunks"); err != nil {
+	return t.chunkWrite(ctx, documentID, chunks, true)
+}
+
+// ChunkAppend adds chunks to a document's.
+func (t *tenantTx) ChunkAppend(ctx context.Context, documentID string, chunks []*docket.Chunk) error {
+	return t.chunkWrite(ctx, documentID, chunks, false)
+}
+
+// chunkWrite inserts chunks of a document, after deleting its others when
+// replace is set.
+func (t *tenantTx) chunkWrite(ctx context.Context, documentID string, chunks []*docket.Chunk, replace bool) error {
+	if err := t.writable("write chunks"); err != nil {
 		return err
 	}
 	if err := t.docExists(ctx, documentID); err != nil {
-		return fmt.Errorf("replace chunks: %w", err)
+		return fmt.Errorf("write chunks: %w", err)
 	}
-	if _, err := t.tx.ExecContext(ctx, chunkDeleteSQL, t.tenant, documentID); err != nil {
-		return fmt.Errorf("replace chunks of %q: %w", documentID, docsError(err))
+	if replace {
+		if _, err := t.tx.ExecContext(ctx, chunkDeleteSQL, t.tenant, documentID); err != nil {
+			return fmt.Errorf("replace chunks of %q: %w", documentID, docsError(err))
+		}
 	}
 	if len(chunks) == 0 {
 		return nil
@@ -50,7 +63,7 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 		_, err := stmt.ExecContext(ctx, documentID, c.Index, t.tenant, c.Text, c.PageStart, c.PageEnd,
 			c.Model, c.Dimensions, encodeVector(c.Vector), chunkCompounds(c.Text))
 		if err != nil {
-			return fmt.Errorf("replace chunks of %q: chunk %d: %w", documentID, c.Index, docsError(err))
+			return fmt.Errorf("write chunks of %q: chunk %d: %w", documentID, c.Index, docsError(err))
 		}
 	}
 	return nil
