@@ -338,7 +338,7 @@ type JobRetryParams struct {
 // Position is where a pending job stands.
 type Position struct {
 	Ahead   int // pending jobs of the same tenant and queue that start before it
-	Running int // jobs of the tenant running in the queue now
+	Running int // slots of the tenant taken in the queue now: running jobs, and cancelled ones whose handlers have not returned
 	Limit   int // the tenant's concurrency limit in the queue
 	// AvgDuration is the mean run time of recent completed jobs of the
 	// queue; zero when unknown.
