@@ -113,8 +113,9 @@ type retryResponse struct {
 
 // retryDocument serves POST /v1/documents/{id}/retry: a new job for a
 // failed or cancelled document (409 otherwise), linked to the old one,
-// which stays.
-// The new job and the document's link to it commit together.
+// which stays. It processes the document again, so it takes a slot of the
+// tenant's upload window as an upload does (429 when none is left).
+// The slot, the new job and the document's link to it commit together.
 func (s *Server) retryDocument(w http.ResponseWriter, r *http.Request) error {
 	t := tenantOf(r)
 	id, err := documentID(r)
@@ -123,7 +124,7 @@ func (s *Server) retryDocument(w http.ResponseWriter, r *http.Request) error {
 	}
 	var job *queue.Job
 	err = s.cfg.Store.InTenant(r.Context(), t.ID, func(tx docket.Tx) error {
-		job, err = s.retryTx(r.Context(), tx, id)
+		job, err = s.retryTx(r.Context(), tx, t, id)
 		return err
 	})
 	if err != nil {
@@ -138,13 +139,20 @@ func (s *Server) retryDocument(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusAccepted, retryResponse{Job: jobView(job, pos)})
 }
 
-func (s *Server) retryTx(ctx context.Context, tx docket.Tx, id string) (*queue.Job, error) {
+func (s *Server) retryTx(ctx context.Context, tx docket.Tx, t *docket.Tenant, id string) (*queue.Job, error) {
 	d, err := tx.DocumentGet(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if d.Status != docket.StatusFailed && d.Status != docket.StatusCancelled {
 		return nil, errorf(http.StatusConflict, "document %s is %s; only a failed or cancelled document can be retried", id, d.Status)
+	}
+	rl, err := tx.RateLimitTake(ctx, rateParams(t))
+	if err != nil {
+		return nil, err
+	}
+	if !rl.Allowed {
+		return nil, rateLimited(rl)
 	}
 	job, err := s.cfg.Queue.RetryTx(ctx, tx.Native(), d.JobID, tx.TenantID())
 	if err != nil {

@@ -175,3 +175,36 @@ func TestUpload_ExpectContinueRefused(t *testing.T) {
 }
 
 func bufioReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
+
+// TestRateLimit_RetryTakesASlot: retrying a document starts its processing
+// again, so it takes a slot of the tenant's upload window as an upload
+// does: with the window full the retry is refused with 429 and nothing is
+// enqueued; a refused retry (409) takes none.
+func TestRateLimit_RetryTakesASlot(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, nil, func(t *testing.T, e *tenantEnv) {
+		a := e.newTenant(t, "acme", 2)
+		u := e.uploadOK(t, a.key, "cancel me")
+		retry := "/v1/documents/" + u.Document.ID + "/retry"
+		e.do(t, http.MethodPost, retry, a.key, nil).want(t, http.StatusConflict) // not failed or cancelled yet
+		e.do(t, http.MethodPost, "/v1/jobs/"+u.Job.ID+"/cancel", a.key, nil).want(t, http.StatusOK)
+		e.do(t, http.MethodPost, retry, a.key, nil).want(t, http.StatusAccepted)
+		var rl rateLimitView
+		e.do(t, http.MethodGet, "/v1/rate-limit", a.key, nil).want(t, http.StatusOK).decode(t, &rl)
+		if rl.Remaining != 0 {
+			t.Fatalf("after an upload and a retry the window has %d of 2 slots left, want 0", rl.Remaining)
+		}
+		var d DocumentView
+		e.do(t, http.MethodGet, "/v1/documents/"+u.Document.ID, a.key, nil).want(t, http.StatusOK).decode(t, &d)
+		e.do(t, http.MethodPost, "/v1/jobs/"+d.JobID+"/cancel", a.key, nil).want(t, http.StatusOK)
+		r := e.do(t, http.MethodPost, retry, a.key, nil).want(t, http.StatusTooManyRequests)
+		if r.header.Get("Retry-After") == "" {
+			t.Error("429 without Retry-After")
+		}
+		var after DocumentView
+		e.do(t, http.MethodGet, "/v1/documents/"+u.Document.ID, a.key, nil).want(t, http.StatusOK).decode(t, &after)
+		if after.JobID != d.JobID || after.Status != "cancelled" {
+			t.Errorf("document after a refused retry: %+v, want job %s cancelled", after, d.JobID)
+		}
+	})
+}

@@ -31,7 +31,9 @@ WITH doomed AS (
      ORDER BY completed_at LIMIT $4)
     LIMIT $4
 ), deleted AS (
-    DELETE FROM docket_jobs j USING doomed d WHERE j.id = d.id RETURNING j.id
+    DELETE FROM docket_jobs j USING doomed d
+    WHERE j.id = d.id AND NOT EXISTS (SELECT FROM docket_slot_holds h WHERE h.job_id = d.id)
+    RETURNING j.id
 ), attempts AS (
     DELETE FROM docket_job_attempts a USING deleted d WHERE a.job_id = d.id
 )

@@ -14,7 +14,10 @@ import (
 // goes back to pending with its id (its place in line); the others fail.
 // The expiry bound is statement_timestamp() (stable), so that it is an
 // Index Cond of the lease index and the scan stops at the first live lease,
-// instead of filtering every running job (see deleteFinishedSQL).
+// instead of filtering every running job (see deleteFinishedSQL). It also
+// frees up to $1 slots that cancelled attempts hold past their lease
+// (docket_slot_holds, see cancelSQL), locking the holds SKIP LOCKED as well
+// (a worker releasing one wins).
 var rescueSQL = `
 WITH expired AS (
     SELECT id, worker_id, started_at
@@ -36,7 +39,20 @@ WITH expired AS (
     FROM expired e
     WHERE j.id = e.id
     RETURNING ` + jobCols("j.") + `, e.worker_id AS lost_worker, e.started_at AS lost_started
-), ` + freeSlotsSQL("rescued") + `, attempts AS (
+), holds_expired AS (
+    DELETE FROM docket_slot_holds h
+    WHERE (h.job_id, h.attempt) IN (
+        SELECT job_id, attempt FROM docket_slot_holds
+        WHERE expires_at < statement_timestamp()
+        ORDER BY expires_at
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED)
+    RETURNING h.job_id
+), ended AS (
+    SELECT queue, tenant_id, state FROM rescued
+    UNION ALL
+    SELECT j.queue, j.tenant_id, j.state FROM holds_expired x JOIN docket_jobs j ON j.id = x.job_id
+), ` + freeSlotsSQL("ended") + `, attempts AS (
     INSERT INTO docket_job_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome, error)
     SELECT id, attempt, lost_worker, lost_started, clock_timestamp(), 'timed_out', 'lease expired'
     FROM rescued

@@ -40,7 +40,9 @@ type FinishLeaseParams struct {
 }
 
 // FinishLease ends the attempt p.Lease names. Other processes hear of it
-// through ListenChanges, as of any change.
+// through ListenChanges, as of any change. When the job was cancelled
+// meanwhile (ErrLeaseLost), it frees the tenant's slot the attempt held
+// until its worker was done.
 func (c *Client) FinishLease(ctx context.Context, p *FinishLeaseParams) error {
 	switch p.Outcome {
 	case OutcomeCompleted, OutcomeRetry, OutcomeFailed, OutcomeSnoozed:
@@ -58,6 +60,11 @@ func (c *Client) FinishLease(ctx context.Context, p *FinishLeaseParams) error {
 		return fmt.Errorf("finish job %d: %w", p.Lease.JobID, err)
 	}
 	if errs[0] != nil {
+		if isLeaseLost(errs[0]) {
+			if _, rerr := c.exec.JobSlotRelease(ctx, []Lease{p.Lease}); rerr != nil {
+				return fmt.Errorf("finish job %d: %w (and freeing its slot: %w)", p.Lease.JobID, errs[0], rerr)
+			}
+		}
 		return fmt.Errorf("finish job %d: %w", p.Lease.JobID, errs[0])
 	}
 	return nil

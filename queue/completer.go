@@ -52,6 +52,9 @@ type finishItem struct {
 	task   *Task
 	params *driver.JobFinishParams
 	err    error // the handler's error, for hooks
+	// running: the handler has not returned (the shutdown releases its
+	// job), so a slot its cancelled attempt holds stays held.
+	running bool
 }
 
 func newCompleter(w *Worker) *completer {
@@ -61,13 +64,18 @@ func newCompleter(w *Worker) *completer {
 // submit queues a finish. After stop it drops the finish: the lease will
 // expire and the job be rescued.
 func (c *completer) submit(t *Task, p *driver.JobFinishParams, err error) {
+	c.submitItem(finishItem{task: t, params: p, err: err})
+}
+
+// submitItem queues it; see submit.
+func (c *completer) submitItem(it finishItem) {
 	c.mu.Lock()
 	if c.stopped {
 		c.mu.Unlock()
-		c.w.logger.Warn("finish after shutdown dropped; the job will be rescued", "job_id", p.Lease.JobID)
+		c.w.logger.Warn("finish after shutdown dropped; the job will be rescued", "job_id", it.params.Lease.JobID)
 		return
 	}
-	c.queue = append(c.queue, finishItem{task: t, params: p, err: err})
+	c.queue = append(c.queue, it)
 	c.mu.Unlock()
 	c.signal()
 }
@@ -275,6 +283,8 @@ func (c *completer) flush(ctx context.Context, batch []finishItem) error {
 		return err
 	}
 	queues := make(map[string]struct{})
+	var lost []*Task // returned handlers whose leases are lost
+	defer func() { c.w.releaseSlots(ctx, lost) }()
 	for i, it := range batch {
 		c.w.active.remove(it.task)
 		queues[it.task.Job.Queue] = struct{}{}
@@ -287,6 +297,9 @@ func (c *completer) flush(ctx context.Context, batch []finishItem) error {
 				"attempt", it.params.Lease.Attempt, "outcome", it.params.Outcome)
 			c.w.reportHeldLoss(it.task) // an AwaitEnd handler's, after a heartbeat outage
 			it.task.markLost()
+			if !it.running {
+				lost = append(lost, it.task)
+			}
 			c.w.finished(it.task, "", errs[i], "")
 			continue
 		}

@@ -37,7 +37,9 @@
 // Every job has a tenant. Within a tenant and queue, jobs start in priority
 // then enqueue order. At most a tenant's limit of jobs run at once per queue
 // (default 1), enforced by the database across all worker processes, and free
-// capacity goes round-robin across tenants that have work.
+// capacity goes round-robin across tenants that have work. A cancelled job's
+// handler keeps its slot until it returns, or until its lease expires if its
+// worker died: a retry never runs beside it.
 //
 // # Inside a worker
 //

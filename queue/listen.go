@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"strconv"
 	"sync"
 
 	"github.com/docketq/docket/queue/driver"
@@ -34,15 +35,26 @@ func (w *Worker) listenInProcess() func() {
 	return func() { stopWake(); unsubscribe(); wg.Wait() }
 }
 
-// listenNotifier wakes producers on jobs inserted by other processes, when
-// the driver can tell. Polling backs it up.
+// listenNotifier wakes producers on jobs inserted by other processes, and
+// stops handlers of jobs cancelled by other processes, when the driver can
+// tell. Polling and the heartbeat back it up.
 func (w *Worker) listenNotifier(ctx context.Context, wg *sync.WaitGroup) {
 	n := w.client.driver.Notifier()
 	if n == nil {
 		return
 	}
 	wg.Go(func() {
-		err := n.Listen(ctx, []string{driver.TopicInsert}, func(_, queue string) { w.wakeQueue(queue) })
+		err := n.Listen(ctx, []string{driver.TopicInsert, driver.TopicCancel}, func(topic, payload string) {
+			if topic != driver.TopicCancel {
+				w.wakeQueue(payload)
+				return
+			}
+			if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
+				for _, l := range w.active.leasesOf(id) {
+					w.loseLease(l, ErrLeaseLost, true)
+				}
+			}
+		})
 		if err != nil && ctx.Err() == nil {
 			w.logger.Error("notifier stopped; polling only", "error", err)
 		}

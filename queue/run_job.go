@@ -106,6 +106,7 @@ func (w *Worker) finish(t *Task, err, cause error) {
 	if errors.Is(cause, ErrLeaseLost) && w.active.leaseGone(t) {
 		w.logger.Warn("lease lost; result dropped", "job_id", t.lease.JobID, "attempt", t.lease.Attempt)
 		w.reportHeldLoss(t)
+		w.releaseSlots(w.storeCtx, []*Task{t})
 		w.active.remove(t)
 		w.finished(t, "", ErrLeaseLost, "")
 		return
@@ -138,6 +139,34 @@ func (w *Worker) finish(t *Task, err, cause error) {
 		cancel()
 	}
 	w.completer.submit(t, p, err)
+}
+
+// releaseSlots frees the tenant slots that the attempts of tasks, whose
+// leases are lost and whose handlers have returned, may still hold: a
+// cancelled attempt keeps its slot until then (see
+// driver.Executor.JobCancel). A release that fails is left to the rescue
+// sweep, which frees the slot once the lease has expired.
+func (w *Worker) releaseSlots(ctx context.Context, tasks []*Task) {
+	if len(tasks) == 0 {
+		return
+	}
+	leases := make([]Lease, len(tasks))
+	for i, t := range tasks {
+		leases[i] = t.lease
+	}
+	ctx, cancel := context.WithTimeout(ctx, finalWriteTimeout)
+	defer cancel()
+	n, err := w.exec.JobSlotRelease(ctx, leases)
+	if err != nil {
+		w.logger.Warn("freeing the slots of cancelled jobs failed; they are freed when their leases expire",
+			"jobs", len(leases), "error", err)
+		return
+	}
+	if n > 0 {
+		for _, t := range tasks {
+			w.wakeQueue(t.Job.Queue)
+		}
+	}
 }
 
 // reportHeldLoss reports the loss of t's lease that activeSet.lose held

@@ -328,7 +328,9 @@ const handOffTimeout = 2 * finalWriteTimeout
 func (w *Worker) releaseAbandoned() {
 	for _, t := range w.active.settleRest() {
 		w.logger.Warn("handler ignored cancellation; releasing its job", "job_id", t.lease.JobID)
-		w.completer.submit(t, &driver.JobFinishParams{Lease: t.lease, Outcome: OutcomeReleased, WorkerID: w.id}, nil)
+		w.completer.submitItem(finishItem{
+			task: t, params: &driver.JobFinishParams{Lease: t.lease, Outcome: OutcomeReleased, WorkerID: w.id}, running: true,
+		})
 	}
 }
 

@@ -13,7 +13,9 @@ WHERE id = ?1
 RETURNING ` + jobColumns
 
 // JobCancel cancels (or, with Discard, fails) a job that has not finished.
-// A running job's attempt ends with outcome cancelled and frees its slot.
+// A running job's attempt ends with outcome cancelled; its slot stays
+// taken, recorded in docket_slot_holds, until its worker releases it
+// (JobSlotRelease) or its lease expires (JobRescue).
 func (e *executor) JobCancel(ctx context.Context, p *driver.JobCancelParams) (*driver.Job, error) {
 	state, msg := driver.StateCancelled, p.Reason
 	if p.Discard {
@@ -44,6 +46,13 @@ func (e *executor) JobCancel(ctx context.Context, p *driver.JobCancelParams) (*d
 	return job, nil
 }
 
+// holdSlotSQL records that the running attempt of job ?1 keeps its slot
+// until its lease's expiry; it runs before the attempt's end clears the
+// lease.
+const holdSlotSQL = `
+INSERT INTO docket_slot_holds (job_id, attempt, lease_token, expires_at)
+SELECT id, attempt, lease_token, lease_expires_at FROM docket_jobs WHERE id = ?1 AND state = 'running'`
+
 func (t *txn) cancelRunning(ctx context.Context, j *driver.Job, state driver.State, msg string) (*driver.Job, error) {
 	a := &attemptEnd{
 		lease: j.Lease(), outcome: driver.OutcomeCancelled, errText: msg,
@@ -55,11 +64,8 @@ func (t *txn) cancelRunning(ctx context.Context, j *driver.Job, state driver.Sta
 	if a.errText == "" {
 		a.errText = "cancelled"
 	}
-	ended, err := t.endAttempt(ctx, a, true)
-	if err != nil {
-		return nil, err
+	if _, err := t.exec(ctx, holdSlotSQL, j.ID); err != nil {
+		return nil, fmt.Errorf("hold slot of job %d: %w", j.ID, err)
 	}
-	freed := make(slotDelta)
-	freed.add(ended)
-	return ended, t.freeSlots(ctx, freed)
+	return t.endAttempt(ctx, a, true)
 }

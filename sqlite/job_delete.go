@@ -10,7 +10,8 @@ import (
 
 const deleteFinishedSQL = `
 DELETE FROM docket_jobs WHERE id IN (
-	SELECT id FROM docket_jobs WHERE state = ? AND completed_at < ? LIMIT ?)`
+	SELECT id FROM docket_jobs WHERE state = ? AND completed_at < ?
+	AND id NOT IN (SELECT job_id FROM docket_slot_holds) LIMIT ?)`
 
 // JobDeleteFinished deletes finished jobs older than their retention, and
 // their attempt records with them.

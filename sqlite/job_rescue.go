@@ -22,10 +22,15 @@ type expiredLease struct {
 	failOnTimeout bool
 }
 
-// JobRescue ends attempts whose lease expired by the store's clock.
+// JobRescue ends attempts whose lease expired by the store's clock, and
+// frees the slots cancelled attempts hold past their lease.
 func (e *executor) JobRescue(ctx context.Context, p *driver.JobRescueParams) ([]*driver.Job, error) {
 	var jobs []*driver.Job
 	err := e.write(ctx, func(t *txn) error {
+		jobs = nil
+		if err := t.freeExpiredHolds(ctx, limitOr(p.Limit, 1000)); err != nil {
+			return err
+		}
 		expired, err := t.expiredLeases(ctx, limitOr(p.Limit, 1000))
 		if err != nil {
 			return err

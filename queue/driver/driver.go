@@ -127,10 +127,21 @@ type Executor interface {
 
 	// JobCancel cancels a scheduled, pending or running job and returns it:
 	// state cancelled (failed with ErrorMessage = Reason, or "discarded",
-	// when Discard), CompletedAt now. A running job loses its lease, frees
-	// its slot and gets an Attempt with outcome cancelled. A finished job
-	// gives ErrConflict.
+	// when Discard), CompletedAt now. A running job loses its lease and
+	// gets an Attempt with outcome cancelled, but keeps its tenant's slot:
+	// its handler may still be running. The slot stays taken until
+	// JobSlotRelease names the lease (the handler returned) or the lease,
+	// as last renewed, expires (JobRescue frees it). Cancelling a running
+	// job notifies TopicCancel with the job's id. A finished job gives
+	// ErrConflict.
 	JobCancel(ctx context.Context, params *JobCancelParams) (*Job, error)
+
+	// JobSlotRelease frees the tenant slots that cancelled attempts still
+	// hold (see JobCancel), one per lease that names such an attempt
+	// (id, attempt and token); other leases are ignored. The worker calls
+	// it once the attempt's handler has returned. It returns how many
+	// slots it freed.
+	JobSlotRelease(ctx context.Context, leases []Lease) (int, error)
 
 	// JobRetry inserts a new pending job that retries a failed or cancelled
 	// one (RetryOf set); the original is kept as it is. Otherwise ErrConflict.
@@ -149,8 +160,10 @@ type Executor interface {
 	// store's clock: back to pending (keeping its id, so its place in the
 	// tenant's queue) when Attempt < MaxAttempts and not FailOnTimeout,
 	// else failed with ErrorMessage "Processing timed out". Each frees its
-	// slot and records an Attempt with outcome timed_out. It returns the
-	// jobs as they are after the change.
+	// slot and records an Attempt with outcome timed_out. It also frees up
+	// to Limit slots held by cancelled attempts whose lease expired (their
+	// worker died or gave up on the handler). It returns the jobs rescued
+	// as they are after the change.
 	JobRescue(ctx context.Context, params *JobRescueParams) ([]*Job, error)
 
 	// JobSchedule makes scheduled jobs whose time has come pending and
@@ -207,7 +220,8 @@ type ExecutorTx interface {
 // the engine polls as well, so a lost one costs latency, never a job.
 type Notifier interface {
 	// Listen delivers every notification on topic to fn until ctx ends,
-	// reconnecting by itself. fn must not block. Payloads are queue names.
+	// reconnecting by itself. fn must not block. Payloads are queue names
+	// (TopicCancel's, job ids).
 	Listen(ctx context.Context, topics []string, fn func(topic, payload string)) error
 }
 
@@ -215,6 +229,7 @@ type Notifier interface {
 const (
 	TopicInsert = "docket_insert" // payload: queue name; a job became pending
 	TopicChange = "docket_change" // payload: queue name; a job changed
+	TopicCancel = "docket_cancel" // payload: job id (decimal); a running job was cancelled
 )
 
 // JobInsertParams describes a job to insert.
@@ -323,7 +338,7 @@ type JobRetryParams struct {
 // Position is where a pending job stands.
 type Position struct {
 	Ahead   int // pending jobs of the same tenant and queue that start before it
-	Running int // jobs of the tenant running in the queue now
+	Running int // slots of the tenant taken in the queue now: running jobs, and cancelled ones whose handlers have not returned
 	Limit   int // the tenant's concurrency limit in the queue
 	// AvgDuration is the mean run time of recent completed jobs of the
 	// queue; zero when unknown.

@@ -140,8 +140,14 @@ type dJob struct {
 	progress      int
 	lease         queue.Lease // Token 0 unless running
 	shortLease    bool        // running with a lease that a sweep finds expired
-	soon          bool        // scheduled, due after a short wait
-	attempts      []attemptWant
+	// hold is the lease of a cancelled attempt that still holds its
+	// tenant's slot (Token 0 when none); holdShort: its lease was short,
+	// so a rescue sweep frees it after holdExp.
+	hold      queue.Lease
+	holdShort bool
+	holdExp   time.Time
+	soon      bool // scheduled, due after a short wait
+	attempts  []attemptWant
 
 	// As the store last reported them, for the waits only.
 	leaseExp, runAt, completedAt time.Time
@@ -234,8 +240,12 @@ func (r *diffRun) sorted(keep func(*dJob) bool) []*dJob {
 	return out
 }
 
+// running counts the tenant's slots taken in q: running jobs and cancelled
+// attempts that hold theirs.
 func (r *diffRun) running(tenant, q string) int {
-	return len(r.sorted(func(j *dJob) bool { return j.tenant == tenant && j.queue == q && j.state == queue.StateRunning }))
+	return len(r.sorted(func(j *dJob) bool {
+		return j.tenant == tenant && j.queue == q && (j.state == queue.StateRunning || j.hold.Token != 0)
+	}))
 }
 
 // pendingInOrder returns a tenant's pending jobs of a queue in start order:
@@ -325,6 +335,7 @@ func (r *diffRun) randomOp() {
 		{3, r.opRetry},
 		{5, r.opPosition},
 		{1, r.opDelete},
+		{3, r.opRelease},
 		{4, r.opTx},
 	}
 	total := 0
@@ -782,6 +793,7 @@ func (r *diffRun) opCancel() {
 		r.fatalf("cancel of %s: %v", j, err)
 	}
 	if j.state == queue.StateRunning {
+		j.hold, j.holdShort, j.holdExp = j.lease, j.shortLease, j.leaseExp
 		r.endAttempt(j, queue.OutcomeCancelled, "")
 	}
 	j.state, j.soon = queue.StateCancelled, false
@@ -790,6 +802,38 @@ func (r *diffRun) opCancel() {
 	}
 	if got == nil || got.ID != j.id || got.State != j.state {
 		r.fatalf("cancel of %s returned %v, want the job %s", j, got, j.state)
+	}
+}
+
+// opRelease frees the slot of a cancelled attempt, or tries a lease that
+// holds none (a running job's, a released one's).
+func (r *diffRun) opRelease() {
+	held := r.sorted(func(j *dJob) bool { return j.hold.Token != 0 })
+	var l queue.Lease
+	var j *dJob
+	switch {
+	case len(held) > 0 && r.rng.IntN(4) != 0:
+		j = pick(r, held)
+		l = j.hold
+	default:
+		if ls := r.heldLeases(); len(ls) > 0 {
+			l = pick(r, ls)
+		} else {
+			l = queue.Lease{JobID: 1 << 40, Attempt: 1, Token: 1}
+		}
+	}
+	n, err := r.x.JobSlotRelease(r.f.ctx, []queue.Lease{l})
+	r.logf("release slot %v (%v) -> %d, %v", l, j, n, err)
+	if err != nil {
+		r.fatalf("JobSlotRelease: %v", err)
+	}
+	want := 0
+	if j != nil {
+		want = 1
+		j.hold, j.holdShort = queue.Lease{}, false
+	}
+	if n != want {
+		r.fatalf("JobSlotRelease(%v) freed %d slots, want %d", l, n, want)
 	}
 }
 
@@ -839,7 +883,12 @@ func (r *diffRun) sweepLimit() int {
 func (r *diffRun) opRescue() {
 	expected := r.waitDue(func(j *dJob) bool { return j.state == queue.StateRunning && j.shortLease },
 		func(j *dJob) time.Time { return j.leaseExp })
+	holds := r.waitDue(func(j *dJob) bool { return j.hold.Token != 0 && j.holdShort },
+		func(j *dJob) time.Time { return j.holdExp })
 	limit := r.sweepLimit()
+	if len(holds) > 1 {
+		limit = 1000 // which of them a limit of 1 frees is the store's choice
+	}
 	got, err := r.x.JobRescue(r.f.ctx, &driver.JobRescueParams{Limit: limit})
 	r.logf("rescue limit %d -> %v, %v (expired: %v)", limit, ids(got), err, ids(toQueueJobs(expected)))
 	if err != nil {
@@ -847,6 +896,9 @@ func (r *diffRun) opRescue() {
 	}
 	if len(got) != min(limit, len(expected)) {
 		r.fatalf("rescue of limit %d took %v, want %d of the expired %v", limit, ids(got), min(limit, len(expected)), ids(toQueueJobs(expected)))
+	}
+	for _, j := range holds {
+		j.hold, j.holdShort = queue.Lease{}, false // their slots are free
 	}
 	for _, g := range got {
 		j := r.jobs[g.ID]
@@ -1032,7 +1084,7 @@ func (r *diffRun) opDelete() {
 	var gone []*dJob
 	var deadline time.Time
 	for _, j := range r.sorted(func(j *dJob) bool { return j.state.Finished() }) {
-		if age[j.state] == 0 {
+		if age[j.state] == 0 && j.hold.Token == 0 { // a job is kept while its slot is held
 			gone = append(gone, j)
 			if j.completedAt.After(deadline) {
 				deadline = j.completedAt

@@ -55,9 +55,68 @@ func (s *suite) testJobCancel(t *testing.T) {
 		wantErr(t, "finish after cancel", f.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}), queue.ErrLeaseLost)
 		f.wantState(j.ID, queue.StateCancelled)
 		wantAttempts(t, f.attempts(j.ID), attemptWant{1, queue.OutcomeCancelled, anyError})
+		// Its handler may still run: the slot stays taken until the worker
+		// says the handler returned.
+		f.claimNone()
+		if n := f.releaseSlots(j.Lease()); n != 1 {
+			t.Fatalf("JobSlotRelease freed %d slots, want 1", n)
+		}
+		if n := f.releaseSlots(j.Lease()); n != 0 {
+			t.Fatalf("a second JobSlotRelease freed %d slots, want 0", n)
+		}
 		if c := f.claimOne(); c.ID != next.ID {
 			t.Fatalf("claimed %s, want the tenant's next job %d (slot freed)", describe(c), next.ID)
 		}
+	})
+	t.Run("HeldSlotOnlyByItsLease", func(t *testing.T) {
+		t.Parallel()
+		f := s.setup(t)
+		f.enqueue("a")
+		f.enqueue("a")
+		j := f.claimOne()
+		f.cancel(&driver.JobCancelParams{ID: j.ID})
+		for _, l := range []queue.Lease{
+			{JobID: j.ID, Attempt: j.Attempt, Token: j.LeaseToken + 1},
+			{JobID: j.ID, Attempt: j.Attempt + 1, Token: j.LeaseToken},
+			{JobID: j.ID + 100, Attempt: j.Attempt, Token: j.LeaseToken},
+		} {
+			if n := f.releaseSlots(l); n != 0 {
+				t.Fatalf("JobSlotRelease(%+v) freed %d slots with a lease not the cancelled attempt's", l, n)
+			}
+		}
+		if n := f.releaseSlots(); n != 0 {
+			t.Fatalf("JobSlotRelease() freed %d slots", n)
+		}
+		f.claimNone()
+	})
+	t.Run("HeldSlotExpires", func(t *testing.T) {
+		t.Parallel()
+		f := s.setup(t)
+		f.enqueue("a")
+		next := f.enqueue("a")
+		j := f.claim(testQueue, 1, shortLease)[0]
+		f.cancel(&driver.JobCancelParams{ID: j.ID})
+		if got := f.claim(testQueue, 1, longLease); len(got) != 0 {
+			t.Fatalf("claimed %s while the cancelled job's slot is held", describe(got[0]))
+		}
+		// The worker that ran it died: the slot is freed once its lease, as
+		// last renewed, has expired, by the rescue sweep.
+		var got []*queue.Job
+		eventually(t, "the held slot freed by the rescue sweep", func() bool {
+			if _, err := f.x.JobRescue(f.ctx, &driver.JobRescueParams{Limit: 1000}); err != nil {
+				t.Fatalf("JobRescue: %v", err)
+			}
+			got = f.claim(testQueue, 1, longLease)
+			return len(got) == 1
+		})
+		if got[0].ID != next.ID {
+			t.Fatalf("claimed %s, want the tenant's next job %d", describe(got[0]), next.ID)
+		}
+		f.wantState(j.ID, queue.StateCancelled)
+		if n := f.releaseSlots(j.Lease()); n != 0 {
+			t.Fatalf("JobSlotRelease after the sweep freed %d slots, want 0", n)
+		}
+		f.claimNone()
 	})
 	t.Run("Finished", func(t *testing.T) {
 		t.Parallel()
@@ -119,6 +178,10 @@ func (s *suite) testJobCancel(t *testing.T) {
 				if tc.running {
 					wantErr(t, "finish after discard",
 						f.finish(&driver.JobFinishParams{Lease: j.Lease(), Outcome: queue.OutcomeCompleted}), queue.ErrLeaseLost)
+					f.claimNone()
+					if n := f.releaseSlots(j.Lease()); n != 1 {
+						t.Fatalf("JobSlotRelease freed %d slots, want 1", n)
+					}
 				}
 				if c := f.claimOne(); c.ID != next.ID {
 					t.Fatalf("claimed %s, want the tenant's next job %d", describe(c), next.ID)
@@ -220,4 +283,15 @@ func (f *fixture) retry(p *driver.JobRetryParams) *queue.Job {
 		f.t.Fatalf("JobRetry(%+v): %v", p, err)
 	}
 	return j
+}
+
+// releaseSlots frees the slots the attempts of leases still hold and
+// returns how many it freed.
+func (f *fixture) releaseSlots(leases ...queue.Lease) int {
+	f.t.Helper()
+	n, err := f.x.JobSlotRelease(f.ctx, leases)
+	if err != nil {
+		f.t.Fatalf("JobSlotRelease(%v): %v", leases, err)
+	}
+	return n
 }

@@ -62,6 +62,13 @@ type memState struct {
 	pausedQueues  map[string]time.Time
 	pausedTenants map[string]time.Time
 	periodic      map[string]queue.PeriodicRecord // memperiodic_test.go; nil until used
+	holds         map[queue.Lease]memHold         // slots held by cancelled attempts; nil until used
+}
+
+// memHold is a slot a cancelled attempt holds until released or expires.
+type memHold struct {
+	tenant, queue string
+	expires       time.Time
 }
 
 var (
@@ -95,7 +102,7 @@ func (s *memState) clone() *memState {
 	c.tenantLimits, c.queueLimits = maps.Clone(s.tenantLimits), maps.Clone(s.queueLimits)
 	c.served, c.leaders = maps.Clone(s.served), maps.Clone(s.leaders)
 	c.pausedQueues, c.pausedTenants = maps.Clone(s.pausedQueues), maps.Clone(s.pausedTenants)
-	c.periodic = maps.Clone(s.periodic)
+	c.periodic, c.holds = maps.Clone(s.periodic), maps.Clone(s.holds)
 	return &c
 }
 
@@ -241,6 +248,11 @@ func (s *memState) running(tenant, q string) int {
 	n := 0
 	for _, j := range s.jobs {
 		if j.TenantID == tenant && j.Queue == q && j.State == queue.StateRunning {
+			n++
+		}
+	}
+	for _, h := range s.holds {
+		if h.tenant == tenant && h.queue == q {
 			n++
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/docketq/docket/queue"
@@ -243,6 +244,11 @@ func (x *memExec) JobCancel(_ context.Context, p *driver.JobCancelParams) (*queu
 		}
 		now := time.Now()
 		if j.State == queue.StateRunning {
+			if st.holds == nil {
+				st.holds = make(map[queue.Lease]memHold)
+			}
+			st.holds[j.Lease()] = memHold{tenant: j.TenantID, queue: j.Queue, expires: j.LeaseExpiresAt}
+			notify(driver.TopicCancel, strconv.FormatInt(j.ID, 10))
 			st.endAttempt(j, queue.OutcomeCancelled, p.Reason, "", now)
 		}
 		j.State, j.CompletedAt, j.UpdatedAt = queue.StateCancelled, now, now
@@ -254,6 +260,30 @@ func (x *memExec) JobCancel(_ context.Context, p *driver.JobCancelParams) (*queu
 		return nil
 	})
 	return out, err
+}
+
+// holding reports whether a cancelled attempt of job id holds a slot.
+func (s *memState) holding(id int64) bool {
+	for l := range s.holds {
+		if l.JobID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *memExec) JobSlotRelease(_ context.Context, leases []queue.Lease) (int, error) {
+	n := 0
+	err := x.write(func(st *memState, _ func(string, string)) error {
+		for _, l := range leases {
+			if _, ok := st.holds[l]; ok {
+				delete(st.holds, l)
+				n++
+			}
+		}
+		return nil
+	})
+	return n, err
 }
 
 func (x *memExec) JobRetry(_ context.Context, p *driver.JobRetryParams) (*queue.Job, error) {
@@ -332,6 +362,11 @@ func (x *memExec) JobRescue(_ context.Context, p *driver.JobRescueParams) ([]*qu
 	var out []*queue.Job
 	err := x.write(func(st *memState, notify func(string, string)) error {
 		now := time.Now()
+		for l, h := range st.holds {
+			if h.expires.Before(now) {
+				delete(st.holds, l)
+			}
+		}
 		for _, j := range st.sorted() {
 			if len(out) == p.Limit {
 				break
@@ -389,7 +424,7 @@ func (x *memExec) JobDeleteFinished(_ context.Context, p *driver.JobDeleteFinish
 			queue.StateCompleted: p.CompletedAge, queue.StateFailed: p.FailedAge, queue.StateCancelled: p.CancelledAge,
 		}
 		for _, j := range st.sorted() {
-			if age, ok := ages[j.State]; ok && n < p.Limit && now.Sub(j.CompletedAt) > age {
+			if age, ok := ages[j.State]; ok && n < p.Limit && now.Sub(j.CompletedAt) > age && !st.holding(j.ID) {
 				delete(st.jobs, j.ID)
 				delete(st.attempts, j.ID)
 				n++

@@ -3,6 +3,7 @@ package drivertest
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -63,6 +64,22 @@ func (s *suite) testNotifier(t *testing.T) {
 		f.progress(jobs[0].Lease(), "parsing", 10, "")
 		n.wait(t, driver.TopicChange, "changing")
 	})
+	t.Run("CancelRunning", func(t *testing.T) {
+		t.Parallel()
+		f, n := s.listening(t)
+		waiting := f.insertIn("cancelling")
+		f.cancel(&driver.JobCancelParams{ID: waiting.ID})
+		f.insertIn("cancelling")
+		jobs := f.claim("cancelling", 1, longLease)
+		if len(jobs) != 1 {
+			t.Fatalf("claimed %d, want 1", len(jobs))
+		}
+		f.cancel(&driver.JobCancelParams{ID: jobs[0].ID})
+		n.wait(t, driver.TopicCancel, strconv.FormatInt(jobs[0].ID, 10))
+		if c := n.count(driver.TopicCancel, strconv.FormatInt(waiting.ID, 10)); c != 0 {
+			t.Fatalf("cancelling a job that was not running notified %s %d times", driver.TopicCancel, c)
+		}
+	})
 }
 
 // insertIn inserts a pending job into queue q.
@@ -104,7 +121,7 @@ func (n *notes) wait(t *testing.T, topic, payload string) {
 	eventually(t, "notification "+topic+" "+payload, func() bool { return n.count(topic, payload) > 0 })
 }
 
-// listening returns a fixture whose notifier listens on both topics, once
+// listening returns a fixture whose notifier listens on every topic, once
 // notifications provably arrive: Listen has no readiness signal, so it
 // inserts into a probe queue until one is heard.
 func (s *suite) listening(t *testing.T) (*fixture, *notes) {
@@ -117,7 +134,7 @@ func (s *suite) listening(t *testing.T) (*fixture, *notes) {
 	n := &notes{}
 	done := make(chan error, 1)
 	go func() {
-		done <- f.d.Notifier().Listen(ctx, []string{driver.TopicInsert, driver.TopicChange}, n.add)
+		done <- f.d.Notifier().Listen(ctx, []string{driver.TopicInsert, driver.TopicChange, driver.TopicCancel}, n.add)
 	}()
 	t.Cleanup(func() {
 		cancel()
