@@ -137,6 +137,9 @@ func (u *upload) store(ctx context.Context, part io.Reader, body *bodyReader) er
 	switch {
 	case errors.Is(err, extract.ErrEmpty):
 		return errorf(http.StatusBadRequest, "the file is empty")
+	case errors.Is(err, extract.ErrBinary):
+		return errorf(http.StatusUnsupportedMediaType, "unsupported file type: binary data; "+
+			"send PDF, DOCX, HTML, Markdown or text (UTF-8, UTF-16 or Windows-1252)")
 	case err != nil:
 		return errorf(http.StatusUnsupportedMediaType, "unsupported file type: send PDF, DOCX, HTML, Markdown or plain text")
 	}

@@ -1,7 +1,6 @@
 package extract
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -76,13 +75,27 @@ func extractMarkup(ctx context.Context, typ Type, r io.ReaderAt, size int64, opt
 	if err != nil {
 		return nil, err
 	}
-	if bytes.IndexByte(data, 0) >= 0 {
-		return nil, fmt.Errorf("%s: NUL byte in text: %w", typ, ErrMalformed)
+	enc, ok := detectText(data, false)
+	if !ok {
+		return nil, fmt.Errorf("%s: control bytes in text: %w", typ, ErrMalformed)
 	}
+	var warn string
+	if enc.enc != nil && (typ != TypeHTML || enc.name != encWindows1252.name) { // HTML: its meta charset decides
+		data = toUTF8(data, enc)
+		warn = "text converted from " + enc.name + " to UTF-8"
+	}
+	var doc *Document
 	if typ == TypeHTML {
-		return extractHTML(ctx, data, opts)
+		if doc, err = extractHTML(ctx, data, opts); err != nil {
+			return nil, err
+		}
+	} else {
+		doc = extractText(typ, data)
 	}
-	return extractText(typ, data), nil
+	if warn != "" {
+		doc.Warnings = append(doc.Warnings, warn)
+	}
+	return doc, nil
 }
 
 // finish checks the caps every format shares and reports the final progress for formats that

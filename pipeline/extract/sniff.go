@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
 )
 
 // SniffLen is the most bytes Sniff reads and SniffBytes looks at.
@@ -26,10 +25,10 @@ func Sniff(r io.Reader) (Type, error) {
 // SniffBytes returns the type shown by head, the first bytes of a file (only the first SniffLen
 // are looked at). Magic bytes decide: "%PDF-" at offset 0 is a PDF, a ZIP local header is a
 // DOCX candidate (confirm with InspectDOCX), text that starts like HTML is HTML (even with
-// "%PDF-" further in; HTML may be in a legacy charset), other valid UTF-8 without NULs is
-// Markdown or plain text. Everything else
-// — images, archives, executables, SVG and other XML, UTF-16 — is ErrUnsupported; empty input is
-// ErrEmpty. It does not allocate.
+// "%PDF-" further in), other text is Markdown or plain text. Text is UTF-8, UTF-16 (with or
+// without a byte-order mark) or Windows-1252 (and so Latin-1), as detectText tells; what has
+// control bytes — images, archives, executables — is ErrBinary, and SVG and other XML are
+// ErrUnsupported. Empty input is ErrEmpty. It allocates only to decode text that is not UTF-8.
 func SniffBytes(head []byte) (Type, error) {
 	if len(head) > SniffLen {
 		head = head[:SniffLen]
@@ -42,21 +41,14 @@ func SniffBytes(head []byte) (Type, error) {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
 		return TypeDOCX, nil
 	}
-	text := bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
-	valid, ok := textClass(text, len(head) == SniffLen)
+	enc, ok := detectText(head, len(head) == SniffLen)
 	if !ok {
-		return TypeUnknown, ErrUnsupported
+		return TypeUnknown, ErrBinary
 	}
+	text := toUTF8(head, enc)
 	trimmed := trimSpaceLeft(text)
 	if len(trimmed) > 0 && trimmed[0] == '<' {
-		typ, err := sniffMarkup(trimmed)
-		if err != nil || typ == TypeHTML || valid {
-			return typ, err
-		}
-		return TypeUnknown, ErrUnsupported
-	}
-	if !valid {
-		return TypeUnknown, ErrUnsupported
+		return sniffMarkup(trimmed)
 	}
 	if looksMarkdown(text) {
 		return TypeMarkdown, nil
@@ -64,28 +56,9 @@ func SniffBytes(head []byte) (Type, error) {
 	return TypeText, nil
 }
 
-// textClass reports whether b is valid UTF-8 (a rune cut by the end of a full sniff window
-// allowed) and whether it is text at all: no NULs or other C0 controls than tab, newline,
-// carriage return and form feed. Text that is not UTF-8 may still be HTML in a legacy charset.
-func textClass(b []byte, truncated bool) (valid, ok bool) {
-	valid = true
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' || c == 0x7f {
-				return false, false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size <= 1 && (!truncated || utf8.FullRune(b[i:])) {
-			valid = false
-		}
-		i += size
-	}
-	return valid, true
-}
+// ErrBinary: the input is not one of the binary formats accepted (PDF, DOCX) and not text in
+// an encoding Docket reads. It wraps ErrUnsupported.
+var ErrBinary = fmt.Errorf("%w: binary data, not text in UTF-8, UTF-16 or Windows-1252", ErrUnsupported)
 
 func trimSpaceLeft(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r' || b[0] == '\f') {

@@ -27,9 +27,15 @@ var sniffTests = []struct {
 	{"elf", "\x7fELF\x02\x01\x01", extract.TypeUnknown},
 	{"exe", "MZ\x90\x00\x03\x00\x00\x00", extract.TypeUnknown},
 	{"gzip", "\x1f\x8b\x08\x00", extract.TypeUnknown},
-	{"utf16 bom", "\xff\xfeh\x00i\x00", extract.TypeUnknown},
+	{"utf16le bom", "\xff\xfeh\x00i\x00", extract.TypeText},
+	{"utf16be bom", "\xfe\xff\x00h\x00i", extract.TypeText},
+	{"utf16le", "h\x00e\x00l\x00l\x00o\x00 \x00#\x00 \x00", extract.TypeText},
+	{"utf16be html", "\x00<\x00p\x00>\x00h\x00i\x00<\x00/\x00p\x00>", extract.TypeHTML},
+	{"utf16le binary", "\xff\xfeh\x00\x01\x00", extract.TypeUnknown},
+	{"windows-1252 quotes", "\x93quoted\x94 and caf\xe9", extract.TypeText},
 	{"nul in text", "hello\x00world", extract.TypeUnknown},
-	{"latin1 text", "caf\xe9 au lait", extract.TypeUnknown},
+	{"latin1 text", "caf\xe9 au lait", extract.TypeText},
+	{"latin1 markdown", "# Caf\xe9\n\ntext", extract.TypeMarkdown},
 	{"html doctype", "<!DOCTYPE html><html><body>hi", extract.TypeHTML},
 	{"html upper", "\r\n  <HTML><BODY>hi", extract.TypeHTML},
 	{"html fragment", "<p>Hello</p>", extract.TypeHTML},
@@ -50,7 +56,8 @@ var sniffTests = []struct {
 	{"hashtag not heading", "#hashtag and #another", extract.TypeText},
 	{"bom text", "\xef\xbb\xbfplain", extract.TypeText},
 	{"rune cut at 512", strings.Repeat("a", 511) + "é", extract.TypeText},
-	{"invalid before 512", strings.Repeat("a", 100) + "\xc3" + strings.Repeat("x", 600), extract.TypeUnknown},
+	{"lone lead byte: windows-1252", strings.Repeat("a", 100) + "\xc3" + strings.Repeat("x", 600), extract.TypeText},
+	{"control byte", "text\x01text", extract.TypeUnknown},
 	{"nul after 512", strings.Repeat("a", 512) + "\x00", extract.TypeText},
 }
 
@@ -70,6 +77,41 @@ func TestSniffBytes(t *testing.T) {
 				t.Fatalf("SniffBytes = %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// scripts are texts in several scripts, to be cut at every byte offset.
+var scripts = map[string]string{
+	"korean":   "옛날 옛적에 호랑이가 살았습니다. 그 호랑이는 산에서 내려와 마을로 갔습니다. ",
+	"chinese":  "从前有一座山，山里有一座庙，庙里有个老和尚在给小和尚讲故事。",
+	"japanese": "むかしむかし、あるところに、おじいさんとおばあさんが住んでいました。",
+	"emoji":    "Launch 🚀 done ✅ thanks 🙏🏽 family 👨‍👩‍👧‍👦 ",
+	"greek":    "Μια φορά κι έναν καιρό ζούσε ένας βασιλιάς. ",
+	"arabic":   "كان يا ما كان في قديم الزمان ",
+}
+
+// TestSniffBytes_UTF8CutAnywhere: UTF-8 text in any script is text
+// wherever the sniff window's end cuts a character.
+func TestSniffBytes_UTF8CutAnywhere(t *testing.T) {
+	t.Parallel()
+	for name, text := range scripts {
+		body := strings.Repeat(text, 1+2*extract.SniffLen/len(text))
+		for shift := range 8 {
+			in := strings.Repeat("a", shift) + body
+			if got, err := extract.SniffBytes([]byte(in)); err != nil || got != extract.TypeText {
+				t.Errorf("%s shifted by %d: SniffBytes = %q, %v; want text", name, shift, got, err)
+			}
+		}
+	}
+}
+
+// TestSniffBytes_Binary: what is not text is refused as binary, saying so.
+func TestSniffBytes_Binary(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"\x89PNG\r\n\x1a\n\x00", "MZ\x90\x00\x03", "hello\x00world"} {
+		if _, err := extract.SniffBytes([]byte(in)); !errors.Is(err, extract.ErrBinary) || !strings.Contains(err.Error(), "binary") {
+			t.Errorf("SniffBytes(%q) = %v; want ErrBinary", in, err)
+		}
 	}
 }
 
