@@ -9,9 +9,10 @@
 //
 // Failures retry through the queue's backoff with the same webhook-id and
 // a new webhook-timestamp; 429 and 503 with Retry-After snooze the job;
-// 410 disables the endpoint in this process and fails its jobs for good;
-// redirects are never followed. Every connection passes the Guard (SSRF
-// policy) before connect(2).
+// 410 fails that job for good (and no other); redirects are never
+// followed. Every connection passes the Guard (SSRF policy) before
+// connect(2). The errors jobs store name an endpoint by its scheme and
+// host only: its path and query may hold secrets and tenants read them.
 package dispatch
 
 import (
@@ -24,7 +25,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/docketq/docket/queue"
@@ -43,9 +43,10 @@ const (
 	MaxRetryAfter = time.Hour
 )
 
-// ErrGone is the error of a job whose endpoint answered 410 Gone: the
-// endpoint is disabled and its jobs fail without being sent.
-var ErrGone = errors.New("dispatch: endpoint gone (410); disabled")
+// ErrGone is the error of a job whose endpoint answered 410 Gone: that
+// job fails without retries. The answer is about the job (the endpoint
+// may read its arguments), so the kind's other jobs are still sent.
+var ErrGone = errors.New("dispatch: endpoint answered 410 Gone")
 
 // Endpoint maps a job kind to the URL that handles it.
 type Endpoint struct {
@@ -95,9 +96,9 @@ type Dispatcher struct {
 type endpoint struct {
 	d *Dispatcher
 	Endpoint
-	signer   *webhook.Signer
-	keys     [][]byte // the secrets, decoded: callback tokens' MAC keys
-	disabled atomic.Bool
+	signer *webhook.Signer
+	keys   [][]byte  // the secrets, decoded: callback tokens' MAC keys
+	red    *redactor // keeps the URL's path and query out of job errors
 }
 
 // New checks cfg: kinds unique and named, URLs that pass CheckURL,
@@ -149,7 +150,11 @@ func New(cfg Config) (*Dispatcher, error) {
 		for i, sec := range ep.Secrets {
 			keys[i], _ = webhook.ParseSecret(sec) // NewSigner checked them
 		}
-		d.eps[ep.Kind] = &endpoint{d: d, Endpoint: ep, signer: s, keys: keys}
+		red, err := newRedactor(ep.URL)
+		if err != nil {
+			return nil, fmt.Errorf("dispatch: kind %q: %w", ep.Kind, err)
+		}
+		d.eps[ep.Kind] = &endpoint{d: d, Endpoint: ep, signer: s, keys: keys, red: red}
 	}
 	return d, nil
 }
@@ -174,18 +179,14 @@ func (d *Dispatcher) Handlers() map[string]queue.HandlerConfig {
 	return hs
 }
 
-// Disabled reports whether kind's endpoint answered 410 and is disabled.
-func (d *Dispatcher) Disabled(kind string) bool {
-	ep, ok := d.eps[kind]
-	return ok && ep.disabled.Load()
+// Work sends one attempt of a job to the endpoint and turns the answer
+// into the attempt's outcome. Its error, which the job stores and its
+// tenant reads, holds no part of the URL past the scheme and host.
+func (ep *endpoint) Work(ctx context.Context, t *queue.Task) error {
+	return ep.red.clean(ep.work(ctx, t))
 }
 
-// Work sends one attempt of a job to the endpoint and turns the answer
-// into the attempt's outcome.
-func (ep *endpoint) Work(ctx context.Context, t *queue.Task) error {
-	if ep.disabled.Load() {
-		return queue.Permanent(ErrGone)
-	}
+func (ep *endpoint) work(ctx context.Context, t *queue.Task) error {
 	p, err := ep.d.payload(t)
 	if err != nil {
 		return queue.Permanent(err)
@@ -206,6 +207,7 @@ func (ep *endpoint) Work(ctx context.Context, t *queue.Task) error {
 	start := time.Now()
 	resp, err := ep.d.http.Do(req)
 	if err != nil {
+		err = ep.red.transportError(err)
 		if errors.Is(err, ErrBlocked) {
 			return queue.Permanent(fmt.Errorf("dispatch %s: %w", ep.Kind, err))
 		}
