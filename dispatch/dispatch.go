@@ -37,6 +37,11 @@ const (
 	DefaultPollInterval = time.Second
 	// MaxResultBytes caps a synchronous answer's body (the job's result).
 	MaxResultBytes = 1 << 20
+	// DefaultMaxArgsBytes caps the args of a job a tenant submits through
+	// the API (Config.MaxArgsBytes); MaxArgsBytesLimit is the largest cap
+	// (the API's JSON body limit).
+	DefaultMaxArgsBytes = 64 << 10
+	MaxArgsBytesLimit   = 1 << 20
 	// MinRetryAfter and MaxRetryAfter bound the snooze a Retry-After
 	// asks for (a "0" would otherwise call again at once, in a loop).
 	MinRetryAfter = time.Second
@@ -78,6 +83,10 @@ type Config struct {
 	// read to see whether the endpoint ended it. Default
 	// DefaultPollInterval.
 	PollInterval time.Duration
+	// MaxArgsBytes caps the args (encoded JSON) of a job a tenant submits
+	// through the API; larger ones are refused before anything is stored.
+	// Default DefaultMaxArgsBytes; at most MaxArgsBytesLimit.
+	MaxArgsBytes int
 	// Logger receives one line per call. Nil discards.
 	Logger *slog.Logger
 	// Now is the clock of webhook-timestamp. Default time.Now.
@@ -115,6 +124,12 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.MaxArgsBytes < 0 || cfg.MaxArgsBytes > MaxArgsBytesLimit {
+		return nil, fmt.Errorf("dispatch: MaxArgsBytes %d: want 0 (default %d) to %d", cfg.MaxArgsBytes, DefaultMaxArgsBytes, MaxArgsBytesLimit)
+	}
+	if cfg.MaxArgsBytes == 0 {
+		cfg.MaxArgsBytes = DefaultMaxArgsBytes
 	}
 	if cfg.CallbackURL != "" {
 		if _, err := CheckURL(cfg.CallbackURL); err != nil {
@@ -168,6 +183,9 @@ func (d *Dispatcher) Kinds() []string {
 	slices.Sort(out)
 	return out
 }
+
+// MaxArgsBytes is the cap on the args of a job submitted through the API.
+func (d *Dispatcher) MaxArgsBytes() int { return d.cfg.MaxArgsBytes }
 
 // Handlers returns the queue handlers of the dispatched kinds, to merge
 // into queue.WorkerConfig.Handlers.
