@@ -66,7 +66,8 @@ type Tenant struct {
 	// Concurrency is how many of its documents are processed at once
 	// (the queue's per-tenant limit). At least 1.
 	Concurrency int
-	// RateLimit is uploads per RateWindow; 0 means the plan's.
+	// RateLimit is submissions per RateWindow (uploads and dispatch jobs
+	// together); 0 means the plan's.
 	RateLimit int
 	CreatedAt time.Time
 	UpdatedAt time.Time

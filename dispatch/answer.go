@@ -18,7 +18,7 @@ import (
 //
 //	2xx (not 202)     completed with the body (JSON, or empty) as the result
 //	202               the endpoint ends the attempt through the API (wait)
-//	410               endpoint disabled; failed for good
+//	410               failed for good (this job only)
 //	429, 503          snoozed for Retry-After when given, else retried
 //	408, 425, 5xx     retried with backoff
 //	3xx               failed for good: redirects are not followed
@@ -32,7 +32,6 @@ func (ep *endpoint) answer(ctx context.Context, t *queue.Task, resp *http.Respon
 	case code >= 200 && code < 300:
 		return setResult(t, resp)
 	case code == http.StatusGone:
-		ep.disabled.Store(true)
 		return queue.Permanent(fmt.Errorf("dispatch %s: %w", ep.Kind, ErrGone))
 	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
 		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
@@ -42,10 +41,20 @@ func (ep *endpoint) answer(ctx context.Context, t *queue.Task, resp *http.Respon
 	case code == http.StatusRequestTimeout || code == http.StatusTooEarly || code >= 500:
 		return statusError(ep.Kind, resp)
 	case code >= 300 && code < 400:
-		return queue.Permanent(fmt.Errorf("dispatch %s: endpoint answered %d (Location %q); redirects are not followed",
-			ep.Kind, code, resp.Header.Get("Location")))
+		return queue.Permanent(fmt.Errorf("dispatch %s: endpoint answered %d (Location on %s); redirects are not followed",
+			ep.Kind, code, locationOrigin(resp)))
 	}
 	return queue.Permanent(statusError(ep.Kind, resp))
+}
+
+// locationOrigin is the scheme and host of a redirect's Location: its
+// path and query are the endpoint's and may be as secret as its own.
+func locationOrigin(resp *http.Response) string {
+	loc, err := resp.Location()
+	if err != nil {
+		return "no valid location"
+	}
+	return loc.Scheme + "://" + loc.Host
 }
 
 // setResult stores a synchronous answer's JSON body as the job's result.

@@ -9,9 +9,10 @@
 //
 // Failures retry through the queue's backoff with the same webhook-id and
 // a new webhook-timestamp; 429 and 503 with Retry-After snooze the job;
-// 410 disables the endpoint in this process and fails its jobs for good;
-// redirects are never followed. Every connection passes the Guard (SSRF
-// policy) before connect(2).
+// 410 fails that job for good (and no other); redirects are never
+// followed. Every connection passes the Guard (SSRF policy) before
+// connect(2). The errors jobs store name an endpoint by its scheme and
+// host only: its path and query may hold secrets and tenants read them.
 package dispatch
 
 import (
@@ -24,7 +25,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/docketq/docket/queue"
@@ -37,15 +37,21 @@ const (
 	DefaultPollInterval = time.Second
 	// MaxResultBytes caps a synchronous answer's body (the job's result).
 	MaxResultBytes = 1 << 20
+	// DefaultMaxArgsBytes caps the args of a job a tenant submits through
+	// the API (Config.MaxArgsBytes); MaxArgsBytesLimit is the largest cap
+	// (the API's JSON body limit).
+	DefaultMaxArgsBytes = 64 << 10
+	MaxArgsBytesLimit   = 1 << 20
 	// MinRetryAfter and MaxRetryAfter bound the snooze a Retry-After
 	// asks for (a "0" would otherwise call again at once, in a loop).
 	MinRetryAfter = time.Second
 	MaxRetryAfter = time.Hour
 )
 
-// ErrGone is the error of a job whose endpoint answered 410 Gone: the
-// endpoint is disabled and its jobs fail without being sent.
-var ErrGone = errors.New("dispatch: endpoint gone (410); disabled")
+// ErrGone is the error of a job whose endpoint answered 410 Gone: that
+// job fails without retries. The answer is about the job (the endpoint
+// may read its arguments), so the kind's other jobs are still sent.
+var ErrGone = errors.New("dispatch: endpoint answered 410 Gone")
 
 // Endpoint maps a job kind to the URL that handles it.
 type Endpoint struct {
@@ -77,6 +83,10 @@ type Config struct {
 	// read to see whether the endpoint ended it. Default
 	// DefaultPollInterval.
 	PollInterval time.Duration
+	// MaxArgsBytes caps the args (encoded JSON) of a job a tenant submits
+	// through the API; larger ones are refused before anything is stored.
+	// Default DefaultMaxArgsBytes; at most MaxArgsBytesLimit.
+	MaxArgsBytes int
 	// Logger receives one line per call. Nil discards.
 	Logger *slog.Logger
 	// Now is the clock of webhook-timestamp. Default time.Now.
@@ -95,9 +105,9 @@ type Dispatcher struct {
 type endpoint struct {
 	d *Dispatcher
 	Endpoint
-	signer   *webhook.Signer
-	keys     [][]byte // the secrets, decoded: callback tokens' MAC keys
-	disabled atomic.Bool
+	signer *webhook.Signer
+	keys   [][]byte  // the secrets, decoded: callback tokens' MAC keys
+	red    *redactor // keeps the URL's path and query out of job errors
 }
 
 // New checks cfg: kinds unique and named, URLs that pass CheckURL,
@@ -114,6 +124,12 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.MaxArgsBytes < 0 || cfg.MaxArgsBytes > MaxArgsBytesLimit {
+		return nil, fmt.Errorf("dispatch: MaxArgsBytes %d: want 0 (default %d) to %d", cfg.MaxArgsBytes, DefaultMaxArgsBytes, MaxArgsBytesLimit)
+	}
+	if cfg.MaxArgsBytes == 0 {
+		cfg.MaxArgsBytes = DefaultMaxArgsBytes
 	}
 	if cfg.CallbackURL != "" {
 		if _, err := CheckURL(cfg.CallbackURL); err != nil {
@@ -149,7 +165,11 @@ func New(cfg Config) (*Dispatcher, error) {
 		for i, sec := range ep.Secrets {
 			keys[i], _ = webhook.ParseSecret(sec) // NewSigner checked them
 		}
-		d.eps[ep.Kind] = &endpoint{d: d, Endpoint: ep, signer: s, keys: keys}
+		red, err := newRedactor(ep.URL)
+		if err != nil {
+			return nil, fmt.Errorf("dispatch: kind %q: %w", ep.Kind, err)
+		}
+		d.eps[ep.Kind] = &endpoint{d: d, Endpoint: ep, signer: s, keys: keys, red: red}
 	}
 	return d, nil
 }
@@ -164,6 +184,9 @@ func (d *Dispatcher) Kinds() []string {
 	return out
 }
 
+// MaxArgsBytes is the cap on the args of a job submitted through the API.
+func (d *Dispatcher) MaxArgsBytes() int { return d.cfg.MaxArgsBytes }
+
 // Handlers returns the queue handlers of the dispatched kinds, to merge
 // into queue.WorkerConfig.Handlers.
 func (d *Dispatcher) Handlers() map[string]queue.HandlerConfig {
@@ -174,18 +197,14 @@ func (d *Dispatcher) Handlers() map[string]queue.HandlerConfig {
 	return hs
 }
 
-// Disabled reports whether kind's endpoint answered 410 and is disabled.
-func (d *Dispatcher) Disabled(kind string) bool {
-	ep, ok := d.eps[kind]
-	return ok && ep.disabled.Load()
+// Work sends one attempt of a job to the endpoint and turns the answer
+// into the attempt's outcome. Its error, which the job stores and its
+// tenant reads, holds no part of the URL past the scheme and host.
+func (ep *endpoint) Work(ctx context.Context, t *queue.Task) error {
+	return ep.red.clean(ep.work(ctx, t))
 }
 
-// Work sends one attempt of a job to the endpoint and turns the answer
-// into the attempt's outcome.
-func (ep *endpoint) Work(ctx context.Context, t *queue.Task) error {
-	if ep.disabled.Load() {
-		return queue.Permanent(ErrGone)
-	}
+func (ep *endpoint) work(ctx context.Context, t *queue.Task) error {
 	p, err := ep.d.payload(t)
 	if err != nil {
 		return queue.Permanent(err)
@@ -206,6 +225,7 @@ func (ep *endpoint) Work(ctx context.Context, t *queue.Task) error {
 	start := time.Now()
 	resp, err := ep.d.http.Do(req)
 	if err != nil {
+		err = ep.red.transportError(err)
 		if errors.Is(err, ErrBlocked) {
 			return queue.Permanent(fmt.Errorf("dispatch %s: %w", ep.Kind, err))
 		}

@@ -39,6 +39,15 @@ type dispatchEnqueueRequest struct {
 	UniqueKey   string          `json:"unique_key"`
 }
 
+// errDuplicateJob rolls back an enqueue whose unique_key names a job
+// already stored: nothing new is stored, and no rate-limit slot is taken.
+var errDuplicateJob = errors.New("unique key names a stored job")
+
+// dispatchEnqueue serves POST /v1/dispatch/jobs. A new job takes a slot
+// of the tenant's rate-limit window, the one uploads take, in the
+// transaction that stores it (429 with Retry-After when none is free);
+// a repeat of an enqueue with its unique_key answers with its job and
+// takes none. Args over the dispatcher's cap are a 413.
 func (s *Server) dispatchEnqueue(w http.ResponseWriter, r *http.Request) error {
 	var req dispatchEnqueueRequest
 	if err := decodeJSON(w, r, &req); err != nil {
@@ -57,12 +66,41 @@ func (s *Server) dispatchEnqueue(w http.ResponseWriter, r *http.Request) error {
 	if len(args) == 0 {
 		args = json.RawMessage("null")
 	}
-	res, err := s.cfg.Queue.Enqueue(r.Context(), &queue.EnqueueParams{
-		Queue: dispatch.Queue, Kind: req.Kind, TenantID: tenantOf(r).ID, Args: args,
+	if limit := s.cfg.Dispatch.MaxArgsBytes(); len(args) > limit {
+		return errorf(http.StatusRequestEntityTooLarge, "args are %d bytes of JSON; a job's args may be at most %d", len(args), limit)
+	}
+	ctx, t := r.Context(), tenantOf(r)
+	p := &queue.EnqueueParams{
+		Queue: dispatch.Queue, Kind: req.Kind, TenantID: t.ID, Args: args,
 		MaxAttempts: req.MaxAttempts, UniqueKey: req.UniqueKey,
+	}
+	var res *queue.InsertResult
+	err := s.cfg.Store.InTenant(ctx, t.ID, func(tx docket.Tx) error {
+		var err error
+		if res, err = s.cfg.Queue.EnqueueTx(ctx, tx.Native(), p); err != nil {
+			return err
+		}
+		if res.Duplicate {
+			return errDuplicateJob
+		}
+		rl, err := tx.RateLimitTake(ctx, rateParams(t))
+		if err != nil {
+			return err
+		}
+		if !rl.Allowed {
+			return rateLimited(rl)
+		}
+		return nil
 	})
-	if err != nil {
+	var refused *httpError
+	switch {
+	case errors.Is(err, errDuplicateJob):
+	case errors.As(err, &refused):
+		return refused
+	case err != nil:
 		return fmt.Errorf("enqueue: %w", err)
+	default:
+		s.cfg.Queue.PublishInserted(res.Job) // after the commit: EnqueueTx does not
 	}
 	w.Header().Set("Location", "/v1/jobs/"+strconv.FormatInt(res.Job.ID, 10))
 	return writeJSON(w, http.StatusAccepted, map[string]JobView{"job": jobView(res.Job, -1)})

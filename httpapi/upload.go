@@ -108,7 +108,8 @@ func (s *Server) checkUploadHeaders(r *http.Request) (string, error) {
 // it (the closing boundary, an epilogue).
 func (s *Server) maxUploadBody() int64 { return s.cfg.MaxUploadBytes + 2*uploadOverhead }
 
-// rateParams is the tenant's upload rate limit.
+// rateParams is the tenant's rate limit: uploads and dispatch jobs take
+// slots of the same window.
 func rateParams(t *docket.Tenant) *docket.RateLimitParams {
 	return &docket.RateLimitParams{Limit: t.UploadsPerHour(), Window: docket.RateWindow}
 }
@@ -136,7 +137,8 @@ func rateLimited(rl *docket.RateLimit) error {
 	secs := max(1, ceilSeconds(rl.RetryAfter))
 	return &httpError{
 		status: http.StatusTooManyRequests, title: "Too Many Requests",
-		detail:     fmt.Sprintf("upload rate limit reached (%d per hour); the next slot opens in %d s", rl.Limit, secs),
+		detail: fmt.Sprintf("rate limit reached (%d uploads and dispatch jobs per hour, together); the next slot opens in %d s",
+			rl.Limit, secs),
 		retryAfter: secs,
 		extra:      map[string]any{"retry_after_seconds": secs, "limit": rl.Limit},
 	}

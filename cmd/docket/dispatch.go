@@ -40,6 +40,9 @@ type dispatchFile struct {
 	Concurrency int `json:"concurrency"`
 	// PollInterval: how often a job answered 202 is read; default 1s.
 	PollInterval jsonDuration `json:"poll_interval"`
+	// MaxArgsBytes caps the args of a job a tenant submits through the
+	// API; default dispatch.DefaultMaxArgsBytes.
+	MaxArgsBytes int `json:"max_args_bytes"`
 	Endpoints    []struct {
 		Kind    string       `json:"kind"`
 		URL     string       `json:"url"`
@@ -95,6 +98,10 @@ func (f *dispatchFlags) check() error {
 	}
 	if file.Concurrency < 0 || file.Concurrency > 1000 {
 		return fmt.Errorf("--dispatch-config %s: concurrency %d: want 1 to 1000", f.path, file.Concurrency)
+	}
+	if file.MaxArgsBytes < 0 || file.MaxArgsBytes > dispatch.MaxArgsBytesLimit {
+		return fmt.Errorf("--dispatch-config %s: max_args_bytes %d: want 1 to %d (0: %d)",
+			f.path, file.MaxArgsBytes, dispatch.MaxArgsBytesLimit, dispatch.DefaultMaxArgsBytes)
 	}
 	if _, err := file.guard(); err != nil {
 		return fmt.Errorf("--dispatch-config %s: %w", f.path, err)
@@ -158,7 +165,7 @@ func (s *service) addDispatch(cfg *queue.WorkerConfig, f *dispatchFlags) error {
 	}
 	dc := dispatch.Config{
 		Client: s.client, Guard: g, CallbackURL: file.CallbackURL, Logger: s.logger,
-		PollInterval: time.Duration(file.PollInterval),
+		PollInterval: time.Duration(file.PollInterval), MaxArgsBytes: file.MaxArgsBytes,
 	}
 	if dc.CallbackURL == "" {
 		dc.CallbackURL = f.localURL

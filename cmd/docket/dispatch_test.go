@@ -196,7 +196,8 @@ func waitFinal(t *testing.T, srv server, id, status, message string) {
 
 // TestDispatchConfig_Refused: a bad --dispatch-config is a clear error at
 // start: a secret under 24 bytes, a URL of another scheme or spelling
-// loopback as a number, a bad allow entry, a repeated kind.
+// loopback as a number, a bad allow entry, a repeated kind, an args cap
+// over the API's body limit.
 func TestDispatchConfig_Refused(t *testing.T) {
 	t.Parallel()
 	good := webhook.NewSecret()
@@ -212,6 +213,7 @@ func TestDispatchConfig_Refused(t *testing.T) {
 		{"repeated kind", `{"endpoints":[{"kind":"k","url":"https://a.example/","secrets":["` + good + `"]},{"kind":"k","url":"https://b.example/","secrets":["` + good + `"]}]}`, "repeated"},
 		{"timeout", `{"endpoints":[{"kind":"k","url":"https://a.example/","secrets":["` + good + `"],"timeout":"soon"}]}`, "invalid duration"},
 		{"no endpoints", `{}`, "no endpoints"},
+		{"max args", `{"max_args_bytes":2000000,"endpoints":[{"kind":"k","url":"https://a.example/","secrets":["` + good + `"]}]}`, "max_args_bytes 2000000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
