@@ -90,6 +90,9 @@ func sniffMarkup(b []byte) (Type, error) {
 	}
 	for _, p := range htmlPrefixes {
 		if hasPrefixFold(b, p) && len(b) > len(p) && isTagEnd(b[len(p)]) {
+			if !documentTag(p) && markdownBlocks(b) {
+				return TypeMarkdown, nil // a README that opens with an HTML block
+			}
 			return TypeHTML, nil
 		}
 	}
@@ -97,6 +100,28 @@ func sniffMarkup(b []byte) (Type, error) {
 		return TypeMarkdown, nil
 	}
 	return TypeText, nil
+}
+
+// documentTag reports whether an HTML signature starts a whole document rather than a block.
+func documentTag(p string) bool {
+	return p == "<!doctype html" || p == "<html" || p == "<head" || p == "<body"
+}
+
+// markdownBlocks reports whether a line of b is an ATX heading or a code fence: Markdown
+// outside the HTML block it opens with (Markdown allows raw HTML blocks; HTML has no such lines).
+func markdownBlocks(b []byte) bool {
+	for line := range bytes.Lines(b) {
+		line = bytes.TrimRight(line, " \t\r\n")
+		hashes := 0
+		for hashes < len(line) && line[hashes] == '#' {
+			hashes++
+		}
+		if hashes >= 1 && hashes <= 6 && len(line) > hashes && line[hashes] == ' ' ||
+			bytes.HasPrefix(line, []byte("```")) || bytes.HasPrefix(line, []byte("~~~")) {
+			return true
+		}
+	}
+	return false
 }
 
 func isTagEnd(c byte) bool {
@@ -134,6 +159,7 @@ func lower(c byte) byte {
 // looksMarkdown reports whether any line of b starts like Markdown: an ATX heading, a fenced
 // code block, a setext underline, a block quote, a list item, or a [link](target).
 func looksMarkdown(b []byte) bool {
+	var prev []byte
 	for len(b) > 0 {
 		line := b
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {
@@ -142,11 +168,20 @@ func looksMarkdown(b []byte) bool {
 			b = nil
 		}
 		line = bytes.TrimRight(line, " \t\r")
-		if markdownLine(line) {
+		if markdownLine(line) || setextUnderline(prev, line) {
 			return true
 		}
+		prev = line
 	}
 	return false
+}
+
+// setextUnderline reports whether line underlines prev as a setext heading: a run of at least
+// three '=' or '-' under a line of text. A line with "://" above is a URL set off by a rule in
+// plain text, not a heading.
+func setextUnderline(prev, line []byte) bool {
+	return len(line) >= 3 && (allByte(line, '=') || allByte(line, '-')) &&
+		len(bytes.TrimSpace(prev)) > 0 && !bytes.Contains(prev, []byte("://"))
 }
 
 func markdownLine(line []byte) bool {
@@ -161,8 +196,6 @@ func markdownLine(line []byte) bool {
 	case hashes >= 1 && hashes <= 6 && len(line) > hashes && line[hashes] == ' ':
 		return true
 	case bytes.HasPrefix(line, []byte("```")), bytes.HasPrefix(line, []byte("~~~")):
-		return true
-	case len(line) >= 3 && allByte(line, '=') || len(line) >= 3 && allByte(line, '-'):
 		return true
 	case bytes.HasPrefix(line, []byte("> ")), bytes.HasPrefix(line, []byte("- ")),
 		bytes.HasPrefix(line, []byte("* ")), bytes.HasPrefix(line, []byte("+ ")):

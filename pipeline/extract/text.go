@@ -29,7 +29,7 @@ func markdownTitle(s string) string {
 		case fenced:
 		case atxLevel(line) > 0:
 			return Normalize(strings.TrimRight(strings.TrimLeft(line, "#"), "# \t"))
-		case prev != "" && len(line) >= 3 && (allByte([]byte(line), '=') || allByte([]byte(line), '-')):
+		case setextUnderline([]byte(prev), []byte(line)):
 			return Normalize(prev)
 		}
 		prev = strings.TrimSpace(line)
