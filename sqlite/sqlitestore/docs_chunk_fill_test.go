@@ -25,6 +25,11 @@ i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n + 1 < ?2),
 g(doc, idx, n) AS (SELECT doc.n, i.n, doc.n * ?2 + i.n FROM doc CROSS JOIN i)
 INSERT INTO docket_chunks (document_id, idx, tenant_id, text, model, dimensions)
 SELECT 'd' || doc, idx, 't', 'chunk ' || n || ' word' || (n % 1000), 'm', 0 FROM g`
+	// fillIndexSQL indexes the chunks as the insert trigger does, their
+	// words behind tenant "t"'s prefix ?1 (tenantTerms): each word of
+	// their text follows a single space, and they have no compounds.
+	fillIndexSQL = `INSERT INTO docket_chunks_fts (rowid, text, compounds)
+SELECT id, ?1 || replace(text, ' ', ' ' || ?1), '' FROM docket_chunks ORDER BY id`
 	// fillChunksPlainSQL is the same chunks as the store inserts them, one
 	// after another with the triggers firing: TestFillChunks's reference.
 	fillChunksPlainSQL = `WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n + 1 < ?1 * ?2)
@@ -37,8 +42,8 @@ SELECT 'd' || (n / ?2), n % ?2, 't', 'chunk ' || n || ' word' || (n % 1000), 'm'
 // the race detector's instrumentation, which made either take minutes).
 // The fill runs on a connection of its own (openFill), in one transaction, with the triggers
 // on docket_chunks dropped and then created again from their own SQL.
-// One INSERT ... SELECT then indexes the rows as the insert trigger would
-// have, one by one, with the index's
+// One INSERT ... SELECT (fillIndexSQL) then indexes the rows as the insert
+// trigger would have, one by one, with the index's
 // limit on unflushed index data ('hashsize', 1 MB by default) raised for
 // it so that it writes one segment and merges none, and then
 // deleted. TestFillChunks checks that the database is the one the plain
@@ -66,8 +71,7 @@ func fillChunks(t testing.TB, s *Store, docs, perDoc int) {
 	}
 	stmts = append(stmts,
 		fillStmt{sql: `INSERT INTO docket_chunks_fts (docket_chunks_fts, rank) VALUES ('hashsize', 1073741824)`},
-		fillStmt{sql: `INSERT INTO docket_chunks_fts (rowid, text, compounds)
-SELECT id, docket_terms(tenant_id, text), docket_terms(tenant_id, compounds) FROM docket_chunks ORDER BY id`},
+		fillStmt{fillIndexSQL, []any{tenantPrefix("t")}},
 		fillStmt{sql: `DELETE FROM docket_chunks_fts_config WHERE k = 'hashsize'`})
 	fillExec(t, tx, stmts)
 	if err := tx.Commit(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/docketq/docket"
@@ -60,7 +61,7 @@ func TestChunkSearch_OtherTenant(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := openPlan(t)
-	fillChunks(t, s, 100, 1000)
+	fillChunks(t, s, 20, 1000)
 	fillOtherTenant(t, s)
 	for _, c := range otherTenantSearches {
 		for _, p := range c.phrases {
@@ -121,5 +122,26 @@ func BenchmarkChunkSearch_OtherTenant(b *testing.B) {
 				})
 			}
 		})
+	}
+}
+
+// TestTenantTerms: the tenant's prefix goes before each run of word
+// characters as the index's tokenizer splits them, and nowhere else.
+func TestTenantTerms(t *testing.T) {
+	t.Parallel()
+	p := tenantPrefix("a")
+	if len(p) != tenantPrefixLen || strings.Trim(p, "0123456789") != "" || p == tenantPrefix("b") {
+		t.Fatalf("prefix of a %q, of b %q: want %d digits each, apart", p, tenantPrefix("b"), tenantPrefixLen)
+	}
+	for _, c := range []struct{ text, want string }{
+		{"", ""},
+		{"Payments, 2026-11!", p + "Payments, " + p + "2026-" + p + "11!"},
+		{"x\uE000Achse y\uE000Achse", p + "x\uE000Achse " + p + "y\uE000Achse"},
+		{"„Größen“ \uf8edy1y2", "„" + p + "Größen“ \uf8ed" + p + "y1y2"},
+		{"  -- ", "  -- "},
+	} {
+		if got := tenantTerms("a", c.text); got != c.want {
+			t.Errorf("tenantTerms(%q) = %q, want %q", c.text, got, c.want)
+		}
 	}
 }

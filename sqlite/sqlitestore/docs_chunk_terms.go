@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"unicode/utf8"
 
 	sqlite3 "modernc.org/sqlite"
 )
@@ -34,7 +35,11 @@ const tenantPrefixLen = 16
 func tenantPrefix(tenant string) string {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(tenant))
-	return fmt.Sprintf("%0*d", tenantPrefixLen, h.Sum64()%1e16)
+	var b [tenantPrefixLen]byte
+	for i, n := len(b)-1, h.Sum64(); i >= 0; i, n = i-1, n/10 {
+		b[i] = byte('0' + n%10)
+	}
+	return string(b[:])
 }
 
 // tenantTerms returns text with the tenant's prefix before each run of
@@ -45,7 +50,8 @@ func tenantTerms(tenant, text string) string {
 	b.Grow(len(text) + len(text)/4)
 	inWord := false
 	for _, r := range text {
-		w := compoundWord(r)
+		w := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			r >= utf8.RuneSelf && compoundWord(r)
 		if w && !inWord {
 			b.WriteString(prefix)
 		}
