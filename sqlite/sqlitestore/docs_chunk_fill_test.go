@@ -25,6 +25,11 @@ i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n + 1 < ?2),
 g(doc, idx, n) AS (SELECT doc.n, i.n, doc.n * ?2 + i.n FROM doc CROSS JOIN i)
 INSERT INTO docket_chunks (document_id, idx, tenant_id, text, model, dimensions)
 SELECT 'd' || doc, idx, 't', 'chunk ' || n || ' word' || (n % 1000), 'm', 0 FROM g`
+	// fillIndexSQL indexes the chunks as the insert trigger does, their
+	// words behind tenant "t"'s prefix ?1 (tenantTerms): each word of
+	// their text follows a single space, and they have no compounds.
+	fillIndexSQL = `INSERT INTO docket_chunks_fts (rowid, text, compounds)
+SELECT id, ?1 || replace(text, ' ', ' ' || ?1), '' FROM docket_chunks ORDER BY id`
 	// fillChunksPlainSQL is the same chunks as the store inserts them, one
 	// after another with the triggers firing: TestFillChunks's reference.
 	fillChunksPlainSQL = `WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n + 1 < ?1 * ?2)
@@ -37,13 +42,13 @@ SELECT 'd' || (n / ?2), n % ?2, 't', 'chunk ' || n || ' word' || (n % 1000), 'm'
 // the race detector's instrumentation, which made either take minutes).
 // The fill runs on a connection of its own (openFill), in one transaction, with the triggers
 // on docket_chunks dropped and then created again from their own SQL.
-// FTS5's 'rebuild' then indexes the rows the triggers would have indexed
-// one by one (the index has external content, docket_chunks), with its
+// One INSERT ... SELECT (fillIndexSQL) then indexes the rows as the insert
+// trigger would have, one by one, with the index's
 // limit on unflushed index data ('hashsize', 1 MB by default) raised for
-// the rebuild so that it writes one segment and merges none, and then
+// it so that it writes one segment and merges none, and then
 // deleted. TestFillChunks checks that the database is the one the plain
 // inserts leave.
-func fillChunks(t *testing.T, s *Store, docs, perDoc int) {
+func fillChunks(t testing.TB, s *Store, docs, perDoc int) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := openFill(t, s).BeginTx(ctx, nil)
@@ -66,7 +71,7 @@ func fillChunks(t *testing.T, s *Store, docs, perDoc int) {
 	}
 	stmts = append(stmts,
 		fillStmt{sql: `INSERT INTO docket_chunks_fts (docket_chunks_fts, rank) VALUES ('hashsize', 1073741824)`},
-		fillStmt{sql: `INSERT INTO docket_chunks_fts (docket_chunks_fts) VALUES ('rebuild')`},
+		fillStmt{fillIndexSQL, []any{tenantPrefix("t")}},
 		fillStmt{sql: `DELETE FROM docket_chunks_fts_config WHERE k = 'hashsize'`})
 	fillExec(t, tx, stmts)
 	if err := tx.Commit(); err != nil {
@@ -93,7 +98,7 @@ type execer interface {
 }
 
 // fillExec runs stmts on db in order.
-func fillExec(t *testing.T, db execer, stmts []fillStmt) {
+func fillExec(t testing.TB, db execer, stmts []fillStmt) {
 	t.Helper()
 	for _, st := range stmts {
 		if _, err := db.ExecContext(context.Background(), st.sql, st.args...); err != nil {
@@ -107,7 +112,7 @@ func fillExec(t *testing.T, db execer, stmts []fillStmt) {
 // rows refer to the documents it inserts), no fsync, and a page cache
 // that holds all 10^6 chunks, their indexes and their full-text index
 // (about 120 MB).
-func openFill(t *testing.T, s *Store) *sql.DB {
+func openFill(t testing.TB, s *Store) *sql.DB {
 	t.Helper()
 	var path string
 	if err := s.writer.QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&path); err != nil {

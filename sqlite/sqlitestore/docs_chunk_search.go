@@ -11,8 +11,10 @@ import (
 )
 
 // chunkSearchSQL ranks the FTS5 matches of the tenant's chunks by BM25
-// (FTS5's rank: lower is better). The index matches across tenants; the
-// join keeps the tenant's own, at most ?7 of them (-1: all), newest
+// (FTS5's rank: lower is better). The query ?3 is written in the tenant's
+// words (ftsMatch), so the index matches the tenant's chunks only (and,
+// rarely, those of a tenant with the same prefix); the join keeps the
+// tenant's own, at most ?7 of them (-1: all), newest
 // (highest rowid) first, looked up in the covering index
 // docket_chunks_match rather than in the table. Only the best ?6 are read whole (text, vector,
 // filename): the sort holds a match's id and rank, not its row.
@@ -60,7 +62,7 @@ type querier interface {
 
 // searchTenant runs the searches of a ChunkSearch of tenant's chunks on q.
 func searchTenant(ctx context.Context, q querier, tenant string, p *docket.ChunkSearchParams) ([]*docket.SearchHit, error) {
-	match, compounds := ftsMatch(p.Phrases, p.Any, true)
+	match, compounds := ftsMatch(tenant, p.Phrases, p.Any, true)
 	if match == "" || p.Limit < 1 {
 		return nil, nil
 	}
@@ -68,7 +70,7 @@ func searchTenant(ctx context.Context, q querier, tenant string, p *docket.Chunk
 	if err != nil || len(hits) > 0 || !compounds {
 		return hits, err
 	}
-	match, _ = ftsMatch(p.Phrases, p.Any, false)
+	match, _ = ftsMatch(tenant, p.Phrases, p.Any, false)
 	return chunkSearch(ctx, q, tenant, p, match)
 }
 
@@ -104,23 +106,24 @@ func chunkSearch(ctx context.Context, q querier, tenant string, p *docket.ChunkS
 	return hits, nil
 }
 
-// ftsMatch is an FTS5 query for phrases: each a quoted string (which FTS5
-// splits with the table's tokenizer into a phrase), joined by AND or OR.
+// ftsMatch is an FTS5 query of the tenant's chunks for phrases: each a
+// quoted string of the tenant's words (tenantTerms; FTS5 splits it with the
+// table's tokenizer into a phrase), joined by AND or OR.
 // With compounds, a phrase that is one hyphenated compound is its token in
 // the compounds column instead, and hasCompound says whether one was.
 // Phrases without a letter or digit are left out; none left is "".
-func ftsMatch(phrases []string, anyOf, compounds bool) (match string, hasCompound bool) {
+func ftsMatch(tenant string, phrases []string, anyOf, compounds bool) (match string, hasCompound bool) {
 	var quoted []string
 	for _, p := range phrases {
 		if strings.IndexFunc(p, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
 			continue
 		}
 		if c := compoundPhrase(p); compounds && c != "" {
-			quoted = append(quoted, `compounds : "`+strings.ReplaceAll(c, `"`, `""`)+`"`)
+			quoted = append(quoted, `compounds : "`+strings.ReplaceAll(tenantTerms(tenant, c), `"`, `""`)+`"`)
 			hasCompound = true
 			continue
 		}
-		quoted = append(quoted, `"`+strings.ReplaceAll(p, `"`, `""`)+`"`)
+		quoted = append(quoted, `"`+strings.ReplaceAll(tenantTerms(tenant, p), `"`, `""`)+`"`)
 	}
 	op := " AND "
 	if anyOf {

@@ -10,7 +10,7 @@ import (
 
 // openPlan opens a fresh, migrated store in a temporary directory and
 // closes it when the test ends.
-func openPlan(t *testing.T) *Store {
+func openPlan(t testing.TB) *Store {
 	t.Helper()
 	ctx := context.Background()
 	d, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "plan.db"))
