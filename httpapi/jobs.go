@@ -39,7 +39,11 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	if status != "" {
 		p.States = status.JobStates()
 	}
-	jobs, err := s.cfg.Queue.List(r.Context(), p)
+	var jobs []*queue.Job
+	err = s.cfg.Store.ReadTenant(r.Context(), t.ID, func(tx docket.Tx) (err error) {
+		jobs, err = s.cfg.Queue.ListTx(r.Context(), tx.Native(), p)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -91,13 +95,19 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) error {
 }
 
 // tenantJob returns the job named by the path's id if it is the caller's;
-// another tenant's job, or a malformed id, is not found.
+// another tenant's job, or a malformed id, is not found. The job is read in
+// the tenant's transaction: on PostgreSQL, row-level security hides other
+// tenants' jobs from it as it hides their documents, beside the check here.
 func (s *Server) tenantJob(r *http.Request) (*queue.Job, error) {
 	id, err := parseJobID(r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
-	j, err := s.cfg.Queue.Get(r.Context(), id)
+	var j *queue.Job
+	err = s.cfg.Store.ReadTenant(r.Context(), tenantOf(r).ID, func(tx docket.Tx) (err error) {
+		j, err = s.cfg.Queue.GetTx(r.Context(), tx.Native(), id)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,17 @@ func (c *Client) ListTx(ctx context.Context, tx any, params *JobListParams) ([]*
 	return jobs, nil
 }
 
+// GetTx returns a job as the caller's transaction sees it, or ErrNotFound.
+// Inside a store's tenant transaction on PostgreSQL, row-level security
+// hides every other tenant's job.
+func (c *Client) GetTx(ctx context.Context, tx any, id int64) (*Job, error) {
+	exec, err := c.driver.UnwrapTx(tx)
+	if err != nil {
+		return nil, err
+	}
+	return exec.JobGet(ctx, id)
+}
+
 // RetryTx is Retry inside the caller's transaction: the new job exists if
 // and only if the transaction commits, so a caller can point its own rows
 // at the new job in the same commit. As EnqueueTx, it publishes no
