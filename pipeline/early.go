@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/pipeline/analyze"
@@ -35,13 +37,17 @@ type Early struct {
 // queue.MaxPartialResultBytes (the document's fields have them all).
 const earlyItems = 20
 
-// earlyOverview is what a job knows once its text is extracted.
-func earlyOverview(pages []analyze.Page, title string) Early {
-	f := analyze.Overview(pages, analyze.Options{Title: title})
+// earlyOverview is what a job knows once its text is extracted; it fails
+// with ctx's error once ctx is done.
+func earlyOverview(ctx context.Context, pages []analyze.Page, title string) (Early, error) {
+	f, err := analyze.OverviewContext(ctx, pages, analyze.Options{Title: title})
+	if err != nil {
+		return Early{}, fmt.Errorf("overview: %w", err)
+	}
 	return Early{
 		Title: extract.Truncate(f.Title, extract.MaxTitleBytes), Language: capField(f.Language),
 		PageCount: f.PageCount, WordCount: f.WordCount,
-	}
+	}, nil
 }
 
 // withFields adds the first key phrases, dates and amounts of f.

@@ -1,11 +1,14 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/pipeline/analyze"
 	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/queue/driver"
 )
@@ -35,5 +38,21 @@ func TestEarly_Encode(t *testing.T) {
 	if got, want := string(usual.encode()), `{"title":"Harbour <survey> & more","language":"en","page_count":2,"word_count":40,`+
 		`"key_phrases":["storm damage"],"dates":["2026-03-12"],"amounts":[{"value":"12500","currency":"EUR"}]}`; got != want {
 		t.Errorf("encoded\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The early overview stops with its context's error once the context is
+// done, and reads the text otherwise.
+func TestEarlyOverview_Context(t *testing.T) {
+	t.Parallel()
+	pages := []analyze.Page{{Number: 1, Text: "# Harbour survey\n\nThe survey counted seventeen lighthouses."}}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := earlyOverview(ctx, pages, ""); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled: err %v, want context.Canceled", err)
+	}
+	e, err := earlyOverview(t.Context(), pages, "")
+	if err != nil || e.Title != "Harbour survey" || e.PageCount != 1 || e.WordCount != 7 {
+		t.Errorf("early %+v, err %v", e, err)
 	}
 }

@@ -114,8 +114,8 @@ func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
 	}
 	j.pages, j.title, j.active = doc.Pages, doc.Title, doc.ActiveContent
 	j.warns = append([]string{}, doc.Warnings...) // never nil once processed
-	j.early = earlyOverview(j.analyzePages(), j.title)
-	return nil
+	j.early, err = earlyOverview(ctx, j.analyzePages(), j.title)
+	return err
 }
 
 // analyzePages returns the extracted pages as the analyzer takes them.
@@ -195,7 +195,11 @@ func (j *job) analyze(ctx context.Context) error {
 	if err := j.progress.enter(ctx, StageAnalyzing, "analyzing text", nil); err != nil {
 		return fmt.Errorf("progress: %w", err)
 	}
-	j.fields = fieldsOf(analyze.Analyze(j.analyzePages(), analyze.Options{Title: j.title}))
+	fields, err := analyze.AnalyzeContext(ctx, j.analyzePages(), analyze.Options{Title: j.title})
+	if err != nil {
+		return fmt.Errorf("analyze: %w", err)
+	}
+	j.fields = fieldsOf(fields)
 	j.fields.ChunkCount = len(j.chunks)
 	j.fields.EmbeddingModel = j.p.cfg.Embedder.Model()
 	j.fields.EmbeddingDimensions = j.p.cfg.Embedder.Dimensions()

@@ -14,8 +14,10 @@ type stopper struct {
 	err  error // the context's error, once seen
 }
 
+// newStopper returns a stopper for ctx; a context already done stops the
+// passes at their first step.
 func newStopper(ctx context.Context) *stopper {
-	return &stopper{ctx: ctx, left: checkEvery}
+	return &stopper{ctx: ctx, left: checkEvery, err: ctx.Err()}
 }
 
 // stop counts a step and reports whether the context is done, looking at it
