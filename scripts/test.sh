@@ -420,9 +420,9 @@ golangci_lint_run() { "$GOLANGCI_LINT" run --allow-serial-runners --config "$ROO
 
 # Tests that skip themselves under -race (internal/race) and run in a pass without it, as
 # "-run regexp packages...": the peak-RSS measurements of the bomb tests (the detector's shadow
-# memory is what they would measure).
-NORACE_RUN='^(TestExtract_BombRSS|TestProcessor_BombRSS)$'
-NORACE_PKGS=(./pipeline/ ./pipeline/extract/)
+# memory is what they would measure) and the allocation counts of the analysis of hostile text.
+NORACE_RUN='^(TestExtract_BombRSS|TestProcessor_BombRSS|TestAnalyze_hostileAllocs)$'
+NORACE_PKGS=(./pipeline/ ./pipeline/extract/ ./pipeline/analyze/)
 
 # Under -race, SQLite's engine (modernc.org/sqlite/lib, its C translated to Go) is left
 # uninstrumented, and the pointer checks that -race turns on (checkptr) are off in every

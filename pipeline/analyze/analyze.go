@@ -11,7 +11,10 @@
 // their words occur and with how many others.
 package analyze
 
-import "strings"
+import (
+	"context"
+	"strings"
+)
 
 // Page is one page of extracted text.
 type Page struct {
@@ -52,39 +55,69 @@ type Options struct {
 // Analyze extracts the fields of the document made of pages. Slices in the
 // result are never nil, so they encode as JSON arrays.
 func Analyze(pages []Page, opts Options) Fields {
+	f, _ := AnalyzeContext(context.Background(), pages, opts) // never done
+	return f
+}
+
+// AnalyzeContext is Analyze under ctx: it stops with ctx's error soon after
+// ctx is done. Its time is linear in the text and the memory it holds,
+// beyond the pages, bounded.
+func AnalyzeContext(ctx context.Context, pages []Page, opts Options) (Fields, error) {
 	if opts.MaxKeyPhrases <= 0 {
 		opts.MaxKeyPhrases = 10
 	}
 	if opts.MaxItems <= 0 {
 		opts.MaxItems = 100
 	}
-	f := Overview(pages, opts)
-	f.Dates, f.Amounts = []string{}, []Amount{}
-	dates, amounts := newSet[string](opts.MaxItems), newSet[Amount](opts.MaxItems)
+	st := newStopper(ctx)
+	f := overview(st, pages, opts)
+	dates, amounts := newSet[int](opts.MaxItems), newSet[Amount](opts.MaxItems)
 	for _, p := range pages {
-		for _, d := range findDates(p.Text) {
-			dates.add(d)
+		if !dates.full() {
+			scanDates(p.Text, st, dates.add)
 		}
-		for _, a := range findAmounts(p.Text) {
-			amounts.add(a)
+		if !amounts.full() {
+			scanAmounts(p.Text, st, amounts.add)
 		}
 	}
-	f.Dates = append(f.Dates, dates.items...)
-	f.Amounts = append(f.Amounts, amounts.items...)
-	f.KeyPhrases = keyPhrases(pages, f.Language, opts.MaxKeyPhrases)
-	return f
+	f.Dates = make([]string, len(dates.items))
+	for i, day := range dates.items {
+		f.Dates[i] = isoDate(day)
+	}
+	f.Amounts = append([]Amount{}, amounts.items...)
+	f.KeyPhrases = keyPhrases(st, pages, f.Language, opts.MaxKeyPhrases)
+	if st.err != nil {
+		return Fields{}, st.err
+	}
+	return f, nil
 }
 
 // Overview returns the fields that are quick to find, the same as
 // Analyze's: title, language, page and word counts. The others are nil. It
 // gives a document's first results as soon as its text is extracted.
 func Overview(pages []Page, opts Options) Fields {
-	f := Fields{Title: clean(opts.Title), PageCount: len(pages), Language: detectLanguage(pages)}
+	f, _ := OverviewContext(context.Background(), pages, opts) // never done
+	return f
+}
+
+// OverviewContext is Overview under ctx: it stops with ctx's error soon
+// after ctx is done.
+func OverviewContext(ctx context.Context, pages []Page, opts Options) (Fields, error) {
+	st := newStopper(ctx)
+	f := overview(st, pages, opts)
+	if st.err != nil {
+		return Fields{}, st.err
+	}
+	return f, nil
+}
+
+func overview(st *stopper, pages []Page, opts Options) Fields {
+	f := Fields{Title: clean(opts.Title), PageCount: len(pages), Language: detectLanguage(st, pages)}
 	if f.Title == "" {
-		f.Title = findTitle(pages)
+		f.Title = findTitle(st, pages)
 	}
 	for _, p := range pages {
-		f.WordCount += countWords(p.Text)
+		f.WordCount += countWords(st, p.Text)
 	}
 	return f
 }
@@ -100,12 +133,17 @@ func newSet[T comparable](limit int) *set[T] {
 	return &set[T]{seen: map[T]bool{}, max: limit}
 }
 
-func (s *set[T]) add(x T) {
-	if len(s.items) < s.max && !s.seen[x] {
+// add adds x if it is new and there is room; it reports whether there is
+// room left.
+func (s *set[T]) add(x T) bool {
+	if !s.full() && !s.seen[x] {
 		s.seen[x] = true
 		s.items = append(s.items, x)
 	}
+	return !s.full()
 }
+
+func (s *set[T]) full() bool { return len(s.items) >= s.max }
 
 // clean trims s and collapses its runs of spaces into one space.
 func clean(s string) string {

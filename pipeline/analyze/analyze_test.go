@@ -88,7 +88,7 @@ func TestDetectLanguage(t *testing.T) {
 		{"", ""},
 	}
 	for _, tt := range tests {
-		if got := detectLanguage([]Page{{1, tt.text}}); got != tt.want {
+		if got := detectLanguage(nil, []Page{{1, tt.text}}); got != tt.want {
 			t.Errorf("detectLanguage(%q) = %q, want %q", tt.text, got, tt.want)
 		}
 	}
@@ -115,7 +115,7 @@ func TestFindTitle(t *testing.T) {
 		for i, p := range tt.pages {
 			pages = append(pages, Page{i + 1, p})
 		}
-		if got := findTitle(pages); got != tt.want {
+		if got := findTitle(nil, pages); got != tt.want {
 			t.Errorf("%s: findTitle = %q, want %q", tt.name, got, tt.want)
 		}
 	}
@@ -135,7 +135,7 @@ func TestCountWords(t *testing.T) {
 		{"e\u0301cole • ---", 1},
 	}
 	for _, tt := range tests {
-		if got := countWords(tt.text); got != tt.want {
+		if got := countWords(nil, tt.text); got != tt.want {
 			t.Errorf("countWords(%q) = %d, want %d", tt.text, got, tt.want)
 		}
 	}

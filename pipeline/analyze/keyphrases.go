@@ -11,6 +11,11 @@ import (
 // content words (often table rows) are not candidates.
 const maxPhraseWords = 4
 
+// maxCandidates bounds the distinct candidate phrases kept: once that many
+// are known, only their occurrences are counted. Documents of ordinary
+// length never have that many.
+const maxCandidates = 1 << 16
+
 // keyPhrases ranks the text's candidate phrases, RAKE-style. Candidates are
 // runs of content words (with a letter and no digit) between stop words (of
 // lang, or English if it is unknown) and breaks (punctuation, line ends,
@@ -18,7 +23,7 @@ const maxPhraseWords = 4
 // words it shares candidates with, itself included) over its frequency; a
 // phrase scores the sum of its words' scores, times 1 + ln(occurrences).
 // Phrases inside a better one are left out. Ties go alphabetically.
-func keyPhrases(pages []Page, lang string, limit int) []string {
+func keyPhrases(st *stopper, pages []Page, lang string, limit int) []string {
 	stop := stopwords[lang]
 	if stop == nil {
 		stop = stopwords["en"]
@@ -28,18 +33,26 @@ func keyPhrases(pages []Page, lang string, limit int) []string {
 	flush := func() {
 		short := len(words) == 1 && utf8.RuneCountInString(words[0]) < 3 // "ms", "nr"
 		if len(words) > 0 && len(words) <= maxPhraseWords && !short {
-			count[strings.Join(words, " ")]++
+			phrase := strings.Join(words, " ")
+			if _, ok := count[phrase]; ok || len(count) < maxCandidates {
+				count[phrase]++
+			}
 		}
 		words = words[:0]
 	}
 	for _, p := range pages {
-		tokenize(p.Text, func(t token) {
+		if !tokenize(st, p.Text, func(t token) bool {
 			if t.word == "" || !t.alpha || t.digits || stop[t.word] || utf8.RuneCountInString(t.word) < 2 {
 				flush()
-				return
+				return true
 			}
-			words = append(words, t.word)
-		})
+			if words = append(words, t.word); len(words) > maxPhraseWords {
+				words = words[:maxPhraseWords+1] // too long already
+			}
+			return true
+		}) {
+			return []string{}
+		}
 		flush()
 	}
 	return rank(count, limit)

@@ -13,22 +13,25 @@ const (
 // (Hangul, Kana with Han, Han alone, Greek) is named by the script;
 // otherwise the language whose stop words the text uses most wins, if it
 // uses at least a few.
-func detectLanguage(pages []Page) string {
-	if lang := byScript(pages); lang != "" {
+func detectLanguage(st *stopper, pages []Page) string {
+	if lang := byScript(st, pages); lang != "" {
 		return lang
 	}
 	score := map[string]float64{}
 	n := 0
 	for _, p := range pages {
-		tokenize(p.Text, func(t token) {
-			if n >= langMaxTokens || t.word == "" {
-				return
+		tokenize(st, p.Text, func(t token) bool {
+			if t.word != "" {
+				n++
+				for lang, w := range evidence[t.word] {
+					score[lang] += w
+				}
 			}
-			n++
-			for lang, w := range evidence[t.word] {
-				score[lang] += w
-			}
+			return n < langMaxTokens
 		})
+		if n >= langMaxTokens {
+			break
+		}
 	}
 	best, second := "", 0.0
 	for _, lang := range languages {
@@ -47,11 +50,11 @@ func detectLanguage(pages []Page) string {
 
 // byScript names the language from the script of most letters, if that
 // script tells it.
-func byScript(pages []Page) string {
+func byScript(st *stopper, pages []Page) string {
 	var letters, han, kana, hangul, greek int
 	for _, p := range pages {
 		for _, r := range p.Text {
-			if letters >= langMaxRunes {
+			if letters >= langMaxRunes || st.stop() {
 				break
 			}
 			if !unicode.IsLetter(r) {

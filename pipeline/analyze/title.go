@@ -18,20 +18,24 @@ const (
 // pageLabel matches running headers and footers that are no title.
 var pageLabel = regexp.MustCompile(`(?i)^(page|seite|página|pagina|pagine|blz|p\.)\s*\d+(\s*(of|von|de|di|sur|/)\s*\d+)?$|^\d+\s*(/|of)\s*\d+$|^[-–—\s\d]+$`)
 
+// titleMaxLineBytes is how much of a line, spaces collapsed, is looked at:
+// more than any heading or fallback takes.
+const titleMaxLineBytes = 4 * titleMaxRunes * utf8.UTFMax
+
 // findTitle returns the first heading among the first lines of the text: a
 // Markdown "# " heading if there is one, else the first line that looks like
 // a heading (short, mostly letters, not ending like a sentence, not a page
 // label or a date). Failing both, the start of the first line.
-func findTitle(pages []Page) string {
+func findTitle(st *stopper, pages []Page) string {
 	var lines []string
 	for _, p := range pages {
 		for line := range strings.Lines(p.Text) {
-			if line = clean(line); line != "" && len(lines) < titleMaxLines {
+			if st.stop() || len(lines) >= titleMaxLines {
+				break
+			}
+			if line = cleanPrefix(line, titleMaxLineBytes); line != "" {
 				lines = append(lines, line)
 			}
-		}
-		if len(lines) >= titleMaxLines {
-			break
 		}
 	}
 	for _, l := range lines {
@@ -57,7 +61,7 @@ func headingLike(l string) bool {
 	if n < 3 || n > titleMaxRunes || len(strings.Fields(l)) > titleMaxWords {
 		return false
 	}
-	if pageLabel.MatchString(l) || len(findDates(l)) > 0 && countWords(l) <= 4 {
+	if pageLabel.MatchString(l) || len(findDates(l)) > 0 && countWords(nil, l) <= 4 {
 		return false
 	}
 	last, _ := utf8.DecodeLastRuneInString(l)
@@ -93,4 +97,23 @@ func truncateWords(s string, limit int) string {
 		cut = sp
 	}
 	return s[:cut]
+}
+
+// cleanPrefix is clean(s) cut to at most limit bytes (on a rune boundary).
+func cleanPrefix(s string, limit int) string {
+	var b strings.Builder
+	for f := range strings.FieldsSeq(s) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if n := limit - b.Len(); len(f) > n {
+			for n > 0 && !utf8.RuneStart(f[n]) {
+				n--
+			}
+			b.WriteString(f[:max(n, 0)])
+			break
+		}
+		b.WriteString(f)
+	}
+	return strings.TrimRight(b.String(), " ")
 }

@@ -19,10 +19,14 @@ func isWordRune(r rune) bool {
 
 // countWords counts the words of s: runs of non-space characters holding a
 // letter or digit, plus each CJK character.
-func countWords(s string) int {
+// It stops early, with a partial count, if st stops.
+func countWords(st *stopper, s string) int {
 	n := 0
 	inRun, counted := false, false
 	for _, r := range s {
+		if st.stop() {
+			return n
+		}
 		switch {
 		case unicode.IsSpace(r):
 			inRun, counted = false, false
@@ -53,10 +57,14 @@ type token struct {
 // letters, digits and marks, with single inner hyphens kept
 // ("state-of-the-art"); an apostrophe ends a word, so the elided article of
 // "l'homme" is a word of its own. Punctuation, line ends, tabs and runs of
-// spaces (table columns) are breaks.
-func tokenize(s string, yield func(token)) {
+// spaces (table columns) are breaks. It stops when yield returns false or
+// st stops, and reports whether it read s to its end.
+func tokenize(st *stopper, s string, yield func(token) bool) bool {
 	start := -1
 	for i := 0; i < len(s); {
+		if st.stop() {
+			return false
+		}
 		r, w := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case isWordRune(r) && !isCJK(r):
@@ -66,19 +74,17 @@ func tokenize(s string, yield func(token)) {
 		case start >= 0 && r == '-' && i+w < len(s) && nextIsLetter(s[i+w:]):
 			// inner hyphen: stay in the word
 		default:
-			if start >= 0 {
-				yield(newToken(s[start:i]))
-				start = -1
+			if start >= 0 && !yield(newToken(s[start:i])) {
+				return false
 			}
-			if !unicode.IsSpace(r) || r != ' ' || i+w < len(s) && s[i+w] == ' ' {
-				yield(token{})
+			start = -1
+			if (!unicode.IsSpace(r) || r != ' ' || i+w < len(s) && s[i+w] == ' ') && !yield(token{}) {
+				return false
 			}
 		}
 		i += w
 	}
-	if start >= 0 {
-		yield(newToken(s[start:]))
-	}
+	return start < 0 || yield(newToken(s[start:]))
 }
 
 func nextIsLetter(s string) bool {

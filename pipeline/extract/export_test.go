@@ -47,7 +47,10 @@ func EngineMovesMemory(e *PDFEngine, pdf []byte) (bool, error) {
 }
 
 // ObjStmTitle is objStmTitle with the /Title keys outside object streams found in data.
-func ObjStmTitle(data []byte, limit int) string { return objStmTitle(data, limit, titleRefs(data)) }
+func ObjStmTitle(data []byte, limit int) string {
+	refs, _ := titleRefs(data)
+	return objStmTitle(data, newTitleScan(limit, refs))
+}
 
 // TitleUnread is titleUnread.
 var TitleUnread = titleUnread

@@ -31,16 +31,17 @@ const (
 var errObjStmUnchecked = errors.New("object stream not checked")
 
 // objStmTitle says why the title of the PDF in data is not read on account of its object
-// streams ("" when nothing there stops it): a /Title string over limit bytes, or a stream the
-// check cannot read. refs are the objects /Title keys outside object streams refer to. In an
-// encrypted document the streams' data is encrypted: a stream that does not inflate is left to
-// the engine (its memory cap and the parse deadline), as are all before this check.
-func objStmTitle(data []byte, limit int, refs map[objRef]bool) string {
+// streams ("" when nothing there stops it): a /Title string over s's limit, or a stream the
+// check cannot read. s starts with the objects /Title keys outside object streams refer to,
+// and ends with what the streams add. In an encrypted document the streams' data is
+// encrypted: a stream that does not inflate is left to the engine (its memory cap and the
+// parse deadline), as are all before this check.
+func objStmTitle(data []byte, s *titleScan) string {
 	if !bytes.Contains(data, []byte("ObjStm")) {
 		return ""
 	}
+	limit := s.limit
 	encrypted := bytes.Contains(data, []byte("/Encrypt"))
-	s := newTitleScan(limit, refs)
 	var zr io.ReadCloser
 	buf := make([]byte, 16<<10)
 	budget := int64(maxObjStmDecoded)

@@ -11,6 +11,10 @@ type titleScan struct {
 	refs  map[int]bool // objects /Title keys refer to, by number (PDFium ignores generations)
 	longs map[int]bool // objects in object streams whose value is a string over limit
 	found bool
+	// numbered holds the objects in object streams whose value is a number or keyword (a
+	// reference among them); the Lost flags say a map reached maxTitleRefs and dropped some.
+	numbered               map[int]bool
+	refsLost, numberedLost bool
 
 	state   scanState
 	nest    int  // parentheses open in a literal string
@@ -42,7 +46,7 @@ const (
 const maxTitleRefs = 4096
 
 func newTitleScan(limit int, refs map[objRef]bool) *titleScan {
-	s := &titleScan{limit: limit, refs: map[int]bool{}, longs: map[int]bool{}}
+	s := &titleScan{limit: limit, refs: map[int]bool{}, longs: map[int]bool{}, numbered: map[int]bool{}}
 	for r := range refs {
 		s.refs[r.num] = true
 	}
@@ -203,6 +207,9 @@ func (s *titleScan) idle(c byte) {
 		s.begin(false)
 		s.after = 0
 	default: // a name, number or keyword
+		if c != '/' {
+			s.noteNumbered()
+		}
 		s.begin(false)
 		s.state = regular
 		if c == '/' {
@@ -219,6 +226,17 @@ func (s *titleScan) begin(str bool) {
 		s.owners = append(s.owners, s.pending...)
 	}
 	s.pending = s.pending[:0]
+}
+
+// noteNumbered notes the objects whose value, starting now, is a number or keyword.
+func (s *titleScan) noteNumbered() {
+	for _, num := range s.pending {
+		if len(s.numbered) < maxTitleRefs {
+			s.numbered[num] = true
+		} else if !s.numbered[num] {
+			s.numberedLost = true
+		}
+	}
 }
 
 // beginString starts a literal or hex string, its opening byte counted.
@@ -271,8 +289,11 @@ func (s *titleScan) endToken() {
 		s.after = 3
 	case s.after == 3 && string(tok) == "R":
 		s.after = 0
-		if len(s.refs) < maxTitleRefs {
+		switch {
+		case len(s.refs) < maxTitleRefs:
 			s.refs[s.refNum] = true
+		case !s.refs[s.refNum]:
+			s.refsLost = true
 		}
 		if s.longs[s.refNum] {
 			s.found = true

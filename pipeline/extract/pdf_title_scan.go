@@ -23,6 +23,9 @@ var titleCheckBytes = MaxPDFTitleStringBytes
 // titleUnread says why the title of the PDF in data is not read ("" when it is): a string
 // over MaxPDFStringBytes anywhere outside streams, or a /Title string over
 // MaxPDFTitleStringBytes, in the file's bytes or in an object stream.
+//
+// Nor is a title that refers to anything but a string: PDFium reads a stream named as a string
+// as its decoded data, whole, and a reference may lead to one.
 func titleUnread(data []byte) string {
 	switch {
 	case longString(data, MaxPDFStringBytes):
@@ -30,7 +33,12 @@ func titleUnread(data []byte) string {
 	case longTitle(data, titleCheckBytes):
 		return fmt.Sprintf("its string is over %d bytes", titleCheckBytes)
 	}
-	return objStmTitle(data, titleCheckBytes, titleRefs(data))
+	refs, all := titleRefs(data)
+	s := newTitleScan(titleCheckBytes, refs)
+	if why := objStmTitle(data, s); why != "" {
+		return why
+	}
+	return s.refsNotStrings(data, all)
 }
 
 // longTitle reports whether data holds a /Title whose string is longer than limit bytes: a
@@ -40,7 +48,7 @@ func titleUnread(data []byte) string {
 // /Title keys too; a long one of those stops the document's title being read as well, which
 // costs nothing that matters.
 func longTitle(data []byte, limit int) bool {
-	refs := titleRefs(data)
+	refs, _ := titleRefs(data)
 	long := false
 	pdfStrings(data, func(start, end int) bool {
 		if end-start <= limit {
@@ -84,14 +92,16 @@ func endsWithTitleKey(before []byte) bool {
 	return i > 0 && before[i-1] == '/' && isTitleKey(before[i-1:])
 }
 
-// titleRefs returns the objects that /Title keys refer to ("/Title 12 0 R"), at most a few
-// thousand of them.
-func titleRefs(data []byte) map[objRef]bool {
-	refs := map[objRef]bool{}
-	for i := 0; len(refs) < 4096; {
+// titleRefs returns the objects that /Title keys refer to ("/Title 12 0 R", with white space
+// and comments between the tokens as PDF allows), and whether it found them all: not when
+// there are over maxTitleRefs, or when a value it cannot tell from a reference within
+// refLookahead bytes follows a key.
+func titleRefs(data []byte) (refs map[objRef]bool, all bool) {
+	refs, all = map[objRef]bool{}, true
+	for i := 0; ; {
 		at := bytes.IndexByte(data[i:], '/')
 		if at < 0 {
-			break
+			return refs, all
 		}
 		start := i + at
 		for i = start + 1; i < len(data) && isRegular(data[i]); i++ {
@@ -99,18 +109,71 @@ func titleRefs(data []byte) map[objRef]bool {
 		if !isTitleKey(data[start:i]) {
 			continue
 		}
-		rest := bytes.TrimLeft(data[i:min(len(data), i+64)], pdfSpace)
-		f := bytes.Fields(rest)
-		if len(f) < 3 || !bytes.HasPrefix(f[2], []byte("R")) {
+		ahead := data[i:min(len(data), i+refLookahead)]
+		num, rest := pdfToken(ahead)
+		switch {
+		case num == nil:
+			all = all && len(ahead) < refLookahead // the end of the data, or only space in sight
 			continue
+		case num[0] < '0' || num[0] > '9':
+			continue // a string, a name, a dictionary, an array: no reference
 		}
-		num, err1 := strconv.Atoi(string(f[0]))
-		gen, err2 := strconv.Atoi(string(f[1]))
-		if err1 == nil && err2 == nil {
-			refs[objRef{num, gen}] = true
+		gen, rest := pdfToken(rest)
+		r, rest := pdfToken(rest)
+		n, g := atoiOr(num, -1), atoiOr(gen, -1)
+		switch {
+		case n >= 0 && g >= 0 && string(r) == "R" && len(refs) < maxTitleRefs:
+			refs[objRef{n, g}] = true
+		case n >= 0 && g >= 0 && string(r) == "R", len(rest) == 0 && len(ahead) == refLookahead:
+			all = false
 		}
 	}
-	return refs
+}
+
+// refLookahead is how far after a /Title key titleRefs reads its value.
+const refLookahead = 1 << 10
+
+// refsNotStrings says why the title is not read on account of what /Title keys refer to (""
+// when nothing stops it): an object, as written in the file's bytes or in an object stream,
+// whose value is not a string. all reports whether the /Title keys in the file's bytes were
+// all read.
+func (s *titleScan) refsNotStrings(data []byte, all bool) string {
+	switch {
+	case len(s.refs) == 0 && all:
+		return ""
+	case !all || s.refsLost:
+		return fmt.Sprintf("its /Title keys refer to over %d objects or are unclear", maxTitleRefs)
+	}
+	for at := 0; ; {
+		i := bytes.Index(data[at:], []byte("obj"))
+		if i < 0 {
+			break
+		}
+		i += at
+		if at = i + len("obj"); at < len(data) && isRegular(data[at]) {
+			continue
+		}
+		ref, ok := objectHeader(data[max(0, i-48):at])
+		if ok && s.refs[ref.num] && !startsString(data[at:min(len(data), at+refLookahead)]) {
+			return fmt.Sprintf("its /Title refers to object %d, which is not a string", ref.num)
+		}
+	}
+	if s.numberedLost {
+		return fmt.Sprintf("its object streams hold over %d numbers or references", maxTitleRefs)
+	}
+	for num := range s.refs {
+		if s.numbered[num] {
+			return fmt.Sprintf("its /Title refers to object %d, which is not a string", num)
+		}
+	}
+	return ""
+}
+
+// startsString reports whether b starts, after white space and comments, with a literal or
+// hex string.
+func startsString(b []byte) bool {
+	tok, _ := pdfToken(b)
+	return len(tok) > 0 && (tok[0] == '(' || tok[0] == '<' && !bytes.HasPrefix(tok, []byte("<<")) && len(tok) > 1 && tok[len(tok)-1] == '>')
 }
 
 // objectHeader parses the "12 0 obj" that before ends with, if it does.

@@ -175,5 +175,9 @@ func process(ctx context.Context, typ extract.Type, r io.ReaderAt, size int64, o
 	for i, p := range doc.Pages {
 		pages[i] = analyze.Page{Number: p.Number, Text: p.Text}
 	}
-	return &Result{Doc: doc, Fields: analyze.Analyze(pages, analyze.Options{Title: doc.Title})}, nil
+	fields, err := analyze.AnalyzeContext(ctx, pages, analyze.Options{Title: doc.Title})
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	return &Result{Doc: doc, Fields: fields}, nil
 }

@@ -46,6 +46,14 @@ func pdfRows() []row {
 		// time, hundreds of MiB). As above, a loaded machine under -race may pass a short deadline.
 		{Name: "title 30 MB in an object stream", Type: "pdf", build: func() []byte { return ObjStmTitlePDF(30 << 20) }, Want: []string{"", "timeout"}},
 		{Name: "title 1 GiB in an object stream", Type: "pdf", build: func() []byte { return ObjStmTitlePDF(1 << 30) }, Want: []string{"", "timeout"}},
+		// A title that is a stream, which PDFium would inflate whole: not read, whether the
+		// reference to it is in the file's bytes or in an object stream (before: 10 s of the
+		// engine's time, 600 MiB). As above, a loaded machine under -race may pass a short
+		// deadline.
+		{Name: "title a 1 GiB stream", Type: "pdf", build: func() []byte { return StreamTitlePDF(1<<30, false) }, Want: []string{"", "timeout"}},
+		{Name: "title a 1 GiB stream, from an object stream", Type: "pdf", build: func() []byte {
+			return ObjStmPDF{Info: "<< /Title 8 0 R >>", Stream: 1 << 30}.Bytes()
+		}, Want: []string{"", "timeout"}},
 	}
 }
 
@@ -129,6 +137,39 @@ func LongInfoPDF(key string, n int) []byte {
 	w.object("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
 	w.object("<< /" + key + " (" + strings.Repeat("T", n) + ") >>")
 	w.finish("/Size 7 /Root 1 0 R /Info 6 0 R")
+	return w.buf.Bytes()
+}
+
+// StreamTitlePDF returns a one-page PDF whose /Title refers to a FlateDecode stream that
+// inflates to n 'T's, through an object that refers on to it when viaRef is set. PDFium reads
+// a stream named as a string as its decoded data, whole.
+func StreamTitlePDF(n int64, viaRef bool) []byte {
+	return titleRefPDF(func(w *pdfWriter) {
+		if viaRef {
+			w.object("8 0 R")
+		}
+		w.stream("/Filter /FlateDecode", ZlibRepeat('T', n))
+	})
+}
+
+// TitleRefPDF returns a one-page PDF whose /Title refers to object 7, of the given body.
+func TitleRefPDF(body string) []byte {
+	return titleRefPDF(func(w *pdfWriter) { w.object(body) })
+}
+
+// titleRefPDF writes a one-page PDF whose information dictionary, object 6, is
+// "<< /Title 7 0 R >>", and whose objects from 7 on are what objects writes.
+func titleRefPDF(objects func(w *pdfWriter)) []byte {
+	w := &pdfWriter{}
+	w.buf.WriteString("%PDF-1.7\n")
+	w.object("<< /Type /Catalog /Pages 2 0 R >>")
+	w.object("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
+	w.object("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>")
+	w.stream("", []byte("BT /F1 12 Tf 72 720 Td (A title stream) Tj ET"))
+	w.object("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+	w.object("<< /Title 7 0 R >>")
+	objects(w)
+	w.finish(fmt.Sprintf("/Size %d /Root 1 0 R /Info 6 0 R", len(w.offsets)+1))
 	return w.buf.Bytes()
 }
 

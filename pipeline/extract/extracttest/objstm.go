@@ -26,7 +26,13 @@ type ObjStmPDF struct {
 	// (the data stays zlib), and Cut keeps only that many bytes of the compressed data.
 	N, First, Shift, Cut int
 	Filter               string
+	// Stream, when not zero, adds a plain FlateDecode stream object after the Extra objects
+	// (number StreamRef) that inflates to Stream copies of FillByte.
+	Stream int64
 }
+
+// StreamRef returns the number of the stream object that Stream adds.
+func (p ObjStmPDF) StreamRef() int { return 8 + len(p.Extra) }
 
 // Bytes renders the PDF.
 func (p ObjStmPDF) Bytes() []byte {
@@ -56,6 +62,9 @@ func (p ObjStmPDF) Bytes() []byte {
 	for range p.Extra {
 		w.offsets = append(w.offsets, 0)
 	}
+	if p.Stream > 0 {
+		w.stream("/Filter /FlateDecode", ZlibRepeat(p.fill(), p.Stream))
+	}
 	// The cross-reference stream: /W [1 4 2], one entry per object, itself included.
 	size := len(w.offsets) + 2
 	var xref []byte
@@ -69,7 +78,7 @@ func (p ObjStmPDF) Bytes() []byte {
 		switch num := i + 1; {
 		case num == 6:
 			entry(2, 7, 0)
-		case num > 7:
+		case num > 7 && num < p.StreamRef():
 			entry(2, 7, uint16(num-7))
 		default:
 			entry(1, uint32(off), 0)
@@ -84,10 +93,7 @@ func (p ObjStmPDF) Bytes() []byte {
 
 // streamData returns the object stream's compressed data, its object count and /First.
 func (p ObjStmPDF) streamData() (data []byte, n, first int) {
-	fill := p.FillByte
-	if fill == 0 {
-		fill = 'T'
-	}
+	fill := p.fill()
 	objs := append([]string{p.Info}, p.Extra...)
 	var body []Stretch
 	var header strings.Builder
@@ -113,6 +119,13 @@ func (p ObjStmPDF) streamData() (data []byte, n, first int) {
 	}
 	header.WriteString("\n")
 	return ZlibStretches(append([]Stretch{{Text: header.String()}}, body...)), len(objs), header.Len()
+}
+
+func (p ObjStmPDF) fill() byte {
+	if p.FillByte == 0 {
+		return 'T'
+	}
+	return p.FillByte
 }
 
 // ObjStmTitlePDF returns an ObjStmPDF whose /Title, in the object stream, is a literal string
