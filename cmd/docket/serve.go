@@ -230,7 +230,7 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 	mux.Handle("/", ops.TraceHTTP(s.tracer, api.Handler())) // a request's trace reaches the jobs it enqueues
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /ui/", web.Handler())
-	srv := httpapi.NewHTTPServer(mux, s.logger)
+	srv := httpapi.NewHTTPServer(mux, httpapi.ServerConfig{BodyTimeout: hf.bodyTimeout, Logger: s.logger})
 	return runComponents(ctx, s.logger, srv, hf.listener(ln, s.logger), w.Run, events.Run, runOps,
 		s.resumeDeletions) // tenants_resume.go: deletions cut short, finished in the background
 }
