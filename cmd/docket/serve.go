@@ -37,6 +37,7 @@ type httpFlags struct {
 	authFailuresPerKey  int
 	searchesPerTenant   int
 	searchTimeout       time.Duration
+	reserved            int // open files other listeners may hold: the ops listener's cap
 	env                 envFlags
 }
 
@@ -99,11 +100,11 @@ func (f *httpFlags) check() error {
 }
 
 // listener returns ln with the connection caps, the overall one lowered
-// to fit the process's open-file limit (with room for the store, blobs and
-// the refusals themselves).
+// to fit the process's open-file limit (with room for the store, blobs,
+// the refusals themselves and the ops listener's connections).
 func (f *httpFlags) listener(ln net.Listener, logger *slog.Logger) net.Listener {
 	lim := httpapi.ConnLimits{Max: f.maxConns, PerAddr: f.maxConnsPerAddr}
-	if room := openFileLimit() - 128; room > 0 && (lim.Max < 0 || lim.Max > room) {
+	if room := openFileLimit() - 128 - f.reserved; room > 0 && (lim.Max < 0 || lim.Max > room) {
 		logger.Warn("--max-conns lowered to fit the open-file limit", "max_conns", room)
 		lim.Max = room
 	}
@@ -131,6 +132,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if err := of.check(); err != nil {
 		return err
+	}
+	if of.listen != "" {
+		hf.reserved = of.maxConns
 	}
 	logger, err := sf.logger(stderr)
 	if err != nil {
