@@ -83,9 +83,10 @@ type Config struct {
 	// DefaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
 	// AuthFailuresPerAddr and AuthFailuresPerKey are how many failed
-	// authentications a client address, and a key id, may make in
-	// AuthFailureWindow; past them every request of that address or key id
-	// is refused with 429 and Retry-After until the window ends. Defaults
+	// authentications a client address, and a key id from one client
+	// address, may make in AuthFailureWindow; past them every request of
+	// that address, or with that key id from that address, is refused with
+	// 429 and Retry-After until the window ends. Defaults
 	// DefaultAuthFailuresPerAddr and DefaultAuthFailuresPerKey.
 	AuthFailuresPerAddr, AuthFailuresPerKey int
 	// AuthFailureWindow is the window of the failed-authentication

@@ -65,7 +65,7 @@ func (f *httpFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	e.intVar(&f.authFailuresPerAddr, "auth-failures-per-addr", "DOCKET_AUTH_FAILURES_PER_ADDR", httpapi.DefaultAuthFailuresPerAddr,
 		"failed authentications a client address may make in a minute; then 429 until the minute ends")
 	e.intVar(&f.authFailuresPerKey, "auth-failures-per-key", "DOCKET_AUTH_FAILURES_PER_KEY", httpapi.DefaultAuthFailuresPerKey,
-		"failed authentications with one key id in a minute; then the key id gets 429 until the minute ends")
+		"failed authentications with one key id from one client address in a minute; then that address gets 429 for the key id until the minute ends")
 	e.intVar(&f.searchesPerTenant, "searches-per-tenant", "DOCKET_SEARCHES_PER_TENANT", httpapi.DefaultSearchesPerTenant,
 		"searches of one tenant running at once; more are refused with 429")
 	e.durationVar(&f.searchTimeout, "search-timeout", "DOCKET_SEARCH_TIMEOUT", httpapi.DefaultSearchTimeout,
