@@ -262,6 +262,9 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		r, err := s.authorize(rt.access, r)
 		if err == nil {
+			err = checkText(r)
+		}
+		if err == nil {
 			err = rt.handle(sw, r)
 		} else {
 			err = refuseUnread(sw, r, err) // refused before its body was read
