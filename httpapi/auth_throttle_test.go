@@ -4,6 +4,7 @@ import (
 	"hash/crc32"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/docketq/docket/apikey"
@@ -81,5 +82,35 @@ func TestServer_NoStore(t *testing.T) {
 		if got := r.header.Get("Cache-Control"); got != "no-store" {
 			t.Errorf("GET %s (%d): Cache-Control %q, want no-store", path, r.status, got)
 		}
+	}
+}
+
+// A key's id is not secret: failures with forged keys that carry it lock
+// the key id out for the forger's address only. The genuine holder, from
+// another address, is still served; the forger is refused even with the
+// right key.
+func TestAuth_ForgedKeyIDLocksOnlyTheForger(t *testing.T) {
+	t.Parallel()
+	e := newTenantEnv(t, func(c *Config) { c.AuthFailuresPerAddr, c.AuthFailuresPerKey = 100, 3 })
+	tn := e.newTenant(t, "a", 0)
+	from := func(addr, key string) int {
+		req := httptest.NewRequest(http.MethodGet, "/v1/documents", nil)
+		req.RemoteAddr = addr
+		req.Header.Set("Authorization", "Bearer "+key)
+		rec := httptest.NewRecorder()
+		e.srv.Handler().ServeHTTP(rec, req)
+		return rec.Code
+	}
+	const forger, holder = "192.0.2.1:40000", "198.51.100.7:50000"
+	for range 3 {
+		if got := from(forger, withSecret(tn.key)); got != http.StatusUnauthorized {
+			t.Fatalf("forged key: %d, want 401", got)
+		}
+	}
+	if got := from(forger, withSecret(tn.key)); got != http.StatusTooManyRequests {
+		t.Errorf("the forger past the limit: %d, want 429", got)
+	}
+	if got := from(holder, tn.key); got != http.StatusOK {
+		t.Errorf("the genuine holder from another address: %d, want 200", got)
 	}
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -61,4 +62,51 @@ func stalledStatus(t *testing.T, host, request string) int {
 	}
 	_ = resp.Body.Close()
 	return resp.StatusCode
+}
+
+// A request that announces a body on a route or method the API does not
+// serve is answered 404 or 405 at once and its connection closed, however
+// long Config.BodyTimeout is: no handler will read that body.
+func TestServer_UnmatchedBody(t *testing.T) {
+	t.Parallel()
+	e := newTenantEnv(t, func(c *Config) { c.BodyTimeout = time.Hour })
+	host := strings.TrimPrefix(e.url, "http://")
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodPost, "/healthz", http.StatusMethodNotAllowed},
+		{http.MethodPut, "/v1/documents", http.StatusMethodNotAllowed},
+		{http.MethodPost, "/ui/admin.html", http.StatusNotFound},
+		{http.MethodPost, "/nonexistent", http.StatusNotFound},
+		{http.MethodPatch, "/v1/jobs/1", http.StatusMethodNotAllowed},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			t.Parallel()
+			for _, framing := range []string{"Content-Length: 200000", "Transfer-Encoding: chunked"} {
+				c, err := net.Dial("tcp", host)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				if _, err := c.Write([]byte(tc.method + " " + tc.path + " HTTP/1.1\r\nHost: x\r\n" + framing + "\r\n\r\n")); err != nil {
+					t.Fatal(err)
+				}
+				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				br := bufio.NewReader(c)
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatalf("%s: no answer: %v", framing, err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+				if resp.StatusCode != tc.want || !resp.Close {
+					t.Errorf("%s: %d (close %v), want %d and the connection closed", framing, resp.StatusCode, resp.Close, tc.want)
+				}
+				if _, err := br.ReadByte(); err == nil {
+					t.Errorf("%s: the connection stays open after the answer", framing)
+				}
+			}
+		})
+	}
 }

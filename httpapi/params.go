@@ -2,7 +2,10 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -40,4 +43,33 @@ func documentID(r *http.Request) (string, error) {
 		return "", docket.ErrNotFound
 	}
 	return id, nil
+}
+
+// checkText refuses (400) a request whose query string is malformed or
+// whose path, or a query parameter's name or value, holds a NUL byte or
+// invalid UTF-8: every route's parameters are text that the stores can
+// keep and compare, whichever parameter a handler reads.
+func checkText(r *http.Request) error {
+	if !cleanText(r.URL.Path) {
+		return errorf(http.StatusBadRequest, "the path holds a NUL byte or invalid UTF-8")
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return errorf(http.StatusBadRequest, "malformed query string: an invalid %%-escape or a semicolon")
+	}
+	for name, values := range q {
+		ok := cleanText(name)
+		for _, v := range values {
+			ok = ok && cleanText(v)
+		}
+		if !ok {
+			return errorf(http.StatusBadRequest, "query parameter %q holds a NUL byte or invalid UTF-8", name)
+		}
+	}
+	return nil
+}
+
+// cleanText says whether s is valid UTF-8 without NUL bytes.
+func cleanText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }

@@ -83,9 +83,10 @@ type Config struct {
 	// DefaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
 	// AuthFailuresPerAddr and AuthFailuresPerKey are how many failed
-	// authentications a client address, and a key id, may make in
-	// AuthFailureWindow; past them every request of that address or key id
-	// is refused with 429 and Retry-After until the window ends. Defaults
+	// authentications a client address, and a key id from one client
+	// address, may make in AuthFailureWindow; past them every request of
+	// that address, or with that key id from that address, is refused with
+	// 429 and Retry-After until the window ends. Defaults
 	// DefaultAuthFailuresPerAddr and DefaultAuthFailuresPerKey.
 	AuthFailuresPerAddr, AuthFailuresPerKey int
 	// AuthFailureWindow is the window of the failed-authentication
@@ -122,6 +123,7 @@ type Server struct {
 	metrics  *metrics
 	table    []route
 	mux      *http.ServeMux
+	patterns map[string]bool // the mux's patterns, "METHOD /path"
 }
 
 // New validates cfg and returns a server.
@@ -179,35 +181,28 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.table = s.routes()
 	s.mux = http.NewServeMux()
+	s.patterns = make(map[string]bool, len(s.table))
 	for _, rt := range s.table {
 		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
+		s.patterns[rt.method+" "+rt.pattern] = true
 	}
 	return s, nil
 }
 
 // Handler returns the API's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
-// NewHTTPServer returns an http.Server for h with timeouts that suit the
-// API: headers must arrive within 10 s and idle connections close after
-// 2 min; there is no whole-request read or write timeout, because uploads
-// and event streams are long (the upload handler enforces a minimum
-// transfer rate itself).
-func NewHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
-	var errLog *slog.Logger
-	if logger != nil {
-		errLog = logger
+// serveHTTP routes r. A request that announces a body and matches no
+// route (404, 405 or a redirect) is answered at once and its connection
+// closed, since nothing will read that body; a route sets its own body
+// deadline (bodyDeadline).
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		if _, pattern := s.mux.Handler(r); !s.patterns[pattern] {
+			closeUnread(w)
+		}
 	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-	}
-	if errLog != nil {
-		srv.ErrorLog = slog.NewLogLogger(errLog.Handler(), slog.LevelWarn)
-	}
-	return srv
+	s.mux.ServeHTTP(w, r)
 }
 
 // access says who may call a route.
@@ -267,6 +262,9 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		r, err := s.authorize(rt.access, r)
 		if err == nil {
+			err = checkText(r)
+		}
+		if err == nil {
 			err = rt.handle(sw, r)
 		} else {
 			err = refuseUnread(sw, r, err) // refused before its body was read
@@ -290,9 +288,8 @@ func (s *Server) bodyDeadline(w http.ResponseWriter, r *http.Request, route stri
 	}
 	rc := http.NewResponseController(w)
 	switch {
-	case r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete:
-		w.Header().Set("Connection", "close")
-		_ = rc.SetReadDeadline(time.Now())
+	case !takesBody(r.Method):
+		closeUnread(w)
 	case route == uploadRoute:
 		_ = rc.SetReadDeadline(time.Now().Add(uploadGrace))
 	default:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/postgres"
@@ -21,11 +22,15 @@ import (
 
 // opsFlags configure the ops listener: metrics, liveness and readiness.
 type opsFlags struct {
-	listen     string
-	topTenants int
-	interval   time.Duration
-	otlp       string
-	env        envFlags
+	listen            string
+	maxConns          int
+	maxConnsPerAddr   int
+	readHeaderTimeout time.Duration
+	idleTimeout       time.Duration
+	topTenants        int
+	interval          time.Duration
+	otlp              string
+	env               envFlags
 }
 
 func (f *opsFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -33,6 +38,14 @@ func (f *opsFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	e := &f.env
 	e.stringVar(&f.listen, "ops-listen", "DOCKET_OPS_LISTEN", "",
 		"address of the ops listener, serving /metrics, /healthz and /readyz (e.g. 127.0.0.1:9090; port 0 picks one); empty: none. Keep it private")
+	e.intVar(&f.maxConns, "ops-max-conns", "DOCKET_OPS_MAX_CONNS", ops.DefaultMaxConns,
+		"open connections to the ops listener in all; more are refused with 503")
+	e.intVar(&f.maxConnsPerAddr, "ops-max-conns-per-addr", "DOCKET_OPS_MAX_CONNS_PER_ADDR", ops.DefaultMaxConnsPerAddr,
+		"open connections to the ops listener from one client IP address; more are refused with 503")
+	e.durationVar(&f.readHeaderTimeout, "ops-read-header-timeout", "DOCKET_OPS_READ_HEADER_TIMEOUT", httpapi.DefaultReadHeaderTimeout,
+		"time a request's headers may take to arrive at the ops listener; then the connection closes")
+	e.durationVar(&f.idleTimeout, "ops-idle-timeout", "DOCKET_OPS_IDLE_TIMEOUT", httpapi.DefaultIdleTimeout,
+		"time a kept-alive connection to the ops listener may wait for its next request; then it closes")
 	e.intVar(&f.topTenants, "metrics-top-tenants", "DOCKET_METRICS_TOP_TENANTS", ops.DefaultTopTenants,
 		"tenants with the deepest backlogs that get a metrics series of their own")
 	e.durationVar(&f.interval, "metrics-interval", "DOCKET_METRICS_INTERVAL", ops.DefaultPollInterval,
@@ -46,6 +59,10 @@ func (f *opsFlags) check() error {
 		return err
 	}
 	switch {
+	case f.maxConns < 1 || f.maxConnsPerAddr < 1:
+		return errors.New("--ops-max-conns, --ops-max-conns-per-addr: want at least 1")
+	case f.readHeaderTimeout <= 0 || f.idleTimeout <= 0:
+		return errors.New("--ops-read-header-timeout, --ops-idle-timeout: want a positive duration")
 	case f.topTenants < 1 || f.topTenants > 1000:
 		return fmt.Errorf("--metrics-top-tenants %d: want 1 to 1000", f.topTenants)
 	case f.interval < time.Second:
@@ -73,13 +90,14 @@ func (s *service) opsRunner(ctx context.Context, f *opsFlags, stdout io.Writer) 
 		NotifyUsage: notifyUsage(s.driver), Wraparound: wraparound(s.store), Pools: poolStats(s.driver),
 		Interval: f.interval, TopTenants: f.topTenants, Logger: s.logger,
 	})
-	srv := &http.Server{
-		Handler: ops.Handler(ops.HandlerConfig{Gatherer: s.metrics.Registry(), Ready: func(ctx context.Context) error {
-			_, err := s.client.Stats(ctx, pipeline.Queue)
-			return err
-		}}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	h := ops.Handler(ops.HandlerConfig{Gatherer: s.metrics.Registry(), Ready: func(ctx context.Context) error {
+		_, err := s.client.Stats(ctx, pipeline.Queue)
+		return err
+	}})
+	srv := httpapi.NewHTTPServer(h, httpapi.ServerConfig{
+		ReadHeaderTimeout: f.readHeaderTimeout, IdleTimeout: f.idleTimeout, Logger: s.logger,
+	})
+	ln = httpapi.LimitListener(ln, httpapi.ConnLimits{Max: f.maxConns, PerAddr: f.maxConnsPerAddr})
 	return func(ctx context.Context) error {
 		var wg sync.WaitGroup
 		errs := make(chan error, 3)

@@ -37,6 +37,7 @@ type httpFlags struct {
 	authFailuresPerKey  int
 	searchesPerTenant   int
 	searchTimeout       time.Duration
+	reserved            int // open files other listeners may hold: the ops listener's cap
 	env                 envFlags
 }
 
@@ -64,7 +65,7 @@ func (f *httpFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	e.intVar(&f.authFailuresPerAddr, "auth-failures-per-addr", "DOCKET_AUTH_FAILURES_PER_ADDR", httpapi.DefaultAuthFailuresPerAddr,
 		"failed authentications a client address may make in a minute; then 429 until the minute ends")
 	e.intVar(&f.authFailuresPerKey, "auth-failures-per-key", "DOCKET_AUTH_FAILURES_PER_KEY", httpapi.DefaultAuthFailuresPerKey,
-		"failed authentications with one key id in a minute; then the key id gets 429 until the minute ends")
+		"failed authentications with one key id from one client address in a minute; then that address gets 429 for the key id until the minute ends")
 	e.intVar(&f.searchesPerTenant, "searches-per-tenant", "DOCKET_SEARCHES_PER_TENANT", httpapi.DefaultSearchesPerTenant,
 		"searches of one tenant running at once; more are refused with 429")
 	e.durationVar(&f.searchTimeout, "search-timeout", "DOCKET_SEARCH_TIMEOUT", httpapi.DefaultSearchTimeout,
@@ -99,11 +100,11 @@ func (f *httpFlags) check() error {
 }
 
 // listener returns ln with the connection caps, the overall one lowered
-// to fit the process's open-file limit (with room for the store, blobs and
-// the refusals themselves).
+// to fit the process's open-file limit (with room for the store, blobs,
+// the refusals themselves and the ops listener's connections).
 func (f *httpFlags) listener(ln net.Listener, logger *slog.Logger) net.Listener {
 	lim := httpapi.ConnLimits{Max: f.maxConns, PerAddr: f.maxConnsPerAddr}
-	if room := openFileLimit() - 128; room > 0 && (lim.Max < 0 || lim.Max > room) {
+	if room := openFileLimit() - 128 - f.reserved; room > 0 && (lim.Max < 0 || lim.Max > room) {
 		logger.Warn("--max-conns lowered to fit the open-file limit", "max_conns", room)
 		lim.Max = room
 	}
@@ -131,6 +132,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if err := of.check(); err != nil {
 		return err
+	}
+	if of.listen != "" {
+		hf.reserved = of.maxConns
 	}
 	logger, err := sf.logger(stderr)
 	if err != nil {
@@ -230,7 +234,7 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 	mux.Handle("/", ops.TraceHTTP(s.tracer, api.Handler())) // a request's trace reaches the jobs it enqueues
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /ui/", web.Handler())
-	srv := httpapi.NewHTTPServer(mux, s.logger)
+	srv := httpapi.NewHTTPServer(mux, httpapi.ServerConfig{BodyTimeout: hf.bodyTimeout, Logger: s.logger})
 	return runComponents(ctx, s.logger, srv, hf.listener(ln, s.logger), w.Run, events.Run, runOps,
 		s.resumeDeletions) // tenants_resume.go: deletions cut short, finished in the background
 }
