@@ -111,6 +111,8 @@ func (c Config) withDefaults() (Config, error) {
 // Safe for concurrent use.
 type Pool struct {
 	cfg   Config
+	ctx   context.Context // of the children; ended by Close
+	stop  context.CancelFunc
 	slots chan struct{} // a token per child that may run
 	mu    sync.Mutex
 	idle  []*proc
@@ -124,7 +126,8 @@ func NewPool(cfg Config) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, slots: make(chan struct{}, cfg.Procs), live: map[*proc]bool{}}
+	ctx, stop := context.WithCancel(context.Background())
+	p := &Pool{cfg: cfg, ctx: ctx, stop: stop, slots: make(chan struct{}, cfg.Procs), live: map[*proc]bool{}}
 	for range cfg.Procs {
 		p.slots <- struct{}{}
 	}
@@ -141,6 +144,7 @@ func (p *Pool) Close() error {
 	}
 	p.idle = nil
 	p.mu.Unlock()
+	p.stop()
 	for _, c := range live {
 		c.kill()
 		<-c.exited
@@ -218,7 +222,7 @@ func (p *Pool) take() (*proc, error) {
 		return c, nil
 	}
 	p.mu.Unlock()
-	c, err := start(&p.cfg)
+	c, err := start(p.ctx, &p.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -251,24 +255,24 @@ func (p *Pool) put(c *proc, keep bool) {
 
 // proc is one child process.
 type proc struct {
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	bw      *bufio.Writer
-	enc     *gob.Encoder
-	dec     *gob.Decoder
-	stderr  *tail
-	exited  chan struct{} // closed once the child has exited and been reaped
-	waitErr error         // the child's exit, once exited is closed
-	base    int64         // resident memory once ready
-	docs    int
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	bw     *bufio.Writer
+	enc    *gob.Encoder
+	dec    *gob.Decoder
+	stderr *tail
+	exited chan struct{} // closed once the child has exited and been reaped
+	base   int64         // resident memory once ready
+	docs   int
 
 	mu     sync.Mutex
 	killed error // why the parent killed the child, when it did
 }
 
-// start runs a child and waits for its first message.
-func start(cfg *Config) (*proc, error) {
-	cmd := exec.Command(cfg.Path)
+// start runs a child and waits for its first message. The child is killed
+// when ctx ends (the pool's, ended by Close).
+func start(ctx context.Context, cfg *Config) (*proc, error) {
+	cmd := exec.CommandContext(ctx, cfg.Path)
 	cmd.Env = childEnv(cfg.MemoryLimit)
 	cmd.SysProcAttr = childAttr()
 	c := &proc{cmd: cmd, stderr: &tail{max: 8 << 10}, exited: make(chan struct{})}
@@ -287,7 +291,7 @@ func start(cfg *Config) (*proc, error) {
 	c.stdin, c.bw = stdin, bufio.NewWriterSize(stdin, 64<<10)
 	c.enc, c.dec = gob.NewEncoder(c.bw), gob.NewDecoder(bufio.NewReader(stdout))
 	go func() {
-		c.waitErr = cmd.Wait()
+		_ = cmd.Wait() // its ProcessState tells how it ended
 		close(c.exited)
 	}()
 	first := make(chan error, 1)
@@ -487,7 +491,11 @@ func (c *proc) failure(ctx context.Context, sendErr, readErr error) error {
 			return fmt.Errorf("sandbox: child ran out of memory (%s): %w", s, extract.ErrTooLarge)
 		}
 	}
-	return fmt.Errorf("sandbox: child crashed (%v; %v): %s: %w", c.waitErr, readErr, lastLine(out), extract.ErrMalformed)
+	how := "exited"
+	if st := c.cmd.ProcessState; st != nil {
+		how = st.String()
+	}
+	return fmt.Errorf("sandbox: child crashed (%s, answer cut: %s): %s: %w", how, readErr.Error(), lastLine(out), extract.ErrMalformed)
 }
 
 // resultError turns a child's reported failure back into an error that

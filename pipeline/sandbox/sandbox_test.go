@@ -174,7 +174,7 @@ func TestChild_Environment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := start(&cfg)
+	c, err := start(t.Context(), &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
