@@ -27,9 +27,6 @@ func (j *job) saveChunks(ctx context.Context, first bool, batch []chunk.Chunk, v
 		}
 	}
 	err := j.p.cfg.Store.InTenant(ctx, j.tenant, func(tx docket.Tx) error {
-		if err := j.task.FenceTx(ctx, tx.Native()); err != nil {
-			return err
-		}
 		write := tx.ChunkAppend
 		if first {
 			write = tx.ChunkReplace
@@ -37,7 +34,7 @@ func (j *job) saveChunks(ctx context.Context, first bool, batch []chunk.Chunk, v
 		if err := write(ctx, j.docID, chunks); err != nil {
 			return notFound(err, j.docID, "write")
 		}
-		return nil
+		return j.task.FenceTx(ctx, tx.Native()) // last: it locks the job's row until the commit
 	})
 	if err != nil && !errors.Is(err, queue.ErrLeaseLost) {
 		return fmt.Errorf("save chunks %d-%d: %w", batch[0].Index, batch[len(batch)-1].Index, err)

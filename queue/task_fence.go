@@ -12,8 +12,10 @@ import (
 // task's current progress in the transaction, which locks the job's row
 // until the transaction ends, so no rescue, cancel or other attempt can
 // take the job before it commits. A handler that saves its work in several
-// transactions before CompleteTx fences each one. When the lease is gone,
-// FenceTx rolls the transaction back and returns ErrLeaseLost; return it.
+// transactions before CompleteTx fences each one. Call it last, after the
+// transaction's writes: from then until the commit the row is locked, and
+// the task's own heartbeats wait for it. When the lease is gone, FenceTx
+// rolls the transaction back and returns ErrLeaseLost; return it.
 func (t *Task) FenceTx(ctx context.Context, tx any) error {
 	exec, err := t.w.client.driver.UnwrapTx(tx)
 	if err != nil {

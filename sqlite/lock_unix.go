@@ -20,7 +20,13 @@ func lockFile(dbPath string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open lock file: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	// A child process another goroutine is starting holds a copy of every
+	// descriptor, an earlier lock file's included, until it executes its
+	// program: under the fork lock no child is between the two.
+	syscall.ForkLock.RLock()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	syscall.ForkLock.RUnlock()
+	if err != nil {
 		holder := readHolder(f)
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
