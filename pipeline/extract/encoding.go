@@ -114,10 +114,10 @@ func validPrefix(b []byte) bool {
 
 // utf16Guess recognises UTF-16 without a byte-order mark: text in a Latin
 // script has a zero high byte in most code units, on one side; other
-// scripts have none. At least a quarter of at least four units must have it.
+// scripts have none. At least a quarter of at least eight units must have it.
 func utf16Guess(b []byte) (textEncoding, bool) {
 	n := len(b) / 2
-	if n < 4 {
+	if n < 8 {
 		return textEncoding{}, false
 	}
 	even, odd := 0, 0

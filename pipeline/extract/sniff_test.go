@@ -32,6 +32,7 @@ var sniffTests = []struct {
 	{"utf16le", "h\x00e\x00l\x00l\x00o\x00 \x00#\x00 \x00", extract.TypeText},
 	{"utf16be html", "\x00<\x00p\x00>\x00h\x00i\x00<\x00/\x00p\x00>", extract.TypeHTML},
 	{"utf16le binary", "\xff\xfeh\x00\x01\x00", extract.TypeUnknown},
+	{"short text with one nul", "<p>x\x00</p>", extract.TypeUnknown},
 	{"windows-1252 quotes", "\x93quoted\x94 and caf\xe9", extract.TypeText},
 	{"nul in text", "hello\x00world", extract.TypeUnknown},
 	{"latin1 text", "caf\xe9 au lait", extract.TypeText},
