@@ -152,6 +152,7 @@ func (j *job) split(ctx context.Context) error {
 		return queue.Permanent(fmt.Errorf("chunk: %w", err)) // config checked: only a huge input is left
 	}
 	j.chunks = chunks
+	j.pages = nil // the chunks hold the text now
 	return nil
 }
 

@@ -34,6 +34,10 @@ const (
 	wallGrace = 30 * time.Second
 )
 
+// childNice is the children's scheduling priority (Linux): below the
+// server's, so that parsing yields the CPU to requests.
+const childNice = 10
+
 // ErrTooSlow: the document used more CPU time than Config.CPULimit. It is
 // the document's fault (extract.Reason gives "too_slow").
 var ErrTooSlow = extract.ErrTooSlow
@@ -60,7 +64,9 @@ type Config struct {
 	// caller's context are checked (default DefaultWatchInterval).
 	WatchInterval time.Duration
 	// PDFMemoryLimit and PDFCacheDir configure the children's PDF engine
-	// (extract.PDFConfig's MemoryLimit and CacheDir; zero: its defaults).
+	// (extract.PDFConfig's MemoryLimit and CacheDir). Zero PDFMemoryLimit:
+	// extract's default, at most half of MemoryLimit, so that PDFium's own
+	// cap refuses a document before the child's limit stops it.
 	PDFMemoryLimit int64
 	PDFCacheDir    string
 	// Path is the executable to run; it must call Main first. Default:
@@ -94,6 +100,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.WatchInterval == 0 {
 		c.WatchInterval = DefaultWatchInterval
 	}
+	if c.PDFMemoryLimit == 0 { // the engine's own cap fails a PDF cleanly before the child's does
+		c.PDFMemoryLimit = min(extract.DefaultPDFMemoryLimit, c.MemoryLimit/2)
+	}
 	if c.Path == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -110,14 +119,15 @@ func (c Config) withDefaults() (Config, error) {
 // Pool runs documents in child processes, at most Config.Procs at once.
 // Safe for concurrent use.
 type Pool struct {
-	cfg   Config
-	ctx   context.Context // of the children; ended by Close
-	stop  context.CancelFunc
-	slots chan struct{} // a token per child that may run
-	mu    sync.Mutex
-	idle  []*proc
-	live  map[*proc]bool
-	done  bool
+	cfg    Config
+	ctx    context.Context // of the children; ended by Close
+	stop   context.CancelFunc
+	spawns chan spawnRequest // to the spawner goroutine
+	slots  chan struct{}     // a token per child that may run
+	mu     sync.Mutex
+	idle   []*proc
+	live   map[*proc]bool
+	done   bool
 }
 
 // NewPool checks cfg and returns a pool. Children start on first use.
@@ -127,7 +137,9 @@ func NewPool(cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	p := &Pool{cfg: cfg, ctx: ctx, stop: stop, slots: make(chan struct{}, cfg.Procs), live: map[*proc]bool{}}
+	p := &Pool{cfg: cfg, ctx: ctx, stop: stop, spawns: make(chan spawnRequest),
+		slots: make(chan struct{}, cfg.Procs), live: map[*proc]bool{}}
+	go spawner(ctx, p.spawns)
 	for range cfg.Procs {
 		p.slots <- struct{}{}
 	}
@@ -222,7 +234,7 @@ func (p *Pool) take() (*proc, error) {
 		return c, nil
 	}
 	p.mu.Unlock()
-	c, err := start(p.ctx, &p.cfg)
+	c, err := start(p.ctx, p.spawns, &p.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +272,8 @@ type proc struct {
 	bw     *bufio.Writer
 	enc    *gob.Encoder
 	dec    *gob.Decoder
-	stderr *tail
+	stderr *stderrLog
+	logger *slog.Logger
 	exited chan struct{} // closed once the child has exited and been reaped
 	base   int64         // resident memory once ready
 	docs   int
@@ -271,11 +284,11 @@ type proc struct {
 
 // start runs a child and waits for its first message. The child is killed
 // when ctx ends (the pool's, ended by Close).
-func start(ctx context.Context, cfg *Config) (*proc, error) {
+func start(ctx context.Context, spawns chan<- spawnRequest, cfg *Config) (*proc, error) {
 	cmd := exec.CommandContext(ctx, cfg.Path)
 	cmd.Env = childEnv(cfg.MemoryLimit)
 	cmd.SysProcAttr = childAttr()
-	c := &proc{cmd: cmd, stderr: &tail{max: 8 << 10}, exited: make(chan struct{})}
+	c := &proc{cmd: cmd, stderr: &stderrLog{max: 4 << 10}, logger: cfg.Logger, exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -285,7 +298,7 @@ func start(ctx context.Context, cfg *Config) (*proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := spawn(ctx, spawns, cmd); err != nil {
 		return nil, fmt.Errorf("sandbox: start %s: %w", cfg.Path, err)
 	}
 	c.stdin, c.bw = stdin, bufio.NewWriterSize(stdin, 64<<10)
@@ -313,13 +326,30 @@ func start(ctx context.Context, cfg *Config) (*proc, error) {
 	if err != nil {
 		c.kill()
 		<-c.exited
-		return nil, fmt.Errorf("sandbox: child %s did not start (does its main call sandbox.Main first?): %w; %s",
-			cfg.Path, err, c.stderr.String())
+		cfg.Logger.Error("sandbox child did not start", "path", cfg.Path, "err", err, "stderr", c.stderr.String())
+		return nil, fmt.Errorf("sandbox: child did not start (does its main call sandbox.Main first?): %w", err)
 	}
 	if _, rss, err := usage(cmd.Process.Pid); err == nil {
 		c.base = rss
 	}
 	return c, nil
+}
+
+// spawnRequest asks the spawner to start cmd.
+type spawnRequest struct {
+	cmd  *exec.Cmd
+	done chan<- error
+}
+
+// spawn has the spawner start cmd, unless ctx ends first.
+func spawn(ctx context.Context, spawns chan<- spawnRequest, cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	select {
+	case spawns <- spawnRequest{cmd, done}:
+		return <-done
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // childEnv is a child's whole environment: the marker, its memory limit,
@@ -486,16 +516,19 @@ func (c *proc) failure(ctx context.Context, sendErr, readErr error) error {
 		return fmt.Errorf("sandbox: %w", re.error)
 	}
 	out := c.stderr.String()
-	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to reserve", "stack exceeds"} {
-		if strings.Contains(out, s) {
-			return fmt.Errorf("sandbox: child ran out of memory (%s): %w", s, extract.ErrTooLarge)
-		}
-	}
 	how := "exited"
 	if st := c.cmd.ProcessState; st != nil {
 		how = st.String()
 	}
-	return fmt.Errorf("sandbox: child crashed (%s, answer cut: %s): %s: %w", how, readErr.Error(), lastLine(out), extract.ErrMalformed)
+	// What the child wrote is the operator's to read, not the tenant's (it
+	// names files and functions of the build): it goes to the log only.
+	c.logger.Warn("sandbox child crashed", "pid", c.cmd.Process.Pid, "status", how, "answer", readErr, "stderr", out)
+	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to reserve", "stack exceeds"} {
+		if strings.Contains(out, s) {
+			return fmt.Errorf("sandbox: the parser ran out of memory (%s): %w", s, extract.ErrTooLarge)
+		}
+	}
+	return fmt.Errorf("sandbox: the parser crashed (%s): %w", how, extract.ErrMalformed)
 }
 
 // resultError turns a child's reported failure back into an error that
@@ -516,33 +549,36 @@ var reasonError = map[string]error{
 	"malformed":        extract.ErrMalformed,
 }
 
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
+// stderrLog keeps the first and the last max bytes a child writes to its
+// standard error: a Go runtime's fatal error is at the start, before its
+// stacks, and a panic's value at the end.
+type stderrLog struct {
+	mu         sync.Mutex
+	max        int
+	head, tail []byte
+}
+
+func (l *stderrLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(p)
+	if room := l.max - len(l.head); room > 0 {
+		k := min(room, len(p))
+		l.head = append(l.head, p[:k]...)
+		p = p[k:]
 	}
-	return s
-}
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
+	l.tail = append(l.tail, p...)
+	if over := len(l.tail) - l.max; over > 0 {
+		l.tail = append(l.tail[:0], l.tail[over:]...)
 	}
-	return len(p), nil
+	return n, nil
 }
 
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
+func (l *stderrLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.tail) == 0 {
+		return string(l.head)
+	}
+	return string(l.head) + "\n…\n" + string(l.tail)
 }

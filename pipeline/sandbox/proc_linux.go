@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"syscall"
@@ -85,4 +87,29 @@ func vmSize() (int64, error) {
 // childAttr kills the child when its parent dies.
 func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// spawner starts the pool's children, from a thread of its own until ctx
+// ends. Linux keeps a nice value per thread and a new process inherits its
+// creator thread's: the spawner's thread is lowered to childNice, so the
+// server's other threads keep their priority. A child's Pdeathsig also
+// follows the thread that started it: it lives as long as the pool.
+func spawner(ctx context.Context, reqs <-chan spawnRequest) {
+	runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+	err := syscall.Setpriority(syscall.PRIO_PROCESS, 0, childNice)
+	if err != nil {
+		err = fmt.Errorf("lower the priority: %w", err)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-reqs:
+			if err != nil {
+				r.done <- err
+				continue
+			}
+			r.done <- r.cmd.Start()
+		}
+	}
 }

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"runtime/debug"
 	"syscall"
@@ -23,3 +24,15 @@ func limitMemory(limit int64) error {
 }
 
 func childAttr() *syscall.SysProcAttr { return nil }
+
+// spawner starts the pool's children until ctx ends.
+func spawner(ctx context.Context, reqs <-chan spawnRequest) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-reqs:
+			r.done <- r.cmd.Start()
+		}
+	}
+}

@@ -174,7 +174,9 @@ func TestChild_Environment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := start(t.Context(), &cfg)
+	spawns := make(chan spawnRequest)
+	go spawner(t.Context(), spawns)
+	c, err := start(t.Context(), spawns, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +188,13 @@ func TestChild_Environment(t *testing.T) {
 	}
 	if bytes.Contains(env, []byte("secret")) || !bytes.Contains(env, []byte(envChild+"=1")) {
 		t.Errorf("child environment: %q", env)
+	}
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) < 17 || f[16] != strconv.Itoa(childNice) {
+		t.Errorf("child's nice value: %v, want %d", f[16:17], childNice)
 	}
 	limits, err := os.ReadFile("/proc/" + pid + "/limits")
 	if err != nil {
