@@ -27,7 +27,7 @@ func harbourPDF() []byte {
 func TestDashboard_EarlyResults(t *testing.T) {
 	e := setup(t, 1, 0)
 	e.embed.hold()
-	e.saves.hold()
+	e.saves.holdAfter(1) // its one chunk's batch is saved; its results wait
 	doc, job := e.upload("harbour.pdf", harbourPDF())
 	results := card("harbour.pdf") + `?.querySelector(".results")`
 	has := func(parts ...string) string {

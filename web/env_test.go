@@ -368,22 +368,26 @@ func (g *gatedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 	return g.Embedder.Embed(ctx, texts)
 }
 
-// gatedSaves is the pipeline's store (the real one) with a gate before each
-// write transaction, which the pipeline opens once per job, to save its
-// results and complete it after the analysis: held, a job waits there with
-// all its early results reported. Like gatedEmbedder, it changes when work
-// happens, never what the work gives.
+// gatedSaves is the pipeline's store (the real one) with a gate before
+// write transactions. A job writes its chunks in batches as it embeds them,
+// then saves its results and completes after the analysis: held after its
+// chunk batches, a job waits there with all its early results reported.
+// Like gatedEmbedder, it changes when work happens, never what the work
+// gives.
 type gatedSaves struct {
 	docket.Store
 	mu      sync.Mutex
+	pass    int           // saves let through before the gate holds
 	gate    chan struct{} // nil: saves go through
 	waiting chan struct{} // receives when a save waits at the gate
 }
 
-// hold makes every save wait until open.
-func (g *gatedSaves) hold() {
+// holdAfter lets the next n saves through (a job's chunk batches) and makes
+// every later one wait until open.
+func (g *gatedSaves) holdAfter(n int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.pass = n
 	if g.gate == nil {
 		g.gate, g.waiting = make(chan struct{}), make(chan struct{}, 16)
 	}
@@ -403,6 +407,10 @@ func (g *gatedSaves) open() {
 func (g *gatedSaves) InTenant(ctx context.Context, tenantID string, fn func(docket.Tx) error) error {
 	g.mu.Lock()
 	gate, waiting := g.gate, g.waiting
+	if gate != nil && g.pass > 0 {
+		g.pass--
+		gate = nil
+	}
 	g.mu.Unlock()
 	if gate != nil {
 		select {
