@@ -22,7 +22,7 @@ import (
 const (
 	DefaultTimeout    = 10 * time.Minute
 	DefaultEmbedBatch = 32
-	DefaultSaveBatch  = 256
+	DefaultSaveBatch  = 64
 	DefaultBusyDelay  = 30 * time.Second
 )
 

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/docketq/docket/pipeline/analyze"
 	"github.com/docketq/docket/pipeline/extract"
@@ -80,10 +81,34 @@ func runChild(in io.Reader, out io.Writer, errOut io.Writer) int {
 			fmt.Fprintln(errOut, "sandbox child:", err)
 			return exitProtocol
 		}
-		if err := send(&message{Result: res}); err != nil {
+		if err := sendResult(send, res); err != nil {
 			return exitProtocol
 		}
 	}
+}
+
+// sendResult sends res: its pages' text in pieces, then the rest.
+func sendResult(send func(*message) error, res *result) error {
+	if res.Result != nil {
+		for i := range res.Result.Doc.Pages {
+			page := &res.Result.Doc.Pages[i]
+			for s := page.Text; s != ""; {
+				n := len(s)
+				if n > dataChunk {
+					n = dataChunk
+					for n > 0 && !utf8.RuneStart(s[n]) {
+						n--
+					}
+				}
+				if err := send(&message{Text: &text{Page: i, Size: len(page.Text), S: s[:n]}}); err != nil {
+					return err
+				}
+				s = s[n:]
+			}
+			page.Text = ""
+		}
+	}
+	return send(&message{Result: res})
 }
 
 // child is the state a child keeps between documents: its PDF engine.

@@ -180,6 +180,9 @@ func (p *Pool) Process(ctx context.Context, typ extract.Type, r io.ReaderAt, siz
 	if opts.Timeout <= 0 {
 		opts.Timeout = extract.DefaultTimeout
 	}
+	if opts.MaxTextLength <= 0 {
+		opts.MaxTextLength = extract.DefaultMaxTextLength
+	}
 	switch {
 	case size == 0:
 		return nil, extract.ErrEmpty
@@ -373,6 +376,7 @@ func (c *proc) run(ctx context.Context, cfg *Config, req *request, r io.ReaderAt
 	go c.watch(ctx, cfg, req.Timeout+wallGrace, watchDone)
 	sent := make(chan error, 1)
 	go func() { sent <- c.send(req, r) }()
+	var pages []strings.Builder // the result's text, as it comes
 	for {
 		var m message
 		if err := c.dec.Decode(&m); err != nil {
@@ -383,6 +387,18 @@ func (c *proc) run(ctx context.Context, cfg *Config, req *request, r io.ReaderAt
 		switch {
 		case m.Progress != nil && onProgress != nil:
 			onProgress(m.Progress.Done, m.Progress.Total)
+		case m.Text != nil:
+			t := m.Text
+			if t.Page < len(pages)-1 || t.Page > len(pages) || t.Size < 0 || t.Size > req.MaxTextLength {
+				c.kill()
+				<-c.exited
+				return nil, fmt.Errorf("sandbox: child sent page %d of %d bytes out of order: %w", t.Page, t.Size, extract.ErrMalformed)
+			}
+			if t.Page == len(pages) {
+				pages = append(pages, strings.Builder{})
+				pages[t.Page].Grow(t.Size)
+			}
+			pages[t.Page].WriteString(t.S)
 		case m.Result != nil:
 			if err := <-sent; err != nil { // cannot be: the child read it all
 				c.kill()
@@ -391,7 +407,16 @@ func (c *proc) run(ctx context.Context, cfg *Config, req *request, r io.ReaderAt
 			if m.Result.Err != "" {
 				return nil, resultError(m.Result)
 			}
-			return m.Result.Result, nil
+			res := m.Result.Result
+			if res == nil || res.Doc == nil || len(pages) > len(res.Doc.Pages) {
+				c.kill()
+				<-c.exited
+				return nil, fmt.Errorf("sandbox: child sent text of %d pages with no such result: %w", len(pages), extract.ErrMalformed)
+			}
+			for i := range pages {
+				res.Doc.Pages[i].Text = pages[i].String()
+			}
+			return res, nil
 		}
 	}
 }

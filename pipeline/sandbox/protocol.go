@@ -58,11 +58,21 @@ type data struct {
 type message struct {
 	Ready    *ready
 	Progress *progress
+	Text     *text
 	Result   *result
 }
 
 type progress struct {
 	Done, Total int
+}
+
+// text is a piece of a page's text, at most dataChunk bytes: a result's
+// pages come ahead of it in pieces, so that no message, and no buffer of
+// the parent's decoder, is the size of the document's text. Size, the
+// page's whole length, lets the parent allocate the page once.
+type text struct {
+	Page, Size int
+	S          string
 }
 
 // Result is what processing a document found.

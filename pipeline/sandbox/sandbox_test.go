@@ -216,3 +216,25 @@ func assertNoChildren(t *testing.T, p *Pool) {
 		t.Errorf("%d children alive, %d idle: a child outlived its document", len(p.live), len(p.idle))
 	}
 }
+
+// TestProcess_LargeTextInPieces: a page of over 1 MiB comes back from
+// the child, in pieces cut on rune boundaries, exactly as the same
+// document processed in this process.
+func TestProcess_LargeTextInPieces(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Procs: 1})
+	data := []byte(strings.Repeat("Grüße, 日本語 and 🚀 again. ", (5<<20/4)/32))
+	got, err := run(t, p, t.Context(), extract.TypeText, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := InProcess(t.Context(), extract.TypeText, bytes.NewReader(data), int64(len(data)), extract.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Doc.Pages) != len(want.Doc.Pages) || got.Doc.Text() != want.Doc.Text() || got.Fields.WordCount != want.Fields.WordCount {
+		t.Fatalf("child: %d pages, %d bytes, %d words; in process: %d pages, %d bytes, %d words",
+			len(got.Doc.Pages), len(got.Doc.Text()), got.Fields.WordCount,
+			len(want.Doc.Pages), len(want.Doc.Text()), want.Fields.WordCount)
+	}
+}
