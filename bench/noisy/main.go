@@ -2,7 +2,7 @@
 // uploads and searches ordinary documents at a steady pace, alone (idle),
 // then while tenant A sends hostile documents (attack). It reports B's
 // latencies in both phases, the peak resident memory of serve and its
-// sandbox children against the budget (--parse-memory-bytes + 300 MiB), and
+// sandbox children against the configured budget (--parse-memory-bytes), and
 // how each of A's documents ended.
 //
 //	go run ./bench/noisy [--quick] [--out FILE] [--docket PATH] [--database-url URL]
@@ -123,7 +123,7 @@ func run(ctx context.Context, bin, dbURL string, sz sizes) (*report, error) {
 	if err := errors.Join(errA, errB); err != nil {
 		return nil, err
 	}
-	rep := &report{Load: sz, Store: "sqlite", BudgetMiB: float64(sz.ParseMemory+300*mib) / mib}
+	rep := &report{Load: sz, Store: "sqlite", BudgetMiB: float64(sz.ParseMemory) / mib}
 	if dbURL != "" {
 		rep.Store = "postgres"
 	}
@@ -193,7 +193,7 @@ search max   %10.1f %10.1f
 failed       %10d %10d
 
 peak RSS: serve %.0f MiB, serve + children %.0f MiB (at most %d children);
-budget %.0f MiB (parse memory %d MiB + 300), limit %.0f MiB; sandbox %d MiB a child
+budget %.0f MiB (--parse-memory-bytes %d MiB), limit %.0f MiB (budget + 300); sandbox %d MiB a child
 
 %-22s %7s  %-9s %8s  %s
 `, rep.Store, sz.Uploads, sz.UploadPace, sz.Searches, sz.SearchPace,
