@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
@@ -174,7 +175,11 @@ func (j *job) embed(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		saveStart := time.Now()
 		if err := j.saveChunks(ctx, start == 0, batch, vecs); err != nil {
+			return err
+		}
+		if err := j.yieldStore(ctx, time.Since(saveStart)); err != nil {
 			return err
 		}
 		done := start + len(batch)
@@ -182,6 +187,28 @@ func (j *job) embed(ctx context.Context) error {
 	}
 	return nil
 }
+
+// yieldStore waits SaveYield times took, the time a batch's save held the
+// store, before the next batch: on SQLite, whose one writer every tenant
+// shares, a long document then leaves room between its batches for other
+// tenants' writes (uploads), which would otherwise queue behind it.
+func (j *job) yieldStore(ctx context.Context, took time.Duration) error {
+	wait := time.Duration(float64(took) * j.p.cfg.SaveYield)
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(min(wait, maxSaveYield))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// maxSaveYield caps one wait of yieldStore.
+const maxSaveYield = time.Second
 
 // embedBatch returns the vectors of chunks, the first of which is number
 // first, EmbedBatch to a call. Every vector has the length of the

@@ -62,6 +62,11 @@ type Config struct {
 	// batch at a time, so memory and each transaction's length stay
 	// bounded whatever the chunk count.
 	SaveBatch int
+	// SaveYield is how long a job waits after saving a batch before the
+	// next, as a multiple of the time the save took (0, the default: no
+	// wait). On SQLite, 1 leaves the store's one writer free half the time
+	// a long document saves, for other tenants' writes.
+	SaveYield float64
 	// Timeout is the hard limit of one job attempt
 	// (queue.HandlerConfig.Timeout). Default DefaultTimeout (10m).
 	Timeout time.Duration
@@ -85,7 +90,7 @@ func NewProcessor(cfg Config) (*Processor, error) {
 		return nil, fmt.Errorf("%w: pipeline: no store", docket.ErrInvalid)
 	case cfg.Blobs == nil:
 		return nil, fmt.Errorf("%w: pipeline: no blob store", docket.ErrInvalid)
-	case cfg.EmbedBatch < 0 || cfg.SaveBatch < 0 || cfg.Timeout < 0 || cfg.BusyDelay < 0:
+	case cfg.EmbedBatch < 0 || cfg.SaveBatch < 0 || cfg.SaveYield < 0 || cfg.Timeout < 0 || cfg.BusyDelay < 0:
 		return nil, fmt.Errorf("%w: pipeline: negative batch size, timeout or busy delay", docket.ErrInvalid)
 	}
 	if _, err := chunk.Split(nil, cfg.Chunk); err != nil {

@@ -154,6 +154,9 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 	}
 	pcfg := pipeline.Config{Store: store, Blobs: blobs, Embedder: emb, Logger: logger,
 		Extract: extract.Options{Budget: extract.NewBudget(extract.BudgetConfig{Bytes: vf.parseMemory})}}
+	if sf.embedded() {
+		pcfg.SaveYield = 1 // SQLite's one writer: a long document leaves it free half the time
+	}
 	if vf.sandbox {
 		if pcfg.Sandbox, err = sandbox.NewPool(sandbox.Config{
 			Procs:       int(max(1, vf.parseMemory/vf.sandboxMemory)),
