@@ -3,6 +3,7 @@ package feed_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -109,31 +110,52 @@ func TestFeed_Since(t *testing.T) {
 func TestFeed_SlowSubscriberDropped(t *testing.T) {
 	verifyNoLeaks(t)
 	client := newSQLiteClient(t)
-	f := runFeed(t, feed.Config{Client: client, Buffer: 2})
+	dropped := make(chan struct{}, 1)
+	logger := slog.New(onMessage{"subscriber too slow; dropped", dropped})
+	f := runFeed(t, feed.Config{Client: client, Buffer: 2, Logger: logger})
 	slow := subscribe(t, f, "acme")
 	for i := range 5 {
 		enqueue(t, client, "acme", string(rune('a'+i)), 0)
 	}
-	deadline := time.After(waitFor)
-	for n := 0; ; n++ {
-		select {
-		case _, ok := <-slow.C:
-			if !ok {
-				if n > 2 {
-					t.Errorf("read %d changes from a buffer of 2", n)
-				}
-				// The feed keeps serving others.
-				fast := subscribe(t, f, "acme")
-				if len(fast.Snapshot) != 5 {
-					t.Errorf("new subscriber's snapshot has %d jobs, want 5", len(fast.Snapshot))
-				}
-				return
-			}
-		case <-deadline:
-			t.Fatal("slow subscriber never dropped")
-		}
+	// Read nothing until the feed has dropped the subscriber: a reader as
+	// quick as the feed would never fall behind.
+	select {
+	case <-dropped:
+	case <-time.After(waitFor):
+		t.Fatal("slow subscriber never dropped")
+	}
+	n := 0
+	for range slow.C {
+		n++
+	}
+	if n > 2 {
+		t.Errorf("read %d changes from a buffer of 2", n)
+	}
+	// The feed keeps serving others.
+	fast := subscribe(t, f, "acme")
+	if len(fast.Snapshot) != 5 {
+		t.Errorf("new subscriber's snapshot has %d jobs, want 5", len(fast.Snapshot))
 	}
 }
+
+// onMessage is a slog handler that signals on each record of one message.
+type onMessage struct {
+	msg string
+	c   chan<- struct{}
+}
+
+func (h onMessage) Enabled(context.Context, slog.Level) bool { return true }
+func (h onMessage) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		select {
+		case h.c <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+func (h onMessage) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h onMessage) WithGroup(string) slog.Handler      { return h }
 
 func TestFeed_RunEndsSubscriptions(t *testing.T) {
 	verifyNoLeaks(t)
