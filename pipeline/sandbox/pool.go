@@ -128,6 +128,8 @@ type Pool struct {
 	idle   []*proc
 	live   map[*proc]bool
 	done   bool
+
+	warmPDF sync.Once // the PDF engine's compilation cache, filled in this process
 }
 
 // NewPool checks cfg and returns a pool. Children start on first use.
@@ -191,6 +193,9 @@ func (p *Pool) Process(ctx context.Context, typ extract.Type, r io.ReaderAt, siz
 	case size > opts.MaxBytes:
 		return nil, fmt.Errorf("%d bytes > cap %d: %w", size, opts.MaxBytes, extract.ErrTooLarge)
 	}
+	if typ == extract.TypePDF {
+		p.warmPDF.Do(p.compilePDF)
+	}
 	if err := p.acquire(ctx); err != nil {
 		return nil, err
 	}
@@ -202,6 +207,19 @@ func (p *Pool) Process(ctx context.Context, typ extract.Type, r io.ReaderAt, siz
 	res, err := c.run(ctx, &p.cfg, requestOf(typ, size, &opts, &p.cfg), r, opts.Progress)
 	p.put(c, err == nil && c.healthy())
 	return res, err
+}
+
+// compilePDF compiles PDFium into the compilation cache the children load
+// it from. Compiling is trusted work on Docket's own module, and takes more
+// memory than a child may have: done in a child, the first PDF on a machine
+// failed as too large. A failure is logged; the children then compile.
+func (p *Pool) compilePDF() {
+	e, err := extract.NewPDFEngine(extract.PDFConfig{Instances: 1, MemoryLimit: p.cfg.PDFMemoryLimit, CacheDir: p.cfg.PDFCacheDir})
+	if err != nil {
+		p.cfg.Logger.Warn("sandbox: compiling the PDF engine for the children", "err", err)
+		return
+	}
+	_ = e.Close() // the compiled code stays in the cache
 }
 
 // acquire waits for a slot, up to Config.Wait.
