@@ -194,3 +194,26 @@ func TestOverview_SameAsAnalyze(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyze_MetadataTitle: a producer's prefix is no part of a title, and a
+// metadata title that is only a file name gives way to the text's heading.
+func TestAnalyze_MetadataTitle(t *testing.T) {
+	t.Parallel()
+	pages := []Page{{Text: "Quarterly Report\n\nRevenue grew in every region this quarter.\n"}}
+	for _, tc := range []struct{ meta, want string }{
+		{"Microsoft Word - Budget Proposal 2024", "Budget Proposal 2024"},
+		{"Microsoft PowerPoint - Sales Kickoff", "Sales Kickoff"},
+		{"Microsoft Excel - Forecast", "Forecast"},
+		{"Microsoft Word - T081E.DOC", "Quarterly Report"},
+		{"report final.docx", "Quarterly Report"},
+		{`C:\scans\0042.PDF`, "Quarterly Report"},
+		{"notes.txt", "Quarterly Report"},
+		{"Microsoft Word - ", "Quarterly Report"},
+		{"Using the .doc format", "Using the .doc format"},
+		{"Version 2.0", "Version 2.0"},
+	} {
+		if got := Analyze(pages, Options{Title: tc.meta}).Title; got != tc.want {
+			t.Errorf("metadata title %q: title %q, want %q", tc.meta, got, tc.want)
+		}
+	}
+}
