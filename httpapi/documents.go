@@ -156,7 +156,7 @@ func (s *Server) retryTx(ctx context.Context, tx docket.Tx, t *docket.Tenant, id
 	}
 	job, err := s.cfg.Queue.RetryTx(ctx, tx.Native(), d.JobID, tx.TenantID())
 	if err != nil {
-		return nil, fmt.Errorf("retry job %d: %w", d.JobID, err)
+		return nil, err // the driver's error names the job already
 	}
 	if _, err := tx.DocumentUpdate(ctx, &docket.DocumentUpdateParams{ID: id, JobID: &job.ID}); err != nil {
 		return nil, err

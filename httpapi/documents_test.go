@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/docketq/docket"
@@ -186,5 +187,38 @@ func TestDocuments_DeleteAndChunks(t *testing.T) {
 	e.do(t, http.MethodGet, "/v1/jobs/"+u.Job.ID, a.key, nil).want(t, http.StatusOK).decode(t, &j)
 	if j.Status != "cancelled" {
 		t.Errorf("the deleted document's pending job is %s, want cancelled", j.Status)
+	}
+}
+
+// staleDocTx shows every document as failed, as a read that raced with a
+// retry would have seen it.
+type staleDocTx struct{ docket.Tx }
+
+func (tx staleDocTx) DocumentGet(ctx context.Context, id string) (*docket.Document, error) {
+	d, err := tx.Tx.DocumentGet(ctx, id)
+	if d != nil {
+		d.Status = docket.StatusFailed
+	}
+	return d, err
+}
+
+// TestDocuments_RetryRefusedByQueue: when the queue refuses the retry, the
+// error names the job once, not once per layer.
+func TestDocuments_RetryRefusedByQueue(t *testing.T) {
+	t.Parallel()
+	e := newTenantEnv(t, nil)
+	a := e.newTenant(t, "acme", 0)
+	u := e.uploadOK(t, a.key, "still pending")
+	tn, err := e.store.TenantGet(context.Background(), a.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.store.InTenant(context.Background(), a.id, func(tx docket.Tx) error {
+		_, err := e.srv.retryTx(context.Background(), staleDocTx{tx}, tn, u.Document.ID)
+		return err
+	})
+	prefix := "retry job " + u.Job.ID + ": "
+	if err == nil || strings.Count(err.Error(), prefix) != 1 {
+		t.Errorf("retry of a pending job: %v, want %q once", err, prefix)
 	}
 }

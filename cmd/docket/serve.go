@@ -203,10 +203,23 @@ func firstTenant(ctx context.Context, svc *service, sf *storeFlags, vf *serviceF
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "tenant: %s (%s plan, %d uploads per hour, %d documents at once)\n",
-		t.ID, t.Plan, t.UploadsPerHour(), t.Concurrency)
+	fmt.Fprintf(stdout, "tenant: %s\n", tenantSummary(t))
 	fmt.Fprintf(stdout, "api_key: %s\n", key.Plain)
 	return nil
+}
+
+// tenantSummary is the banner's line for a new tenant: its ID, plan and limits.
+func tenantSummary(t *docket.Tenant) string {
+	return fmt.Sprintf("%s (%s plan, %s per hour, %s at once)", t.ID, t.Plan,
+		count(t.UploadsPerHour(), "upload", "uploads"), count(t.Concurrency, "document", "documents"))
+}
+
+// count is n followed by the noun's singular or plural.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // serve runs the API, the event feed, the workers and runOps (the ops

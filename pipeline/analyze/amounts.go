@@ -26,7 +26,8 @@ const amountReach = 40
 //	\d{1,3}(?:[,.' \x{00A0}\x{202F}]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?
 //
 // Amounts are read around the currency signs only, within amountReach
-// bytes, in time linear in the text.
+// bytes, in time linear in the text. An amount whose value is zero is left
+// out.
 
 // findAmounts returns the amounts of money in s, in order.
 func findAmounts(s string) []Amount {
@@ -44,7 +45,11 @@ func scanAmounts(s string, st *stopper, yield func(Amount) bool) {
 		if code == "" {
 			code = cur
 		}
-		p.add(match[Amount]{start, end, Amount{Value: decimal(num), Currency: code}})
+		value := decimal(num)
+		if strings.Trim(value, "0.") == "" {
+			return // a zero: a blank on a form, or a number that only looked like money
+		}
+		p.add(match[Amount]{start, end, Amount{Value: value, Currency: code}})
 	}
 	ok := eachCurrencySign(s, st, func(c0, c1 int) bool {
 		if !p.flush(c0 - amountReach - utf8.UTFMax) {

@@ -42,7 +42,9 @@ type Amount struct {
 // Options tune Analyze. The zero value is usable.
 type Options struct {
 	// Title, if not blank, is the title (for example from the file's
-	// metadata); otherwise the title is taken from the text.
+	// metadata), without a producer's prefix such as "Microsoft Word - ";
+	// otherwise, or when it is only a file name ("T081E.DOC"), the title
+	// is taken from the text.
 	Title string
 
 	// MaxKeyPhrases is how many key phrases to return. Default 10.
@@ -112,7 +114,7 @@ func OverviewContext(ctx context.Context, pages []Page, opts Options) (Fields, e
 }
 
 func overview(st *stopper, pages []Page, opts Options) Fields {
-	f := Fields{Title: clean(opts.Title), PageCount: len(pages), Language: detectLanguage(st, pages)}
+	f := Fields{Title: metadataTitle(opts.Title), PageCount: len(pages), Language: detectLanguage(st, pages)}
 	if f.Title == "" {
 		f.Title = findTitle(st, pages)
 	}

@@ -194,3 +194,56 @@ func TestOverview_SameAsAnalyze(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyze_MetadataTitle: a producer's prefix is no part of a title, and a
+// metadata title that is only a file name gives way to the text's heading.
+func TestAnalyze_MetadataTitle(t *testing.T) {
+	t.Parallel()
+	pages := []Page{{Text: "Quarterly Report\n\nRevenue grew in every region this quarter.\n"}}
+	for _, tc := range []struct{ meta, want string }{
+		{"Microsoft Word - Budget Proposal 2024", "Budget Proposal 2024"},
+		{"Microsoft PowerPoint - Sales Kickoff", "Sales Kickoff"},
+		{"Microsoft Excel - Forecast", "Forecast"},
+		{"Microsoft Word - T081E.DOC", "Quarterly Report"},
+		{"report final.docx", "Quarterly Report"},
+		{`C:\scans\0042.PDF`, "Quarterly Report"},
+		{"notes.txt", "Quarterly Report"},
+		{"Microsoft Word - ", "Quarterly Report"},
+		{"Using the .doc format", "Using the .doc format"},
+		{"Version 2.0", "Version 2.0"},
+	} {
+		if got := Analyze(pages, Options{Title: tc.meta}).Title; got != tc.want {
+			t.Errorf("metadata title %q: title %q, want %q", tc.meta, got, tc.want)
+		}
+	}
+}
+
+// TestFindAmounts_Zero: a zero is never an amount of money worth reporting
+// (it comes from a false match such as a form's blank "0 CAD").
+func TestFindAmounts_Zero(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"balance 0 CAD", "$0.00 due", "€ 0,00", "USD 000"} {
+		if got := findAmounts(text); len(got) != 0 {
+			t.Errorf("findAmounts(%q) = %v, want none", text, got)
+		}
+	}
+	if got := findAmounts("0 CAD and then CAD 12"); !reflect.DeepEqual(got, []Amount{{"12", "CAD"}}) {
+		t.Errorf("findAmounts with a zero and an amount = %v, want only the amount", got)
+	}
+}
+
+// TestKeyPhrases_RepeatedWord: a run of one word repeated (filler such as
+// "aaaa aaaa aaaa") is not a key phrase.
+func TestKeyPhrases_RepeatedWord(t *testing.T) {
+	t.Parallel()
+	text := "aaaa aaaa aaaa. Quarterly revenue growth. aaaa aaaa aaaa. Quarterly revenue growth.\n"
+	got := Analyze([]Page{{Text: text}}, Options{MaxKeyPhrases: 5}).KeyPhrases
+	for _, p := range got {
+		if ws := strings.Fields(p); len(ws) > 1 && strings.Count(p, ws[0]) == len(ws) {
+			t.Errorf("key phrases %q: %q is one word repeated", got, p)
+		}
+	}
+	if len(got) == 0 || got[0] != "quarterly revenue growth" {
+		t.Errorf("key phrases %q, want quarterly revenue growth first", got)
+	}
+}

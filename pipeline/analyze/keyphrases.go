@@ -19,7 +19,7 @@ const maxCandidates = 1 << 16
 // keyPhrases ranks the text's candidate phrases, RAKE-style. Candidates are
 // runs of content words (with a letter and no digit) between stop words (of
 // lang, or English if it is unknown) and breaks (punctuation, line ends,
-// table gaps). A word scores its degree (how many
+// table gaps); a run of one word repeated ("aaaa aaaa") is not one. A word scores its degree (how many
 // words it shares candidates with, itself included) over its frequency; a
 // phrase scores the sum of its words' scores, times 1 + ln(occurrences).
 // Phrases inside a better one are left out. Ties go alphabetically.
@@ -32,7 +32,7 @@ func keyPhrases(st *stopper, pages []Page, lang string, limit int) []string {
 	var words []string        // the current run
 	flush := func() {
 		short := len(words) == 1 && utf8.RuneCountInString(words[0]) < 3 // "ms", "nr"
-		if len(words) > 0 && len(words) <= maxPhraseWords && !short {
+		if len(words) > 0 && len(words) <= maxPhraseWords && !short && !oneWordRepeated(words) {
 			phrase := strings.Join(words, " ")
 			if _, ok := count[phrase]; ok || len(count) < maxCandidates {
 				count[phrase]++
@@ -106,4 +106,14 @@ func insideAny(phrase string, chosen []string) bool {
 		}
 	}
 	return false
+}
+
+// oneWordRepeated reports whether words are two or more of the same word.
+func oneWordRepeated(words []string) bool {
+	for _, w := range words[1:] {
+		if w != words[0] {
+			return false
+		}
+	}
+	return len(words) > 1
 }

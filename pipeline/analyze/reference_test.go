@@ -33,7 +33,9 @@ func refFindAmounts(s string) []Amount {
 		if code == "" {
 			code = cur
 		}
-		found = append(found, match[Amount]{start, end, Amount{Value: decimal(num), Currency: code}})
+		if value := decimal(num); strings.Trim(value, "0.") != "" { // zero is no amount
+			found = append(found, match[Amount]{start, end, Amount{Value: value, Currency: code}})
+		}
 	}
 	eachCurrencySign(s, nil, func(c0, c1 int) bool {
 		if start, end, g, ok := matchIn(refAmountBefore, s, c0, min(len(s), c1+amountReach)); ok {

@@ -117,3 +117,33 @@ func cleanPrefix(s string, limit int) string {
 	}
 	return strings.TrimRight(b.String(), " ")
 }
+
+// producerPrefixes are what some producers put before the title they store
+// in a file's metadata ("Microsoft Word - Report.doc").
+var producerPrefixes = []string{"Microsoft Word -", "Microsoft PowerPoint -", "Microsoft Excel -"}
+
+// fileExtensions end a metadata title that is only the name of a file.
+var fileExtensions = []string{
+	".doc", ".docx", ".dot", ".dotx", ".rtf", ".odt", ".wpd", ".pdf", ".txt", ".md",
+	".htm", ".html", ".xls", ".xlsx", ".ppt", ".pptx", ".tif", ".tiff",
+}
+
+// metadataTitle is a title from a file's metadata, whitespace collapsed, without a
+// producer's prefix; "" when what is left is blank or only a file name, so that the
+// title is looked for in the text.
+func metadataTitle(s string) string {
+	s = clean(s)
+	for _, p := range producerPrefixes {
+		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) && (len(s) == len(p) || s[len(p)] == ' ') {
+			s = strings.TrimSpace(s[len(p):])
+			break
+		}
+	}
+	lower := strings.ToLower(s)
+	for _, ext := range fileExtensions {
+		if strings.HasSuffix(lower, ext) {
+			return ""
+		}
+	}
+	return s
+}

@@ -60,7 +60,7 @@ func precheckPDF(data []byte) error {
 		return fmt.Errorf("pdf: no %%PDF- header: %w", ErrMalformed)
 	}
 	if !bytes.Contains(data[max(len(data)-1024, 0):], []byte("%%EOF")) {
-		return fmt.Errorf("pdf: no %%%%EOF in the last 1024 bytes (truncated?): %w", ErrMalformed)
+		return fmt.Errorf("pdf: no end-of-file marker in the last 1024 bytes (truncated?): %w", ErrMalformed)
 	}
 	return nil
 }

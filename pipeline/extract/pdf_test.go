@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -179,5 +180,19 @@ func TestPDFEngine_ReuseInstances(t *testing.T) {
 	}
 	if doc, err := extractBytes(t, extract.TypePDF, prose, extract.Options{PDF: e}); err != nil || len(doc.Pages) != 2 {
 		t.Fatalf("after the kill: %v", err)
+	}
+}
+
+// TestExtract_PDFTruncatedMessage: a PDF cut before its end-of-file marker is malformed, and the
+// error says so in words rather than with a doubled percent sign.
+func TestExtract_PDFTruncatedMessage(t *testing.T) {
+	t.Parallel()
+	data := xt.ProsePDF(1).Bytes()
+	_, err := extractBytes(t, extract.TypePDF, data[:len(data)/2], extract.Options{})
+	if !errors.Is(err, extract.ErrMalformed) {
+		t.Fatalf("truncated PDF: %v, want ErrMalformed", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "%%") || !strings.Contains(msg, "no end-of-file marker") {
+		t.Errorf("truncated PDF: %q, want it to say there is no end-of-file marker", msg)
 	}
 }
