@@ -1,8 +1,10 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"mime/multipart"
 	"net/http"
 	"slices"
 	"strconv"
@@ -142,4 +144,66 @@ func (e *adminEnv) claimIDs() []int64 {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// TestAdminPause_UploadAnswer: the upload's answer says paused while the
+// tenant or the queue is paused, as GET /v1/jobs/{id} does, with or without
+// an idempotency key.
+func TestAdminPause_UploadAnswer(t *testing.T) {
+	t.Parallel()
+	forEachAdminStore(t, nil, func(t *testing.T, e *adminEnv) {
+		a := e.createTenant("Acme", nil)
+		upload := func(name, idemKey string) httpapi.JobView {
+			t.Helper()
+			var buf bytes.Buffer
+			mw := multipart.NewWriter(&buf)
+			fw, err := mw.CreateFormFile("file", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = fw.Write([]byte("text of " + name))
+			_ = mw.Close()
+			req, err := http.NewRequestWithContext(e.ctx, http.MethodPost, e.url+"/v1/documents", &buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", mw.FormDataContentType())
+			req.Header.Set("Authorization", "Bearer "+a.APIKey)
+			if idemKey != "" {
+				req.Header.Set("Idempotency-Key", idemKey)
+			}
+			r := e.send(req)
+			if r.status != http.StatusAccepted {
+				t.Fatalf("upload %s: status %d: %s", name, r.status, r.body)
+			}
+			var u struct{ Job httpapi.JobView }
+			r.decode(t, &u)
+			return u.Job
+		}
+		if j := upload("before.txt", ""); j.Paused {
+			t.Error("upload before any pause: paused true")
+		}
+		e.admin("POST", "/v1/admin/tenants/"+a.Tenant.ID+"/pause", nil, http.StatusOK)
+		for _, key := range []string{"", "k-tenant"} {
+			j := upload("tenant"+key+".txt", key)
+			if !j.Paused || j.QueuePosition == nil {
+				t.Errorf("upload (key %q) with the tenant paused: paused %v, position %v; want paused with a position", key, j.Paused, j.QueuePosition)
+			}
+			id, _ := strconv.ParseInt(j.ID, 10, 64)
+			if v := e.jobStatus(a.APIKey, id); v.Paused != j.Paused {
+				t.Errorf("job %s: GET says paused %v, the upload %v", j.ID, v.Paused, j.Paused)
+			}
+		}
+		e.admin("POST", "/v1/admin/tenants/"+a.Tenant.ID+"/resume", nil, http.StatusOK)
+		e.admin("POST", "/v1/admin/queues/"+envQueue+"/pause", nil, http.StatusOK)
+		for _, key := range []string{"", "k-queue"} {
+			if j := upload("queue"+key+".txt", key); !j.Paused {
+				t.Errorf("upload (key %q) with the queue paused: paused false", key)
+			}
+		}
+		e.admin("POST", "/v1/admin/queues/"+envQueue+"/resume", nil, http.StatusOK)
+		if j := upload("after.txt", "k-after"); j.Paused {
+			t.Error("upload after resume: paused true")
+		}
+	})
 }
