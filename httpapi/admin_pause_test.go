@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/httpapi"
+	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
 )
 
@@ -84,8 +85,9 @@ func TestAdminPause(t *testing.T) {
 	})
 }
 
-// TestAdminPause_Errors: an unknown tenant is 404, a bad queue name 400,
-// a tenant key 401; a valid queue with no jobs can be paused and stays so.
+// TestAdminPause_Errors: an unknown tenant or queue is 404, a bad queue
+// name 400, a tenant key 401; a configured queue with no jobs, a queue
+// with jobs and a paused queue can be paused or resumed.
 func TestAdminPause_Errors(t *testing.T) {
 	t.Parallel()
 	e := newAdminEnv(t, nil)
@@ -98,10 +100,34 @@ func TestAdminPause_Errors(t *testing.T) {
 	if r := e.do("POST", "/v1/admin/queues/later/pause", a.APIKey, nil); r.status != http.StatusUnauthorized {
 		t.Errorf("pause with a tenant key: status %d, want 401", r.status)
 	}
-	e.admin("POST", "/v1/admin/queues/later/pause", nil, http.StatusOK)
+	for _, verb := range []string{"pause", "resume"} {
+		r := e.admin("POST", "/v1/admin/queues/documnets/"+verb, nil, http.StatusNotFound)
+		if !strings.Contains(string(r.body), `no queue \"documnets\"; known queues: dispatch, documents`) {
+			t.Errorf("%s of a misspelt queue: %s, want the known queues named", verb, r.body)
+		}
+	}
 	p, err := e.queue.Pauses(e.ctx)
-	if err != nil || !p.QueuePaused("later") || p.QueuePaused(envQueue) {
-		t.Fatalf("pauses after pausing queue later: %+v, %v", p, err)
+	if err != nil || len(p.Queues) != 0 {
+		t.Fatalf("pauses after refusing unknown queues: %+v, %v", p, err)
+	}
+	// Configured queues are known with no jobs; a queue with jobs of its
+	// own, or one paused now, is known too.
+	e.admin("POST", "/v1/admin/queues/dispatch/pause", nil, http.StatusOK)
+	if _, err := e.queue.Enqueue(e.ctx, &queue.EnqueueParams{Queue: "later", Kind: "k", TenantID: a.Tenant.ID}); err != nil {
+		t.Fatal(err)
+	}
+	e.admin("POST", "/v1/admin/queues/later/pause", nil, http.StatusOK)
+	if err := e.queue.PauseQueue(e.ctx, "old"); err != nil {
+		t.Fatal(err)
+	}
+	r := e.admin("POST", "/v1/admin/queues/other/pause", nil, http.StatusNotFound)
+	if !strings.Contains(string(r.body), "known queues: dispatch, documents, later, old") {
+		t.Errorf("pause of an unknown queue: %s, want the paused and busy queues named", r.body)
+	}
+	e.admin("POST", "/v1/admin/queues/old/resume", nil, http.StatusOK)
+	p, err = e.queue.Pauses(e.ctx)
+	if err != nil || !p.QueuePaused("later") || !p.QueuePaused("dispatch") || p.QueuePaused("old") || p.QueuePaused(envQueue) {
+		t.Fatalf("pauses after pausing later and dispatch, resuming old: %+v, %v", p, err)
 	}
 }
 

@@ -22,8 +22,10 @@ var pauseUsage = map[string]string{
 
 Pause stops new claims of the queue's jobs in every worker process within
 a second; running jobs finish, enqueues are accepted and wait in order.
-Resume starts claiming again at once, where it stopped. A queue with no
-jobs yet may be paused; the pause stays until resumed (docs/operations.md).
+Resume starts claiming again at once, where it stopped. The pause stays
+until resumed (docs/operations.md). Only a known queue may be paused or
+resumed: Docket's own (documents, dispatch), one with jobs in the store or
+one paused now; any other name is an error that lists the known queues.
 `,
 	"tenant": `usage: docket tenants %s TENANT_ID [flags]
 
@@ -119,6 +121,13 @@ func (c *pauseCmd) run(ctx context.Context) error {
 func (c *pauseCmd) local(ctx context.Context, d driver.Driver) error {
 	client := queue.NewClient(d, queue.ClientConfig{})
 	if c.what == "queue" {
+		store, ok := documents(d)
+		if !ok {
+			return errors.New("the store has no monitoring views")
+		}
+		if err := httpapi.CheckQueueKnown(ctx, store, client, c.name); err != nil {
+			return err
+		}
 		if c.paused {
 			return client.PauseQueue(ctx, c.name)
 		}
