@@ -97,6 +97,9 @@ type TenantListParams struct {
 	After string
 	// Limit caps the tenants listed; 0 lists them all.
 	Limit int
+	// Name, when set, lists only the tenant with this name (names are
+	// unique): none or one; After and Limit are ignored.
+	Name string
 }
 
 // TenantUpdateParams changes a tenant; nil fields are left as they are.

@@ -25,12 +25,14 @@ func (s *Server) adminRoutes() []route {
 		{"GET", "/v1/admin/health", admin, s.adminHealth},
 		{"GET", "/v1/admin/events", admin, s.adminEvents}, // admin_events.go
 		{"GET", "/v1/admin/performance", admin, s.adminPerformance},
+		{"GET", "/v1/admin/jobs", admin, s.adminJobList}, // admin_job_list.go
 		{"GET", "/v1/admin/jobs/stuck", admin, s.adminStuckJobs},
 		{"GET", "/v1/admin/jobs/failed", admin, s.adminFailedJobs},
 		{"GET", "/v1/admin/jobs/{id}", admin, s.adminJobGet},
 		{"GET", "/v1/admin/periodic", admin, s.adminPeriodic},
 		{"POST", "/v1/admin/jobs/{id}/requeue", admin, s.adminRequeue},
 		{"POST", "/v1/admin/jobs/{id}/discard", admin, s.adminDiscard},
+		{"POST", "/v1/admin/jobs/{id}/cancel", admin, s.adminCancel},
 		{"POST", "/v1/admin/queues/{queue}/pause", admin, s.adminQueuePause(true)}, // admin_pause.go
 		{"POST", "/v1/admin/queues/{queue}/resume", admin, s.adminQueuePause(false)},
 		{"POST", "/v1/admin/tenants/{id}/pause", admin, s.adminTenantPause(true)},

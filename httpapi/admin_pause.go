@@ -3,10 +3,13 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/dispatch"
 	"github.com/docketq/docket/queue"
 )
 
@@ -26,16 +29,23 @@ type TenantPauseView struct {
 	Paused   bool   `json:"paused"`
 }
 
-// adminQueuePause pauses or resumes a queue: 200 {queue, paused}. Any
-// valid queue name may be paused, one with no jobs yet included; the pause
-// stays until resumed.
+// adminQueuePause pauses or resumes a queue: 200 {queue, paused}; 404 for
+// a queue that is not known (CheckQueueKnown), so that a misspelt name
+// pauses nothing. The pause stays until resumed.
 func (s *Server) adminQueuePause(paused bool) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		name := r.PathValue("queue")
 		if queue.ValidateQueueName(name) != nil {
 			return errorf(http.StatusBadRequest, "queue name %q: want 1-63 of a-z, 0-9, '_', '.' and '-', starting with a letter or digit", name)
 		}
-		var err error
+		err := CheckQueueKnown(r.Context(), s.cfg.Store, s.cfg.Queue, name)
+		var unknown *UnknownQueueError
+		if errors.As(err, &unknown) {
+			return errorf(http.StatusNotFound, "%s", unknown.Error())
+		}
+		if err != nil {
+			return err
+		}
 		if paused {
 			err = s.cfg.Queue.PauseQueue(r.Context(), name)
 		} else {
@@ -46,6 +56,62 @@ func (s *Server) adminQueuePause(paused bool) func(http.ResponseWriter, *http.Re
 		}
 		return writeJSON(w, http.StatusOK, QueuePauseView{Queue: name, Paused: paused})
 	}
+}
+
+// ConfiguredQueues are the queues Docket's own workers serve: document
+// jobs and dispatched jobs. They are known whether they have jobs or not.
+var ConfiguredQueues = []string{docket.DocumentQueue, dispatch.Queue}
+
+// UnknownQueueError is CheckQueueKnown's answer for a queue that is not
+// known; it names the known ones.
+type UnknownQueueError struct {
+	Queue string
+	Known []string
+}
+
+func (e *UnknownQueueError) Error() string {
+	return fmt.Sprintf("no queue %q; known queues: %s", e.Queue, strings.Join(e.Known, ", "))
+}
+
+// healthReader reads the monitoring views (a docket.Store).
+type healthReader interface {
+	HealthGet(ctx context.Context, p *docket.HealthParams) (*docket.Health, error)
+}
+
+// CheckQueueKnown returns an *UnknownQueueError unless name is a known
+// queue, one that may be paused and resumed: a configured queue
+// (ConfiguredQueues), a queue with at least one job in the store (in any
+// state) or a queue paused now (so that any pause can be resumed). The
+// error names the configured and paused queues and those with waiting or
+// running jobs (for the CLI too).
+func CheckQueueKnown(ctx context.Context, store healthReader, c *queue.Client, name string) error {
+	p, err := c.Pauses(ctx)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(ConfiguredQueues, name) || p.QueuePaused(name) {
+		return nil
+	}
+	jobs, err := c.List(ctx, &queue.JobListParams{Queue: name, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(jobs) > 0 {
+		return nil
+	}
+	known := slices.Clone(ConfiguredQueues)
+	for q := range p.Queues {
+		known = append(known, q)
+	}
+	h, err := store.HealthGet(ctx, &docket.HealthParams{Limit: 1, SkipPerformance: true, SkipFinished: true})
+	if err != nil {
+		return err
+	}
+	for _, r := range h.Queues {
+		known = append(known, r.Queue)
+	}
+	slices.Sort(known)
+	return &UnknownQueueError{Queue: name, Known: slices.Compact(known)}
 }
 
 // adminTenantPause pauses or resumes a tenant in every queue: 200

@@ -1,8 +1,10 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"mime/multipart"
 	"net/http"
 	"slices"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/httpapi"
+	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
 )
 
@@ -82,8 +85,9 @@ func TestAdminPause(t *testing.T) {
 	})
 }
 
-// TestAdminPause_Errors: an unknown tenant is 404, a bad queue name 400,
-// a tenant key 401; a valid queue with no jobs can be paused and stays so.
+// TestAdminPause_Errors: an unknown tenant or queue is 404, a bad queue
+// name 400, a tenant key 401; a configured queue with no jobs, a queue
+// with jobs and a paused queue can be paused or resumed.
 func TestAdminPause_Errors(t *testing.T) {
 	t.Parallel()
 	e := newAdminEnv(t, nil)
@@ -96,10 +100,34 @@ func TestAdminPause_Errors(t *testing.T) {
 	if r := e.do("POST", "/v1/admin/queues/later/pause", a.APIKey, nil); r.status != http.StatusUnauthorized {
 		t.Errorf("pause with a tenant key: status %d, want 401", r.status)
 	}
-	e.admin("POST", "/v1/admin/queues/later/pause", nil, http.StatusOK)
+	for _, verb := range []string{"pause", "resume"} {
+		r := e.admin("POST", "/v1/admin/queues/documnets/"+verb, nil, http.StatusNotFound)
+		if !strings.Contains(string(r.body), `no queue \"documnets\"; known queues: dispatch, documents`) {
+			t.Errorf("%s of a misspelt queue: %s, want the known queues named", verb, r.body)
+		}
+	}
 	p, err := e.queue.Pauses(e.ctx)
-	if err != nil || !p.QueuePaused("later") || p.QueuePaused(envQueue) {
-		t.Fatalf("pauses after pausing queue later: %+v, %v", p, err)
+	if err != nil || len(p.Queues) != 0 {
+		t.Fatalf("pauses after refusing unknown queues: %+v, %v", p, err)
+	}
+	// Configured queues are known with no jobs; a queue with jobs of its
+	// own, or one paused now, is known too.
+	e.admin("POST", "/v1/admin/queues/dispatch/pause", nil, http.StatusOK)
+	if _, err := e.queue.Enqueue(e.ctx, &queue.EnqueueParams{Queue: "later", Kind: "k", TenantID: a.Tenant.ID}); err != nil {
+		t.Fatal(err)
+	}
+	e.admin("POST", "/v1/admin/queues/later/pause", nil, http.StatusOK)
+	if err := e.queue.PauseQueue(e.ctx, "old"); err != nil {
+		t.Fatal(err)
+	}
+	r := e.admin("POST", "/v1/admin/queues/other/pause", nil, http.StatusNotFound)
+	if !strings.Contains(string(r.body), "known queues: dispatch, documents, later, old") {
+		t.Errorf("pause of an unknown queue: %s, want the paused and busy queues named", r.body)
+	}
+	e.admin("POST", "/v1/admin/queues/old/resume", nil, http.StatusOK)
+	p, err = e.queue.Pauses(e.ctx)
+	if err != nil || !p.QueuePaused("later") || !p.QueuePaused("dispatch") || p.QueuePaused("old") || p.QueuePaused(envQueue) {
+		t.Fatalf("pauses after pausing later and dispatch, resuming old: %+v, %v", p, err)
 	}
 }
 
@@ -142,4 +170,66 @@ func (e *adminEnv) claimIDs() []int64 {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// TestAdminPause_UploadAnswer: the upload's answer says paused while the
+// tenant or the queue is paused, as GET /v1/jobs/{id} does, with or without
+// an idempotency key.
+func TestAdminPause_UploadAnswer(t *testing.T) {
+	t.Parallel()
+	forEachAdminStore(t, nil, func(t *testing.T, e *adminEnv) {
+		a := e.createTenant("Acme", nil)
+		upload := func(name, idemKey string) httpapi.JobView {
+			t.Helper()
+			var buf bytes.Buffer
+			mw := multipart.NewWriter(&buf)
+			fw, err := mw.CreateFormFile("file", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = fw.Write([]byte("text of " + name))
+			_ = mw.Close()
+			req, err := http.NewRequestWithContext(e.ctx, http.MethodPost, e.url+"/v1/documents", &buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", mw.FormDataContentType())
+			req.Header.Set("Authorization", "Bearer "+a.APIKey)
+			if idemKey != "" {
+				req.Header.Set("Idempotency-Key", idemKey)
+			}
+			r := e.send(req)
+			if r.status != http.StatusAccepted {
+				t.Fatalf("upload %s: status %d: %s", name, r.status, r.body)
+			}
+			var u struct{ Job httpapi.JobView }
+			r.decode(t, &u)
+			return u.Job
+		}
+		if j := upload("before.txt", ""); j.Paused {
+			t.Error("upload before any pause: paused true")
+		}
+		e.admin("POST", "/v1/admin/tenants/"+a.Tenant.ID+"/pause", nil, http.StatusOK)
+		for _, key := range []string{"", "k-tenant"} {
+			j := upload("tenant"+key+".txt", key)
+			if !j.Paused || j.QueuePosition == nil {
+				t.Errorf("upload (key %q) with the tenant paused: paused %v, position %v; want paused with a position", key, j.Paused, j.QueuePosition)
+			}
+			id, _ := strconv.ParseInt(j.ID, 10, 64)
+			if v := e.jobStatus(a.APIKey, id); v.Paused != j.Paused {
+				t.Errorf("job %s: GET says paused %v, the upload %v", j.ID, v.Paused, j.Paused)
+			}
+		}
+		e.admin("POST", "/v1/admin/tenants/"+a.Tenant.ID+"/resume", nil, http.StatusOK)
+		e.admin("POST", "/v1/admin/queues/"+envQueue+"/pause", nil, http.StatusOK)
+		for _, key := range []string{"", "k-queue"} {
+			if j := upload("queue"+key+".txt", key); !j.Paused {
+				t.Errorf("upload (key %q) with the queue paused: paused false", key)
+			}
+		}
+		e.admin("POST", "/v1/admin/queues/"+envQueue+"/resume", nil, http.StatusOK)
+		if j := upload("after.txt", "k-after"); j.Paused {
+			t.Error("upload after resume: paused true")
+		}
+	})
 }

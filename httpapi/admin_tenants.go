@@ -66,7 +66,8 @@ type tenantList struct {
 
 // adminTenantList serves GET /v1/admin/tenants?limit=&cursor=: a page of
 // tenants, oldest first (limit 1-500, default 50); next_cursor, when not
-// null, reads the next page.
+// null, reads the next page. With name=, the tenant of that name only
+// (none or one): how the CLI finds a tenant given by its name.
 func (s *Server) adminTenantList(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	limit, err := limitParam(q.Get("limit"))
@@ -74,6 +75,14 @@ func (s *Server) adminTenantList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	cursor := q.Get("cursor")
+	if name := q.Get("name"); name != "" {
+		// The tenant of a name (unique): none or one, in one page.
+		ts, err := s.cfg.Store.TenantList(r.Context(), &docket.TenantListParams{Name: name})
+		if err != nil {
+			return err
+		}
+		return s.writeTenantList(r.Context(), w, ts, nil)
+	}
 	ts, err := s.cfg.Store.TenantList(r.Context(), &docket.TenantListParams{After: cursor, Limit: limit + 1})
 	if cursor != "" && errors.Is(err, docket.ErrNotFound) {
 		return errorf(http.StatusBadRequest, "invalid cursor")
@@ -81,11 +90,17 @@ func (s *Server) adminTenantList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := tenantList{Tenants: make([]TenantView, 0, min(len(ts), limit))}
+	var next *string
 	if len(ts) > limit {
 		ts = ts[:limit]
-		out.NextCursor = &ts[limit-1].ID
+		next = &ts[limit-1].ID
 	}
+	return s.writeTenantList(r.Context(), w, ts, next)
+}
+
+// writeTenantList answers a page of tenants, marked paused or not.
+func (s *Server) writeTenantList(ctx context.Context, w http.ResponseWriter, ts []*docket.Tenant, next *string) error {
+	out := tenantList{Tenants: make([]TenantView, 0, len(ts)), NextCursor: next}
 	for _, t := range ts {
 		out.Tenants = append(out.Tenants, tenantView(t))
 	}
@@ -93,7 +108,7 @@ func (s *Server) adminTenantList(w http.ResponseWriter, r *http.Request) error {
 	for i := range out.Tenants {
 		views[i] = &out.Tenants[i]
 	}
-	if err := s.markTenantsPaused(r.Context(), views...); err != nil {
+	if err := s.markTenantsPaused(ctx, views...); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, out)

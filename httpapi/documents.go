@@ -131,12 +131,12 @@ func (s *Server) retryDocument(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.cfg.Queue.PublishInserted(job)
-	job, pos, err := s.jobWithPosition(r.Context(), job)
+	v, err := s.jobStatusView(r.Context(), job)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Location", fmt.Sprintf("/v1/jobs/%d", job.ID))
-	return writeJSON(w, http.StatusAccepted, retryResponse{Job: jobView(job, pos)})
+	return writeJSON(w, http.StatusAccepted, retryResponse{Job: v})
 }
 
 func (s *Server) retryTx(ctx context.Context, tx docket.Tx, t *docket.Tenant, id string) (*queue.Job, error) {

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -115,14 +114,4 @@ func (s *Server) tenantJob(r *http.Request) (*queue.Job, error) {
 		return nil, docket.ErrNotFound
 	}
 	return j, nil
-}
-
-// jobWithPosition returns j with its queue position when it waits (-1
-// otherwise). A job that left the queue meanwhile is read again.
-func (s *Server) jobWithPosition(ctx context.Context, j *queue.Job) (*queue.Job, int, error) {
-	j, p, err := s.jobWait(ctx, j)
-	if err != nil || p == nil {
-		return j, -1, err
-	}
-	return j, p.Ahead, nil
 }

@@ -107,11 +107,12 @@ func (u *upload) insert(ctx context.Context, tx docket.Tx) (*queue.Job, error) {
 // record renders the response inside the transaction (the queue position
 // as the transaction sees it) and stores it under the idempotency key.
 func (u *upload) record(ctx context.Context, tx docket.Tx, job *queue.Job) (*uploadResult, error) {
-	pos := -1
+	v := jobView(job, -1)
 	if p, err := u.s.cfg.Queue.PositionTx(ctx, tx.Native(), job.ID); err == nil {
-		pos = p.Ahead
+		v = jobView(job, p.Ahead)
+		v.Paused = p.Paused
 	}
-	res, err := u.render(job, pos)
+	res, err := u.render(job, v)
 	if err != nil {
 		return nil, err
 	}
@@ -122,17 +123,18 @@ func (u *upload) record(ctx context.Context, tx docket.Tx, job *queue.Job) (*upl
 	return res, err
 }
 
-// fresh answers a committed upload, with the job's queue position now.
+// fresh answers a committed upload, with the job's queue position now and
+// whether it waits on a paused queue or tenant, as GET /v1/jobs/{id} does.
 func (u *upload) fresh(ctx context.Context, job *queue.Job) (*uploadResult, error) {
-	job, pos, err := u.s.jobWithPosition(ctx, job)
+	v, err := u.s.jobStatusView(ctx, job)
 	if err != nil {
 		return nil, err
 	}
-	return u.render(job, pos)
+	return u.render(job, v)
 }
 
-func (u *upload) render(job *queue.Job, pos int) (*uploadResult, error) {
-	b, err := json.Marshal(uploadResponse{Document: documentView(u.doc), Job: jobView(job, pos)})
+func (u *upload) render(job *queue.Job, v JobView) (*uploadResult, error) {
+	b, err := json.Marshal(uploadResponse{Document: documentView(u.doc), Job: v})
 	if err != nil {
 		return nil, err
 	}

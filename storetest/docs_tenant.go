@@ -119,6 +119,15 @@ func checkTenantList(f *docFixture) {
 			f.t.Fatalf("TenantList[%d] = %s (%s), want t_%s: oldest first", i, tn.ID, tn.Name, names[i])
 		}
 	}
+	// By name: the one tenant of that name, or none; After and Limit do
+	// not apply.
+	got, err := f.s.TenantList(f.ctx, &docket.TenantListParams{Name: "Tenant c2", After: "t_c3", Limit: 1})
+	if err != nil || len(got) != 1 || got[0].ID != "t_c2" {
+		f.t.Fatalf("TenantList by name %q: %v, %v; want t_c2 only", "Tenant c2", got, err)
+	}
+	if got, err := f.s.TenantList(f.ctx, &docket.TenantListParams{Name: "t_c2"}); err != nil || len(got) != 0 {
+		f.t.Fatalf("TenantList by the name t_c2 (an id, no name): %v, %v; want none", got, err)
+	}
 }
 
 // checkTenantListPaged: pages of a limit, each after the last tenant of

@@ -155,8 +155,8 @@ func TestCLI_JSONEverywhere(t *testing.T) {
 		{"tenants", "create", "--name", "globex"}, {"tenants", "key", f.tenantID}, {"tenants", "revoke-key", f.tenantID, f.keyID},
 		{"jobs", "list"}, {"jobs", "show", "1"}, {"jobs", "get", "1"}, {"jobs", "cancel", "2"}, {"jobs", "retry", "2"},
 		{"jobs", "discard", "3"}, {"queue", "health"}, {"periodic", "list"},
-		{"tenants", "pause", f.tenantID}, {"tenants", "resume", f.tenantID}, {"queue", "pause", "q"}, {"queue", "resume", "q"},
-		{"queue", "pause", "q"}, {"queue", "resume", "q"}, {"tenants", "pause", f.tenantID}, {"tenants", "resume", f.tenantID},
+		{"tenants", "pause", f.tenantID}, {"tenants", "resume", f.tenantID}, {"queue", "pause", "dispatch"}, {"queue", "resume", "dispatch"},
+		{"queue", "pause", "dispatch"}, {"queue", "resume", "dispatch"}, {"tenants", "pause", f.tenantID}, {"tenants", "resume", f.tenantID},
 		{"tenants", "delete", f.tenantID}, // last of the tenant's
 		{"bench", "--scenario", "drain", "--jobs", "20", "--tenants", "2", "--workers", "4"},
 	}

@@ -62,8 +62,9 @@ func TestServe_FirstRun(t *testing.T) {
 		upload(t, srv, "note.txt", []byte(strings.Repeat("a note ", i+1)))
 	}
 	checkTenantsWhileServing(t, dataDir, srv)
-	if _, _, err := docketCmd(t, dataDir, "jobs", "list"); err == nil || !strings.Contains(err.Error(), srv.base+"/v1/admin/jobs/failed") {
-		t.Errorf("jobs list while serving: %v, want the way through the admin API", err)
+	if out, errOut, err := docketCmd(t, dataDir, "jobs", "list"); err != nil || strings.Count(out, "\n") != 12 ||
+		!strings.Contains(errOut, "going through its admin API at "+srv.base) {
+		t.Errorf("jobs list while serving: %v, printed\n%s\n%s\nwant the 11 jobs through the admin API", err, out, errOut)
 	}
 	id := checkFailedLogged(t, srv, stderr)
 	stop()

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -14,7 +14,6 @@ import (
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
 )
 
 const jobsUsage = `usage: docket jobs <list|show|get|cancel|retry|discard> [flags] [ID]
@@ -26,6 +25,10 @@ const jobsUsage = `usage: docket jobs <list|show|get|cancel|retry|discard> [flag
   cancel   ID [--json]      cancel a pending or running job
   retry    ID [--json]      a new job for a failed or cancelled one (the original is kept)
   discard  ID [--reason R] [--json]  fail a job that blocks its tenant
+
+They open the database; with --server, or while an embedded serve runs on
+the data dir, they go through the admin API (GET /v1/admin/jobs, /{id},
+POST /v1/admin/jobs/{id}/cancel, /requeue, /discard).
 `
 
 // jobsSynopsis is each subcommand's usage line, which -h prints above its
@@ -68,7 +71,7 @@ func runJobs(ctx context.Context, args []string, getenv func(string) string, std
 	e.intVar(&c.limit, "limit", "DOCKET_JOBS_LIMIT", 50, "most jobs to list")
 	e.stringVar(&c.reason, "reason", "DOCKET_JOBS_REASON", "discarded by an operator", "why (discard)")
 	e.boolVar(&c.asJSON, "json", "DOCKET_JOBS_JSON", false, "print JSON with the API's field names")
-	e.stringVar(&c.server, "server", "DOCKET_SERVER", "", "a running server's base URL (http://host:port): read through its admin API (show)")
+	e.stringVar(&c.server, "server", "DOCKET_SERVER", "", "a running server's base URL (http://host:port): go through its admin API")
 	e.stringVar(&c.keyFile, "admin-key-file", "DOCKET_ADMIN_KEY_FILE", "",
 		"the admin key for --server (else DOCKET_ADMIN_KEY, else <data-dir>/admin.key)")
 	pos, err := parseWithArgs(fs, args[1:])
@@ -94,28 +97,56 @@ func runJobs(ctx context.Context, args []string, getenv func(string) string, std
 	if sub == "show" || sub == "get" {
 		return c.show(ctx, id, stdout, stderr)
 	}
-	if c.server != "" {
-		return fmt.Errorf("jobs %s: --server: only show reads through the admin API; "+
-			"use its routes /v1/admin/jobs/failed, /stuck, /{id}/requeue and /{id}/discard", sub)
-	}
-	d, err := c.open(ctx)
+	_, err = databaseOrServer(ctx, &c.sf, c.server, stderr,
+		func(d driver.Driver) (struct{}, error) {
+			return struct{}{}, c.runStore(ctx, queue.NewClient(d, queue.ClientConfig{}), sub, id, stdout)
+		},
+		func(base string) (struct{}, error) { return struct{}{}, c.runRemote(ctx, base, sub, id, stdout) })
+	return err
+}
+
+// runRemote runs list, cancel, retry or discard through a server's admin
+// API: GET /v1/admin/jobs, POST /v1/admin/jobs/{id}/cancel, /requeue and
+// /discard.
+func (c *jobsCmd) runRemote(ctx context.Context, base, sub string, id int64, stdout io.Writer) error {
+	key, err := adminKeyFor(c.keyFile, c.sf.dataDir, c.getenv)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return c.runStore(ctx, queue.NewClient(d, queue.ClientConfig{}), sub, id, stdout)
-}
-
-// open opens the database; while an embedded serve holds it, the error
-// says how to reach the same through serve.
-func (c *jobsCmd) open(ctx context.Context) (driver.Driver, error) {
-	d, err := c.sf.open(ctx)
-	if base := readServeURL(c.sf.dataDir); errors.Is(err, sqlite.ErrLocked) && c.sf.embedded() && base != "" {
-		return nil, fmt.Errorf("serve is running on %s and holds its database: stop it, or use its admin API, "+
-			"%s/v1/admin/jobs/failed, /v1/admin/jobs/stuck, /v1/admin/jobs/{id}/requeue and /discard, "+
-			"or the tenant API, /v1/jobs (docket jobs show goes through it)", c.sf.dataDir, base)
+	client := newAdminClient(base, key)
+	if sub == "list" {
+		if err := checkJobStatus(c.status); err != nil {
+			return err
+		}
+		q := url.Values{"limit": {strconv.Itoa(c.limit)}}
+		if c.tenantID != "" {
+			q.Set("tenant", c.tenantID)
+		}
+		if c.status != "" {
+			q.Set("status", c.status)
+		}
+		var out struct {
+			Jobs []httpapi.JobView `json:"jobs"`
+		}
+		if err := client.do(ctx, "GET", "/v1/admin/jobs?"+q.Encode(), nil, &out); err != nil {
+			return err
+		}
+		return printJobs(stdout, out.Jobs, c.asJSON)
 	}
-	return d, err
+	verb, body := sub, any(nil)
+	switch sub {
+	case "retry":
+		verb = "requeue"
+	case "discard":
+		body = map[string]string{"reason": c.reason}
+	}
+	var out struct {
+		Job httpapi.JobView `json:"job"`
+	}
+	if err := client.do(ctx, "POST", "/v1/admin/jobs/"+strconv.FormatInt(id, 10)+"/"+verb, body, &out); err != nil {
+		return fmt.Errorf("jobs %s %d: %w", sub, id, err)
+	}
+	return printJob(stdout, out.Job, c.asJSON)
 }
 
 // runStore runs list, cancel, retry or discard on the database.
@@ -137,38 +168,60 @@ func (c *jobsCmd) runStore(ctx context.Context, client *queue.Client, sub string
 	if err != nil {
 		return fmt.Errorf("jobs %s %d: %w", sub, id, err)
 	}
-	if c.asJSON {
-		return json.NewEncoder(stdout).Encode(map[string]any{"job": httpapi.NewJobView(job)})
+	return printJob(stdout, httpapi.NewJobView(job), c.asJSON)
+}
+
+// printJob prints the job a command changed.
+func printJob(stdout io.Writer, v httpapi.JobView, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]any{"job": v})
 	}
-	fmt.Fprintf(stdout, "job %d: %s\n", job.ID, docket.StatusOf(job.State))
+	_, err := fmt.Fprintf(stdout, "job %s: %s\n", v.ID, v.Status)
+	return err
+}
+
+// checkJobStatus refuses a --status that is not a document status.
+func checkJobStatus(status string) error {
+	if status != "" && !docket.DocumentStatus(status).Valid() {
+		return fmt.Errorf("--status %q: want pending, processing, completed, failed or cancelled", status)
+	}
 	return nil
 }
 
 func listJobs(ctx context.Context, c *queue.Client, stdout io.Writer, tenantID, status string, limit int, asJSON bool) error {
 	p := &queue.JobListParams{TenantID: tenantID, Limit: limit}
+	if err := checkJobStatus(status); err != nil {
+		return err
+	}
 	if status != "" {
-		s := docket.DocumentStatus(status)
-		if !s.Valid() {
-			return fmt.Errorf("--status %q: want pending, processing, completed, failed or cancelled", status)
-		}
-		p.States = s.JobStates()
+		p.States = docket.DocumentStatus(status).JobStates()
 	}
 	jobs, err := c.List(ctx, p)
 	if err != nil {
 		return err
 	}
+	views := make([]httpapi.JobView, len(jobs))
+	for i, j := range jobs {
+		views[i] = httpapi.NewJobView(j)
+		views[i].Stage = j.Stage
+	}
+	return printJobs(stdout, views, asJSON)
+}
+
+// printJobs prints a listing of jobs.
+func printJobs(stdout io.Writer, views []httpapi.JobView, asJSON bool) error {
 	if asJSON {
-		views := make([]httpapi.JobView, len(jobs))
-		for i, j := range jobs {
-			views[i] = httpapi.NewJobView(j)
-		}
 		return json.NewEncoder(stdout).Encode(map[string]any{"jobs": views})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTENANT\tKIND\tSTATUS\tSTAGE\tPROGRESS\tATTEMPT\tCREATED\tERROR")
-	for _, j := range jobs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d%%\t%d/%d\t%s\t%.60s\n", j.ID, j.TenantID, j.Kind,
-			docket.StatusOf(j.State), j.Stage, j.Progress, j.Attempt, j.MaxAttempts, j.CreatedAt.Format(time.RFC3339), j.ErrorMessage)
+	for _, v := range views {
+		msg := ""
+		if v.ErrorMessage != nil {
+			msg = *v.ErrorMessage
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d%%\t%d/%d\t%s\t%.60s\n", v.ID, v.TenantID, v.Kind,
+			v.Status, v.Stage, v.ProgressPercent, v.Attempt, v.MaxAttempts, v.CreatedAt.Format(time.RFC3339), msg)
 	}
 	return tw.Flush()
 }

@@ -8,10 +8,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/docketq/docket"
+	"github.com/docketq/docket/httpapi"
 )
 
 // serveURLFileName is where an embedded serve writes its base URL, in the
@@ -99,7 +103,7 @@ func (c *adminClient) do(ctx context.Context, method, path string, in, out any) 
 		if json.Unmarshal(raw, &p) != nil || p.Detail == "" {
 			p.Detail = strings.TrimSpace(string(raw))
 		}
-		return fmt.Errorf("server %s: %s %s: %d: %s", c.base, method, path, res.StatusCode, p.Detail)
+		return &remoteError{msg: fmt.Sprintf("server %s: %s %s: %d: %s", c.base, method, path, res.StatusCode, p.Detail), status: res.StatusCode}
 	}
 	if out == nil {
 		return nil
@@ -108,6 +112,54 @@ func (c *adminClient) do(ctx context.Context, method, path string, in, out any) 
 		return fmt.Errorf("server %s: %s %s: %w", c.base, method, path, err)
 	}
 	return nil
+}
+
+// remoteError is a refusal of the admin API; a 404 is docket.ErrNotFound.
+type remoteError struct {
+	msg    string
+	status int
+}
+
+func (e *remoteError) Error() string { return e.msg }
+
+func (e *remoteError) Is(target error) bool {
+	return target == docket.ErrNotFound && e.status == http.StatusNotFound
+}
+
+// tenantID returns the id of the tenant ref names: ref itself when a
+// tenant has that id (an id always wins), else the id of the tenant named
+// ref (GET /v1/admin/tenants?name=), else ref, for the command to refuse.
+func (c *adminClient) tenantID(ctx context.Context, ref string) (string, error) {
+	err := c.do(ctx, "GET", "/v1/admin/tenants/"+url.PathEscape(ref), nil, nil)
+	if !errors.Is(err, docket.ErrNotFound) {
+		return ref, err
+	}
+	var page struct {
+		Tenants []httpapi.TenantView `json:"tenants"`
+	}
+	if err := c.do(ctx, "GET", "/v1/admin/tenants?"+url.Values{"name": {ref}}.Encode(), nil, &page); err != nil {
+		return "", err
+	}
+	if len(page.Tenants) == 1 {
+		return page.Tenants[0].ID, nil
+	}
+	return ref, nil
+}
+
+// storeTenantID is tenantID on the database.
+func storeTenantID(ctx context.Context, store docket.Store, ref string) (string, error) {
+	_, err := store.TenantGet(ctx, ref)
+	if !errors.Is(err, docket.ErrNotFound) {
+		return ref, err
+	}
+	ts, err := store.TenantList(ctx, &docket.TenantListParams{Name: ref})
+	if err != nil {
+		return "", err
+	}
+	if len(ts) == 1 {
+		return ts[0].ID, nil
+	}
+	return ref, nil
 }
 
 // adminKeyFor returns the admin key a command uses to reach a server: the

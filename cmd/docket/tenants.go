@@ -19,16 +19,18 @@ const tenantsUsage = `usage: docket tenants <create|list|show|update|key|revoke-
   create      --name NAME [--plan free|starter|pro|enterprise] [--concurrency N] [--rate-limit N] [--json]
               creates a tenant and prints its first API key (shown once)
   list        [--json]  lists every tenant, oldest first (fetched a page at a time)
-  show        ID [--json]  a tenant with its API keys (ids and dates, never keys)
-  update      ID [--name NAME] [--plan P] [--concurrency N] [--rate-limit N] [--json]
+  show        TENANT [--json]  a tenant with its API keys (ids and dates, never keys)
+  update      TENANT [--name NAME] [--plan P] [--concurrency N] [--rate-limit N] [--json]
               changes the settings given on the command line, as PATCH /v1/admin/tenants/{id}
-  key         ID [--key-name LABEL] [--json]
+  key         TENANT [--key-name LABEL] [--json]
               issues another API key for a tenant (shown once)
   revoke-key  TENANT KEY_ID [--json]
               revokes a key (KEY_ID: the 16 characters after dk_ in the key)
-  pause       ID [--json]  no new job of the tenant starts, in any queue or worker, until resumed
-  resume      ID [--json]  its jobs start again at once, first job first (docs/operations.md)
-  delete      ID [--json]  deletes the tenant, its keys, documents, blobs and jobs, for good
+  pause       TENANT [--json]  no new job of the tenant starts, in any queue or worker, until resumed
+  resume      TENANT [--json]  its jobs start again at once, first job first (docs/operations.md)
+  delete      TENANT [--json]  deletes the tenant, its keys, documents, blobs and jobs, for good
+
+TENANT is the tenant's id or its unique name (an id wins over a name).
 
 They open the database, except while an embedded serve runs on the data
 dir (SQLite serves one process): then they go through its admin API, with
@@ -42,9 +44,9 @@ may also be given with --tenant, a key's with --key.
 var tenantsSynopsis = map[string]string{
 	"create":     "--name NAME [flags]",
 	"list":       "[flags]",
-	"show":       "ID [flags]",
-	"update":     "ID [--name NAME] [--plan P] [--concurrency N] [--rate-limit N] [flags]",
-	"key":        "ID [--key-name LABEL] [flags]",
+	"show":       "TENANT [flags]",
+	"update":     "TENANT [--name NAME] [--plan P] [--concurrency N] [--rate-limit N] [flags]",
+	"key":        "TENANT [--key-name LABEL] [flags]",
 	"revoke-key": "TENANT KEY_ID [flags]",
 }
 
@@ -77,7 +79,7 @@ func (c *tenantsCmd) register(fs *flag.FlagSet, getenv func(string) string) {
 	e.stringVar(&c.plan, "plan", "DOCKET_TENANT_PLAN", "free", "free, starter, pro or enterprise: sets the upload rate limit (create, update)")
 	e.intVar(&c.concurrency, "concurrency", "DOCKET_TENANT_CONCURRENCY", 1, "documents of the tenant processed at once (create, update)")
 	e.intVar(&c.rateLimit, "rate-limit", "DOCKET_TENANT_RATE_LIMIT", 0, "uploads per hour; 0: the plan's (create, update)")
-	e.stringVar(&c.tenantID, "tenant", "DOCKET_TENANT_ID", "", "the tenant's id, instead of the argument (show, update, key, revoke-key)")
+	e.stringVar(&c.tenantID, "tenant", "DOCKET_TENANT_ID", "", "the tenant's id or name, instead of the argument (show, update, key, revoke-key)")
 	e.stringVar(&c.keyName, "key-name", "DOCKET_KEY_NAME", "", "a label for the new key (key)")
 	e.stringVar(&c.keyID, "key", "DOCKET_KEY_ID", "", "the id of the key to revoke, instead of the argument (revoke-key)")
 	e.intVar(&c.pageSize, "page-size", "DOCKET_TENANTS_PAGE_SIZE", 500, "tenants read per request, 1-500 (list)")
@@ -116,6 +118,11 @@ func runTenants(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer admin.Close()
+	if sub != "create" && sub != "list" {
+		if c.tenantID, err = admin.tenantID(ctx, c.tenantID); err != nil {
+			return err
+		}
+	}
 	switch sub {
 	case "create":
 		return c.create(ctx, admin, stdout)
@@ -153,7 +160,7 @@ func (c *tenantsCmd) check(sub string, pos []string) error {
 	case sub == "list" && (c.pageSize < 1 || c.pageSize > 500):
 		return fmt.Errorf("tenants list: --page-size %d: want 1 to 500", c.pageSize)
 	case sub != "list" && c.tenantID == "":
-		return fmt.Errorf("tenants %s: want the tenant's id: docket tenants %s %s", sub, sub, tenantsSynopsis[sub])
+		return fmt.Errorf("tenants %s: want the tenant's id or name: docket tenants %s %s", sub, sub, tenantsSynopsis[sub])
 	case sub == "revoke-key" && c.keyID == "":
 		return errors.New("tenants revoke-key: want the key's id: docket tenants revoke-key TENANT KEY_ID")
 	case sub == "update":

@@ -42,6 +42,9 @@ type tenantAdmin interface {
 	update(ctx context.Context, id string, p *tenantPatch) (*httpapi.TenantView, error)
 	issueKey(ctx context.Context, tenantID, name string) (*keyIssued, error)
 	revokeKey(ctx context.Context, tenantID, keyID string) error
+	// tenantID returns the id of the tenant of an id or, failing that, a
+	// unique name; else ref itself, for the command to refuse.
+	tenantID(ctx context.Context, ref string) (string, error)
 	Close() error
 }
 
@@ -159,6 +162,10 @@ func (a *storeAdmin) revokeKey(ctx context.Context, tenantID, keyID string) erro
 	return nil
 }
 
+func (a *storeAdmin) tenantID(ctx context.Context, ref string) (string, error) {
+	return storeTenantID(ctx, a.store, ref)
+}
+
 func (a *storeAdmin) Close() error { return a.driver.Close() }
 
 // remoteAdmin manages tenants through a server's admin API.
@@ -224,6 +231,10 @@ func (a *remoteAdmin) issueKey(ctx context.Context, tenantID, name string) (*key
 func (a *remoteAdmin) revokeKey(ctx context.Context, tenantID, keyID string) error {
 	path := "/v1/admin/tenants/" + url.PathEscape(tenantID) + "/keys/" + url.PathEscape(keyID)
 	return a.c.do(ctx, "DELETE", path, nil, nil)
+}
+
+func (a *remoteAdmin) tenantID(ctx context.Context, ref string) (string, error) {
+	return a.c.tenantID(ctx, ref)
 }
 
 func (a *remoteAdmin) Close() error { return nil }

@@ -15,7 +15,7 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
-const tenantDeleteUsage = `usage: docket tenants delete ID [flags]
+const tenantDeleteUsage = `usage: docket tenants delete TENANT [flags]
 
 Deletes a tenant and everything it owns, for good: its API keys at once
 (servers stop accepting them within their key cache's TTL, 5 s, and end its
@@ -48,7 +48,7 @@ type tenantDeleteCmd struct {
 // "delete".
 func runTenantDelete(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c := &tenantDeleteCmd{getenv: getenv, stderr: stderr}
-	fs := newSubFlagSet("tenants", "delete", "ID [flags]", stderr)
+	fs := newSubFlagSet("tenants", "delete", "TENANT [flags]", stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, tenantDeleteUsage)
 		fmt.Fprintln(stderr, "\nflags:")
@@ -63,7 +63,7 @@ func runTenantDelete(ctx context.Context, args []string, getenv func(string) str
 		"the blob store of the tenant's files, as serve's --blob-url; default <data-dir>/blobs (database only)")
 	e.intVar(&c.batchSize, "batch-size", "DOCKET_TENANT_DELETE_BATCH", docket.DefaultTenantDeleteBatch,
 		"rows deleted per transaction (database only)")
-	e.stringVar(&c.tenantID, "tenant", "DOCKET_TENANT_ID", "", "the tenant's id, instead of the argument")
+	e.stringVar(&c.tenantID, "tenant", "DOCKET_TENANT_ID", "", "the tenant's id or name, instead of the argument")
 	e.boolVar(&c.asJSON, "json", "DOCKET_TENANTS_JSON", false, "print JSON, as the admin API answers")
 	pos, err := parseWithArgs(fs, args[1:])
 	if err != nil {
@@ -134,6 +134,9 @@ func (c *tenantDeleteCmd) local(ctx context.Context, d driver.Driver) (*httpapi.
 	if err != nil {
 		return nil, err
 	}
+	if c.tenantID, err = storeTenantID(ctx, store, c.tenantID); err != nil {
+		return nil, err
+	}
 	res, err := store.TenantDelete(ctx, &docket.TenantDeleteParams{
 		ID: c.tenantID, BatchSize: c.batchSize,
 		DeleteBlobs: func(ctx context.Context, keys []string) error { return blob.DeleteMany(ctx, blobs, keys) },
@@ -153,8 +156,12 @@ func (c *tenantDeleteCmd) remote(ctx context.Context, base string) (*httpapi.Ten
 	if err != nil {
 		return nil, err
 	}
+	client := newAdminClient(base, key)
+	if c.tenantID, err = client.tenantID(ctx, c.tenantID); err != nil {
+		return nil, err
+	}
 	var v httpapi.TenantDeleteView
-	if err := newAdminClient(base, key).do(ctx, "DELETE", "/v1/admin/tenants/"+url.PathEscape(c.tenantID), nil, &v); err != nil {
+	if err := client.do(ctx, "DELETE", "/v1/admin/tenants/"+url.PathEscape(c.tenantID), nil, &v); err != nil {
 		return nil, err
 	}
 	return &v, nil

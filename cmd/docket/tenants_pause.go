@@ -22,10 +22,14 @@ var pauseUsage = map[string]string{
 
 Pause stops new claims of the queue's jobs in every worker process within
 a second; running jobs finish, enqueues are accepted and wait in order.
-Resume starts claiming again at once, where it stopped. A queue with no
-jobs yet may be paused; the pause stays until resumed (docs/operations.md).
+Resume starts claiming again at once, where it stopped. The pause stays
+until resumed (docs/operations.md). Only a known queue may be paused or
+resumed: Docket's own (documents, dispatch), one with jobs in the store or
+one paused now; any other name is an error that lists the known queues.
 `,
-	"tenant": `usage: docket tenants %s TENANT_ID [flags]
+	"tenant": `usage: docket tenants %s TENANT [flags]
+
+TENANT is the tenant's id or its name (an id wins).
 
 Pause stops new claims of the tenant's jobs, in every queue and worker
 process, within a second: other tenants are served as before, its running
@@ -119,6 +123,13 @@ func (c *pauseCmd) run(ctx context.Context) error {
 func (c *pauseCmd) local(ctx context.Context, d driver.Driver) error {
 	client := queue.NewClient(d, queue.ClientConfig{})
 	if c.what == "queue" {
+		store, ok := documents(d)
+		if !ok {
+			return errors.New("the store has no monitoring views")
+		}
+		if err := httpapi.CheckQueueKnown(ctx, store, client, c.name); err != nil {
+			return err
+		}
 		if c.paused {
 			return client.PauseQueue(ctx, c.name)
 		}
@@ -128,6 +139,11 @@ func (c *pauseCmd) local(ctx context.Context, d driver.Driver) error {
 	if !ok {
 		return errors.New("the store keeps no tenants")
 	}
+	id, err := storeTenantID(ctx, store, c.name)
+	if err != nil {
+		return err
+	}
+	c.name = id
 	if _, err := store.TenantGet(ctx, c.name); errors.Is(err, docket.ErrNotFound) {
 		return fmt.Errorf("no tenant %q", c.name)
 	} else if err != nil {
@@ -148,11 +164,14 @@ func (c *pauseCmd) remote(ctx context.Context, base string) error {
 	if c.paused {
 		verb = "pause"
 	}
-	path := "/v1/admin/tenants/" + url.PathEscape(c.name) + "/" + verb
+	client := newAdminClient(base, key)
 	if c.what == "queue" {
-		path = "/v1/admin/queues/" + url.PathEscape(c.name) + "/" + verb
+		return client.do(ctx, "POST", "/v1/admin/queues/"+url.PathEscape(c.name)+"/"+verb, nil, nil)
 	}
-	return newAdminClient(base, key).do(ctx, "POST", path, nil, nil)
+	if c.name, err = client.tenantID(ctx, c.name); err != nil {
+		return err
+	}
+	return client.do(ctx, "POST", "/v1/admin/tenants/"+url.PathEscape(c.name)+"/"+verb, nil, nil)
 }
 
 // pausesOf reads the store's pauses for `docket queue health`.

@@ -70,6 +70,15 @@ func TestRun_Pause(t *testing.T) {
 	if _, _, err := docketCmd(t, dir, "tenants", "pause", "nope"); err == nil || !strings.Contains(err.Error(), `no tenant "nope"`) {
 		t.Errorf("tenants pause nope: %v, want an unknown tenant", err)
 	}
+	for _, verb := range []string{"pause", "resume"} {
+		_, _, err := docketCmd(t, dir, "queue", verb, "documnets")
+		if err == nil || !strings.Contains(err.Error(), `no queue "documnets"; known queues: dispatch, documents`) {
+			t.Errorf("queue %s documnets: %v, want the known queues named", verb, err)
+		}
+	}
+	if p := storePauses(t, dir); len(p.Queues) != 0 {
+		t.Fatalf("store pauses after a misspelt queue: %+v", p)
+	}
 	for _, args := range [][]string{{"queue", "pause", "--help"}, {"tenants", "resume", "-h"}} {
 		_, errOut, err := docketCmd(t, dir, args...)
 		if !errors.Is(err, flag.ErrHelp) || !strings.Contains(errOut, "usage: docket") || !strings.Contains(errOut, "-server") {
@@ -95,6 +104,10 @@ func TestRun_PauseWhileServing(t *testing.T) {
 	}
 	if _, _, err := docketCmd(t, dir, "tenants", "pause", "nope"); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("tenants pause nope while serving: %v, want the server's 404", err)
+	}
+	if _, _, err := docketCmd(t, dir, "queue", "pause", "documnets"); err == nil || !strings.Contains(err.Error(), "404") ||
+		!strings.Contains(err.Error(), "known queues: dispatch, documents") {
+		t.Errorf("queue pause documnets while serving: %v, want the server's 404 naming the known queues", err)
 	}
 	if _, _, err := docketCmd(t, dir, "queue", "resume", "documents"); err != nil {
 		t.Fatalf("queue resume while serving: %v", err)

@@ -61,6 +61,9 @@ const tenantListSQL = `SELECT ` + tenantColumns + ` FROM docket_tenants
 WHERE (created_at, id) > ($1::timestamptz, $2::text) AND ` + tenantLive + `
 ORDER BY created_at, id LIMIT $3`
 
+// tenantByNameSQL reads the live tenant of a name (unique).
+const tenantByNameSQL = `SELECT ` + tenantColumns + ` FROM docket_tenants WHERE name = $1 AND ` + tenantLive
+
 // tenantCursorSQL reads where a cursor stands in the listing.
 const tenantCursorSQL = `SELECT created_at FROM docket_tenants WHERE id = $1`
 
@@ -78,6 +81,17 @@ func (s *Store) TenantList(ctx context.Context, params *docket.TenantListParams)
 		after time.Time // the zero time: from the oldest
 		limit any       // NULL: all
 	)
+	if p.Name != "" {
+		rows, err := s.pool.Query(ctx, tenantByNameSQL, p.Name)
+		if err != nil {
+			return nil, fmt.Errorf("list tenants: %w", docsError(err))
+		}
+		tenants, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*docket.Tenant, error) { return scanTenant(r) })
+		if err != nil {
+			return nil, fmt.Errorf("list tenants: %w", docsError(err))
+		}
+		return tenants, nil
+	}
 	if p.After != "" {
 		if err := s.pool.QueryRow(ctx, tenantCursorSQL, p.After).Scan(&after); err != nil {
 			return nil, fmt.Errorf("list tenants: cursor %q: %w", p.After, docsError(err))

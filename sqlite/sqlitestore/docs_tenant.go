@@ -19,6 +19,8 @@ const (
 	tenantListSQL = `SELECT ` + tenantColumns + ` FROM docket_tenants
 WHERE (created_at, id) > (?, ?) AND ` + tenantLive + ` ORDER BY created_at, id LIMIT ?`
 	tenantCursorSQL = `SELECT created_at FROM docket_tenants WHERE id = ?`
+	// tenantByNameSQL reads the live tenant of a name (unique).
+	tenantByNameSQL = `SELECT ` + tenantColumns + ` FROM docket_tenants WHERE name = ? AND ` + tenantLive
 	tenantUpdateSQL = `UPDATE docket_tenants SET name = ?, plan = ?, concurrency = ?, rate_limit = ?, updated_at = ?
 WHERE id = ?`
 )
@@ -67,7 +69,7 @@ func (s *Store) TenantList(ctx context.Context, params *docket.TenantListParams)
 		return nil, fmt.Errorf("list tenants: %w: limit %d is negative", docket.ErrInvalid, p.Limit)
 	}
 	after := int64(math.MinInt64) // from the oldest
-	if p.After != "" {
+	if p.After != "" && p.Name == "" {
 		if err := s.reader.QueryRowContext(ctx, tenantCursorSQL, p.After).Scan(&after); err != nil {
 			return nil, fmt.Errorf("list tenants: cursor %q: %w", p.After, docsError(err))
 		}
@@ -76,7 +78,11 @@ func (s *Store) TenantList(ctx context.Context, params *docket.TenantListParams)
 	if limit == 0 {
 		limit = -1 // all
 	}
-	rows, err := s.reader.QueryContext(ctx, tenantListSQL, after, p.After, limit)
+	query, args := tenantListSQL, []any{after, p.After, limit}
+	if p.Name != "" {
+		query, args = tenantByNameSQL, []any{p.Name}
+	}
+	rows, err := s.reader.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", docsError(err))
 	}
