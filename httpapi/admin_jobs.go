@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -252,7 +251,7 @@ func (s *Server) adminRetryDocumentJob(ctx context.Context, old *queue.Job) (*qu
 	err := s.cfg.Store.InTenant(ctx, old.TenantID, func(tx docket.Tx) error {
 		var err error
 		if job, err = s.cfg.Queue.RetryTx(ctx, tx.Native(), old.ID, old.TenantID); err != nil {
-			return fmt.Errorf("retry job %d: %w", old.ID, err)
+			return err // the driver's error names the job already
 		}
 		docID := docket.DocumentIDOf(old)
 		doc, err := tx.DocumentGet(ctx, docID)
