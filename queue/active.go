@@ -335,11 +335,15 @@ func (s *activeSet) lose(l Lease, cause error, gone bool) *Task {
 		return nil
 	}
 	e.task.markLost()
+	// Whether the report waits for the handler is settled before its
+	// context is cancelled: a handler that returned at once found no
+	// report held and made none, and the loss went unreported.
+	held := e.task.holdLossReport()
 	e.cancel(cause)
 	s.mu.Lock()
 	s.armStuckLocked(e, time.Now())
 	s.mu.Unlock()
-	if e.task.holdLossReport() {
+	if held {
 		return nil // the handler tells how the attempt ended (Task.EndedBy)
 	}
 	return e.task

@@ -85,7 +85,10 @@ func TestRun_TenantsOnStore(t *testing.T) {
 			t.Fatalf("tenants create: %s", errOut)
 		}
 	}
-	_, out, _ = runCLI(t, f.dir, "tenants", "list", "--page-size", "1", "--json")
+	code, out, errOut = runCLI(t, f.dir, "tenants", "list", "--page-size", "1", "--json")
+	if code != 0 {
+		t.Fatalf("tenants list: exit %d: %s", code, errOut)
+	}
 	checkTenantNames(t, out, "Acme Inc", "b", "c")
 
 	for _, bad := range [][]string{
