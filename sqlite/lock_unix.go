@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // lockFile takes an exclusive flock on dbPath+".lock" and writes this
@@ -20,12 +21,7 @@ func lockFile(dbPath string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open lock file: %w", err)
 	}
-	// A child process another goroutine is starting holds a copy of every
-	// descriptor, an earlier lock file's included, until it executes its
-	// program: under the fork lock no child is between the two.
-	syscall.ForkLock.RLock()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	syscall.ForkLock.RUnlock()
+	err = flockOwn(f)
 	if err != nil {
 		holder := readHolder(f)
 		_ = f.Close()
@@ -39,6 +35,27 @@ func lockFile(dbPath string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// flockOwn takes the exclusive flock on f. When this very process is the
+// holder, the lock is most likely one a Driver of this process released an
+// instant ago and that a child process being started still holds a copy
+// of, until it executes its program: it is tried again for up to
+// ownRetry before it counts as held.
+func flockOwn(f *os.File) error {
+	deadline := time.Now().Add(ownRetry)
+	for {
+		syscall.ForkLock.RLock() // no child is between its start and its program
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		syscall.ForkLock.RUnlock()
+		if !errors.Is(err, syscall.EWOULDBLOCK) || readHolder(f) != strconv.Itoa(os.Getpid()) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ownRetry is how long flockOwn tries again a lock this process holds.
+const ownRetry = time.Second
 
 func readHolder(f *os.File) string {
 	b := make([]byte, 32)
