@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,24 +118,67 @@ WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_ba
 
 // TestJobClaim_LockWaitRetried: a claim waiting for a lock gives up after
 // its lock_timeout, runs again in a new transaction, and takes its job once
-// the lock is free.
+// the lock is free. The lock is released as the claim's second attempt
+// starts (a tracer of its batches), so the test does not depend on seeing
+// the waits as they happen.
 func TestJobClaim_LockWaitRetried(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	x := f.warmClaimer()
+	var attempts secondBatch
+	x := f.coldClaimer(&attempts)
+	if jobs := f.claim(x, 1); len(jobs) != 0 { // prepares the claim's statements
+		f.t.Fatalf("warm-up claim took %d jobs of an empty queue", len(jobs))
+	}
 	f.enqueue(1, "a")
-	release := f.lockTenantQueues()
-	done := f.claimAsync(f.ctx, x)
-	// Wait for two waiting transactions, one after the other: the claim's
-	// first attempt and its retry.
-	f.waitForWaiters(2, done)
-	release()
-	r := <-done
+	attempts.arm(f.lockTenantQueues())
+	r := <-f.claimAsync(f.ctx, x)
 	if r.err != nil || r.n != 1 {
 		t.Fatalf("claim after the lock was released: %d jobs, %v; want 1 job", r.n, r.err)
 	}
+	if n := attempts.count(); n < 2 {
+		t.Fatalf("the claim ran %d time(s); want a retry after its lock wait timed out", n)
+	}
 	f.checkCounters()
 }
+
+// secondBatch is a pgx tracer that counts a connection's batches (a claim's
+// attempts) once armed, and calls release as the second one starts.
+type secondBatch struct {
+	mu      sync.Mutex
+	n       int
+	release func()
+}
+
+func (s *secondBatch) arm(release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n, s.release = 0, release
+}
+
+func (s *secondBatch) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+func (s *secondBatch) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.release == nil {
+		return ctx
+	}
+	if s.n++; s.n == 2 {
+		s.release()
+	}
+	return ctx
+}
+
+func (s *secondBatch) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (s *secondBatch) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+func (s *secondBatch) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+func (s *secondBatch) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // claimResult is what a claim run by claimAsync returned.
 type claimResult struct {
