@@ -117,14 +117,14 @@ func (f *failures) drop(c *failureCount) {
 	}
 }
 
-// clientAddr is the IP address of r's client (the TCP peer: behind a
-// proxy, the proxy).
+// clientAddr is the client key (addrKey: an IPv4 address or an IPv6 /64)
+// of r's TCP peer; behind a proxy, the proxy.
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		return addrKey(r.RemoteAddr)
 	}
-	return host
+	return addrKey(host)
 }
 
 // throttled refuses (429) a request from an address that failed

@@ -19,7 +19,8 @@ type ConnLimits struct {
 	// Max caps the open connections in all. Default DefaultMaxConns;
 	// negative: no cap.
 	Max int
-	// PerAddr caps the open connections from one client IP address.
+	// PerAddr caps the open connections from one client: an IPv4 address
+	// or an IPv6 /64.
 	// Default DefaultMaxConnsPerAddr; negative: no cap. Behind a reverse
 	// proxy every connection comes from the proxy: cap there instead.
 	PerAddr int
@@ -100,18 +101,6 @@ func refuse(c net.Conn, why string) {
 	_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 	_, _ = fmt.Fprintf(c, refusal, len(why), why)
 	_ = c.Close()
-}
-
-// hostOf is the IP address of a remote address ("" for one without).
-func hostOf(a net.Addr) string {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.String()
-	}
-	host, _, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return a.String()
-	}
-	return host
 }
 
 // limitConn gives its place back when closed (once).
