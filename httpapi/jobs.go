@@ -76,16 +76,18 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 }
 
 // cancelJob serves POST /v1/jobs/{id}/cancel: 200 with the job, 409 when
-// it has finished.
+// it has finished. The job is first found as getJob finds it, in the
+// tenant's transaction (under row-level security on PostgreSQL); the
+// cancel itself names the tenant too, so neither check alone decides.
 func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) error {
 	t := tenantOf(r)
-	id, err := parseJobID(r.PathValue("id"))
+	found, err := s.tenantJob(r)
 	if err != nil {
 		return err
 	}
-	j, err := s.cfg.Queue.Cancel(r.Context(), id, t.ID)
+	j, err := s.cfg.Queue.Cancel(r.Context(), found.ID, t.ID)
 	if errors.Is(err, docket.ErrConflict) {
-		return errorf(http.StatusConflict, "job %d has already finished", id)
+		return errorf(http.StatusConflict, "job %d has already finished", found.ID)
 	}
 	if err != nil {
 		return err
