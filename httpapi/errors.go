@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,15 +120,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 const maxJSONBody = 1 << 20
 
 // decodeJSON reads a JSON request body into v: unknown fields and trailing
-// data are errors (400), and so is a body over maxJSONBody (413).
+// data are errors (400), and so is a body over maxJSONBody (413) or one
+// whose strings hold the escape \u0000: the stores keep text, and text
+// holds no NUL (PostgreSQL refuses it; SQLite would cut names at it).
 //
 // The body must arrive within Config.BodyTimeout (408 otherwise, and the
 // connection closes); once read, the read deadline is cleared, so that a
 // long handler is not cut off by it.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
@@ -136,15 +138,42 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 			w.Header().Set("Connection", "close")
 			return &httpError{status: http.StatusRequestTimeout, title: "Request Timeout", detail: "the request body did not arrive in time"}
 		}
+		return errorf(http.StatusBadRequest, "reading the request body: %v", err)
+	}
+	// The whole body is in: the handler may take its time.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	if hasNULEscape(body) {
+		return errorf(http.StatusBadRequest, `invalid JSON body: a string holds the escape \u0000 (NUL), which text may not hold`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		return errorf(http.StatusBadRequest, "invalid JSON body: %v", err)
 	}
 	if dec.More() {
 		return errorf(http.StatusBadRequest, "invalid JSON body: data after the object")
 	}
-	var b [1]byte
-	if n, err := r.Body.Read(b[:]); n == 0 && errors.Is(err, io.EOF) {
-		// The whole body is in: the handler may take its time.
-		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-	}
 	return nil
+}
+
+// hasNULEscape reports whether JSON text b holds the escape \u0000: a
+// "u0000" after an odd run of backslashes (an even run is escaped
+// backslashes followed by plain text). Backslashes occur only inside
+// strings in valid JSON, so no tokenizing is needed.
+func hasNULEscape(b []byte) bool {
+	for i := 0; ; {
+		k := bytes.Index(b[i:], []byte(`u0000`))
+		if k < 0 {
+			return false
+		}
+		k += i
+		n := 0
+		for j := k - 1; j >= 0 && b[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 1 {
+			return true
+		}
+		i = k + 1
+	}
 }
