@@ -44,7 +44,9 @@ func Extract(ctx context.Context, typ Type, r io.ReaderAt, size int64, opts Opti
 	if err != nil {
 		return nil, err
 	}
-	doc.Type = typ
+	if doc.Type == TypeUnknown {
+		doc.Type = typ
+	}
 	return doc, finish(doc, &opts)
 }
 
@@ -84,6 +86,9 @@ func extractMarkup(ctx context.Context, typ Type, r io.ReaderAt, size int64, opt
 		data = toUTF8(data, enc)
 		warn = "text converted from " + enc.name + " to UTF-8"
 	}
+	if typ == TypeHTML && markdownFragment(data) {
+		typ = TypeMarkdown
+	}
 	var doc *Document
 	if typ == TypeHTML {
 		if doc, err = extractHTML(ctx, data, opts); err != nil {
@@ -95,6 +100,7 @@ func extractMarkup(ctx context.Context, typ Type, r io.ReaderAt, size int64, opt
 	if warn != "" {
 		doc.Warnings = append(doc.Warnings, warn)
 	}
+	doc.Type = typ
 	return doc, nil
 }
 

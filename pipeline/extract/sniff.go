@@ -107,21 +107,46 @@ func documentTag(p string) bool {
 	return p == "<!doctype html" || p == "<html" || p == "<head" || p == "<body"
 }
 
-// markdownBlocks reports whether a line of b is an ATX heading or a code fence: Markdown
-// outside the HTML block it opens with (Markdown allows raw HTML blocks; HTML has no such lines).
+// markdownBlocks reports whether a line of b, outside <pre> blocks, is Markdown that HTML has no
+// use for: an ATX heading, a code fence, or a line that opens with a Markdown image or badge
+// ("![", "[!["). Markdown allows raw HTML blocks, so a README may open with one; an HTML
+// fragment holds such lines only as preformatted text.
 func markdownBlocks(b []byte) bool {
+	inPre := false
 	for line := range bytes.Lines(b) {
 		line = bytes.TrimRight(line, " \t\r\n")
+		switch {
+		case indexFold(line, "<pre") >= 0:
+			inPre = indexFold(line, "</pre>") < 0
+			continue
+		case inPre:
+			inPre = indexFold(line, "</pre>") < 0
+			continue
+		}
 		hashes := 0
 		for hashes < len(line) && line[hashes] == '#' {
 			hashes++
 		}
 		if hashes >= 1 && hashes <= 6 && len(line) > hashes && line[hashes] == ' ' ||
-			bytes.HasPrefix(line, []byte("```")) || bytes.HasPrefix(line, []byte("~~~")) {
+			bytes.HasPrefix(line, []byte("```")) || bytes.HasPrefix(line, []byte("~~~")) ||
+			bytes.HasPrefix(line, []byte("![")) || bytes.HasPrefix(line, []byte("[![")) {
 			return true
 		}
 	}
 	return false
+}
+
+// markdownFragment reports whether data, sniffed as HTML from its first bytes, is Markdown that
+// opens with an HTML block (as many READMEs do): it does not start a whole HTML document and,
+// read whole, has Markdown blocks (markdownBlocks) the sniff window did not reach.
+func markdownFragment(data []byte) bool {
+	head := trimSpaceLeft(data)
+	for _, p := range htmlPrefixes {
+		if documentTag(p) && hasPrefixFold(head, p) {
+			return false
+		}
+	}
+	return markdownBlocks(data)
 }
 
 func isTagEnd(c byte) bool {

@@ -54,6 +54,8 @@ var sniffTests = []struct {
 	{"rule alone", "notes\n\n--------\nmore notes", extract.TypeText},
 	{"readme opening with html", "<p align=\"center\">\n  <img src=\"logo.png\">\n</p>\n\n# Project\n\nIt does things.\n", extract.TypeMarkdown},
 	{"readme div and fence", "<div align=\"center\"><b>x</b></div>\n\n```sh\ngo install x\n```\n", extract.TypeMarkdown},
+	{"readme opening with a badge line", "<div align=\"center\"><img src=\"l.svg\"></div>\n\n[![ci](https://x/b.svg)](https://x)\n", extract.TypeMarkdown},
+	{"html fragment with shell comments in pre", "<div>\n<pre>\n# install\nmake\n</pre>\n</div>", extract.TypeHTML},
 	{"html page with hash text", "<html><body>\n# not a heading in HTML\n</body></html>", extract.TypeHTML},
 	{"markdown list", "Shopping:\n- eggs\n- milk\n", extract.TypeMarkdown},
 	{"markdown link", "see [docs](https://example.com)", extract.TypeMarkdown},
@@ -180,5 +182,62 @@ func TestType_MIME(t *testing.T) {
 	}
 	if extract.TypeUnknown.MIME() != "" {
 		t.Error("TypeUnknown has a MIME type")
+	}
+}
+
+// A README that opens with an HTML block longer than the sniff window is sniffed as HTML; read
+// whole, it is Markdown, and is extracted as Markdown: its heading is the title and its lines
+// are kept, not flattened onto one. A real HTML page or fragment stays HTML.
+func TestExtract_MarkdownOpeningWithLongHTMLBlock(t *testing.T) {
+	t.Parallel()
+	readme := "<p align=\"center\">\n<picture>\n" +
+		strings.Repeat("  <source media=\"(prefers-color-scheme: dark)\" srcset=\".github/images/logo-dark.png\">\n", 8) +
+		"</picture>\n</p>\n\nGet values quickly.\n\n## Getting started\n\n```sh\ngo get example.com/x\n```\n\nMore text.\n"
+	for _, tc := range []struct {
+		name, src string
+		sniffed   extract.Type
+		want      extract.Type
+		title     string
+	}{
+		{"readme", readme, extract.TypeHTML, extract.TypeMarkdown, "Getting started"},
+		{"html page", "<!DOCTYPE html><html><body>" + strings.Repeat("<p>x</p>\n", 80) + "\n## not markdown\n</body></html>", extract.TypeHTML, extract.TypeHTML, ""},
+		{"html fragment with pre", "<div>" + strings.Repeat("<p>x</p>\n", 80) + "<pre>\n# a shell comment\n</pre></div>", extract.TypeHTML, extract.TypeHTML, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			typ, err := extract.SniffBytes([]byte(tc.src))
+			if err != nil || typ != tc.sniffed {
+				t.Fatalf("sniffed %q, %v; want %q (the Markdown lies past the sniff window)", typ, err, tc.sniffed)
+			}
+			doc, err := extract.Extract(t.Context(), typ, strings.NewReader(tc.src), int64(len(tc.src)), extract.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if doc.Type != tc.want || doc.Title != tc.title {
+				t.Fatalf("extracted as %q titled %q, want %q titled %q", doc.Type, doc.Title, tc.want, tc.title)
+			}
+			if tc.want == extract.TypeMarkdown && !strings.Contains(doc.Pages[0].Text, "\n## Getting started\n") {
+				t.Errorf("Markdown lines not kept:\n%s", doc.Pages[0].Text)
+			}
+		})
+	}
+}
+
+// A Markdown document's title is its top heading, links reduced to their text.
+func TestExtract_MarkdownTitle(t *testing.T) {
+	t.Parallel()
+	for src, want := range map[string]string{
+		"### [Sponsor](https://example.com/s)\n\n# Overview\n\n## Commands\n": "Overview",
+		"## History\n\n```sh\n# a comment\n```\n\n## Usage\n":                 "History",
+		"Intro\n\nName\n----\n\n# [Real](https://x) name\n":                   "Real name",
+		"Tool\n====\n\n# Later\n":                                             "Tool",
+		"no heading at all\n":                                                 "",
+	} {
+		doc, err := extract.Extract(t.Context(), extract.TypeMarkdown, strings.NewReader(src), int64(len(src)), extract.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Title != want {
+			t.Errorf("title of %q = %q, want %q", src, doc.Title, want)
+		}
 	}
 }

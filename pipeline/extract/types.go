@@ -91,7 +91,8 @@ type Page struct {
 
 // Document is the result of Extract.
 type Document struct {
-	// Type is the type that was extracted.
+	// Type is the type that was extracted: the type Extract was given, except that "HTML" that
+	// is Markdown opening with an HTML block (a README, read whole) is TypeMarkdown.
 	Type Type
 	// Pages holds the text of each page in order. Formats without pages (HTML, Markdown, text)
 	// have one page, or one per form feed in plain text. DOCX pages are split at explicit and
