@@ -1,5 +1,5 @@
 // Package pipeline is the document-processing job: the queue handler that
-// turns an uploaded document into chunks, vectors and fields (DESIGN §3).
+// turns an uploaded document into chunks, vectors and fields.
 //
 // A [Processor] works jobs of kind [Kind] on queue [Queue]. Each job runs
 // five stages and reports its progress through the job record, within fixed

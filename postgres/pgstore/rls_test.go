@@ -16,7 +16,8 @@ import (
 	"github.com/docketq/docket/internal/testpg"
 )
 
-// Tenant isolation on PostgreSQL: RELIABILITY.md §7, tests 37-39.
+// Tenant isolation on PostgreSQL: row-level security keeps every tenant's
+// rows from another tenant's transactions, whatever the query forgets.
 
 // tenantTables are the tables with a tenant_id column the migrations
 // create; the catalog test also finds any other.
