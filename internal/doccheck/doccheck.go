@@ -172,10 +172,13 @@ func foreignModule(dir string) bool {
 func checkFile(rel string, data []byte, isMD bool) []Finding {
 	var out []Finding
 	inFence := false
+	prev := "" // the end of the line before, for a citation split across two lines
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
+		joined, cut := joinLines(prev, line)
+		prev = line
 		if isMD {
 			if fence.MatchString(line) {
 				inFence = !inFence
@@ -183,11 +186,11 @@ func checkFile(rel string, data []byte, isMD bool) []Finding {
 				out = append(out, Finding{Path: rel, Line: n, Rule: "dated diary heading", Text: strings.TrimSpace(line)})
 			}
 		}
-		if url.MatchString(line) {
+		if url.MatchString(joined) {
 			continue
 		}
 		for _, c := range citations {
-			if m := citation(c.re, line); m != "" {
+			if m := citation(c.re, joined, cut); m != "" {
 				out = append(out, Finding{Path: rel, Line: n, Rule: c.name + " (" + m + ")", Text: clip(strings.TrimSpace(line))})
 				break
 			}
@@ -196,12 +199,35 @@ func checkFile(rel string, data []byte, isMD bool) []Finding {
 	return out
 }
 
-// citation returns the first match of re in line that is not a quantity
-// ("tests 614 s", "tests 1,050"), or "".
-func citation(re *regexp.Regexp, line string) string {
-	for _, loc := range re.FindAllStringIndex(line, -1) {
-		if !quantity.MatchString(line[loc[1]:]) {
-			return line[loc[0]:loc[1]]
+// joinLines returns the last words of prev, a space and line without its
+// comment marker, and where line's part begins: a citation may be cut by
+// a line break ("test" at the end of one comment line, "23" at the start of
+// the next).
+func joinLines(prev, line string) (string, int) {
+	prev = strings.TrimRight(prev, " \t")
+	if i := strings.LastIndexAny(prev, " \t"); i >= 0 {
+		prev = prev[i+1:]
+	}
+	body := strings.TrimLeft(line, " \t")
+	for _, marker := range []string{"//", "--", "#", "*"} {
+		if strings.HasPrefix(body, marker) {
+			body = strings.TrimLeft(body[len(marker):], " \t")
+			break
+		}
+	}
+	if prev == "" {
+		return line, 0
+	}
+	return prev + " " + body, len(prev) + 1
+}
+
+// citation returns the first match of re in text that ends past from (in
+// the current line) and is not a quantity ("tests 614 s", "tests 1,050"),
+// or "".
+func citation(re *regexp.Regexp, text string, from int) string {
+	for _, loc := range re.FindAllStringIndex(text, -1) {
+		if loc[1] > from && !quantity.MatchString(text[loc[1]:]) {
+			return text[loc[0]:loc[1]]
 		}
 	}
 	return ""

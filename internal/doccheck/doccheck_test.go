@@ -48,7 +48,7 @@ func TestCheck(t *testing.T) {
 	}
 	write("go.mod", "module "+Module+"\n")
 	write("a.go", "package a\n\n// As the design says (DESIGN §3).\n// pgx issue #1234, https://github.com/jackc/pgx/issues/1234\nvar x = 1\n")
-	write("b.sql", "-- Search (issue 11): full-text search.\n")
+	write("b.sql", "-- Search (issue 11): full-text search.\n-- as the soak found (docs/reliability.md, test\n-- 24). Each\n")
 	write("Makefile", "fuzz: ## every target (RELIABILITY 36)\n")
 	write("c.sh", "# as test 24 of the plan found\n# tests 614 s; tests 1,050 s; 2 tests 3 passed\n")
 	write("d_test.go", "package a\n\n// found in review14\n")
@@ -66,6 +66,7 @@ func TestCheck(t *testing.T) {
 		"Makefile:1: outside reliability document",
 		"a.go:3: outside design document",
 		"b.sql:1: numbered issue",
+		"b.sql:3: numbered test of a plan",
 		"c.sh:1: numbered test of a plan",
 		"d_test.go:3: numbered review",
 		"docs: docs too long",
