@@ -48,6 +48,7 @@ type Finding struct {
 	Text string
 }
 
+// String formats the finding as path:line: rule: text.
 func (f Finding) String() string {
 	if f.Line == 0 {
 		return fmt.Sprintf("%s: %s: %s", f.Path, f.Rule, f.Text)
