@@ -42,7 +42,7 @@ test-nightly: setup ## The nightly tier: the chaos tier at full size with every 
 	$(GO) test -race $(RACE_GCFLAGS) -count=1 -tags chaos -timeout 45m ./chaos/...
 
 .PHONY: fuzz
-fuzz: ## Every fuzz target (RELIABILITY 36) for FUZZTIME each (default 1m), -parallel 2; FUZZ=regexp picks targets
+fuzz: ## Every fuzz target for FUZZTIME each (default 1m), -parallel 2; FUZZ=regexp picks targets
 	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
 		pkg=./$$(dirname $${f#./}); \
 		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
@@ -57,11 +57,11 @@ chaos-smoke: ## Chaos smoke tier (in make test too): small variants of the fault
 	$(GO) test -race $(RACE_GCFLAGS) -count=1 -timeout 20m ./chaos/...
 
 .PHONY: chaos
-chaos: ## Full chaos tier (-tags chaos): smoke + _Full/_Medium sizes, measurements 26/29, netns partition (~25-30 min; RUN=regexp)
+chaos: ## Full chaos tier (-tags chaos): smoke + _Full/_Medium sizes, the notify and XID measurements, netns partition (~25-30 min; RUN=regexp)
 	$(GO) test -race $(RACE_GCFLAGS) -count=1 -tags chaos -timeout 45m $(if $(RUN),-run '$(RUN)') ./chaos/...
 
 .PHONY: soak
-soak: ## Churn soak, RELIABILITY 24 (-tags soak, no -race): SOAK_JOBS (default 10^6) through PostgreSQL; CSV and SVG curves to SOAK_OUT (~20-70 min; docs/reliability.md)
+soak: ## Churn soak (-tags soak, no -race): SOAK_JOBS (default 10^6) through PostgreSQL; CSV and SVG curves to SOAK_OUT (~20-70 min; docs/reliability.md)
 	SOAK_JOBS=$(SOAK_JOBS) SOAK_OUT=$(SOAK_OUT) $(GO) test -count=1 -tags soak -timeout 3h -run '^TestSoak$$' -v ./chaos/
 
 .PHONY: lint

@@ -8,7 +8,7 @@ import (
 // Plan is a tenant's tier. It sets the default upload rate limit.
 type Plan string
 
-// Plans and their uploads per hour (DESIGN §3).
+// Plans, each with its uploads per hour (Plan.UploadsPerHour).
 const (
 	PlanFree       Plan = "free"
 	PlanStarter    Plan = "starter"

@@ -2,7 +2,7 @@ package docket
 
 // Wraparound is how far PostgreSQL's transaction ids have run ahead of
 // what vacuum has frozen, and what holds vacuum back from freezing more
-// (postgres.Driver.Wraparound; reliability test 29). Ages count
+// (postgres.Driver.Wraparound). Ages count
 // transaction ids: PostgreSQL forces an anti-wraparound vacuum past
 // autovacuum_freeze_max_age (200 million by default) and stops assigning
 // ids near 2^31. SQLite has no transaction ids.

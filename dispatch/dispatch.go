@@ -1,5 +1,5 @@
 // Package dispatch runs jobs of chosen kinds on HTTP endpoints written in
-// any language (DESIGN §3, docs/dispatch.md). For each attempt the worker
+// any language (docs/dispatch.md). For each attempt the worker
 // POSTs the job, signed per Standard Webhooks (package webhook), to the
 // kind's URL. The endpoint answers 2xx with the JSON result (the job
 // completes with it), or 202 and later reports progress and the outcome

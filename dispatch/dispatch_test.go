@@ -186,7 +186,7 @@ func (e *env) waitFinished(t *testing.T, id int64) *queue.Job {
 
 func fixedBackoff(d time.Duration) queue.Backoff { return func(int) time.Duration { return d } }
 
-// TestDispatch_Retries is RELIABILITY 44's main case: 500, 500, 500, 200
+// TestDispatch_Retries, the main case: 500, 500, 500, 200
 // gives 4 attempts with the same webhook-id and increasing
 // webhook-timestamp, spaced by the backoff, and the job completes with
 // the endpoint's JSON result.

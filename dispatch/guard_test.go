@@ -84,7 +84,7 @@ func newStub() *stubResolver {
 	}}
 }
 
-// TestGuard_SSRFTable is RELIABILITY 45: every callback URL of the table
+// TestGuard_SSRFTable: every callback URL of the table
 // is refused, those that reach a connect inside net.Dialer.Control, and
 // the dial recorder shows no connect to a blocked address.
 func TestGuard_SSRFTable(t *testing.T) {

@@ -118,7 +118,7 @@ func (e *adminEnv) snapshot(v *bolaVictim) string {
 	return b.String()
 }
 
-// TestBOLA_Sweep (RELIABILITY 40): every tenant route with an object id,
+// TestBOLA_Sweep: every tenant route with an object id,
 // called with tenant A's key and tenant B's ids, answers 404 and changes
 // nothing of B's.
 func TestBOLA_Sweep(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"testing"
 )
 
-// FuzzMultipartUpload is RELIABILITY test 36's upload target: any body
+// FuzzMultipartUpload is the upload route's fuzz target: any body
 // under any multipart content type, posted to the upload route by a
 // tenant, never yields a 5xx and never leaves a blob outside the tenant's
 // prefix (nor a temporary file once the request is answered). Its seeds

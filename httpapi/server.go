@@ -1,4 +1,4 @@
-// Package httpapi is Docket's HTTP API (DESIGN.md §4): JSON everywhere,
+// Package httpapi is Docket's HTTP API: JSON everywhere,
 // RFC 9457 problem details for errors, bearer API keys per tenant and an
 // admin key for /v1/admin/*, server-sent events for live progress.
 //

@@ -12,8 +12,8 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// TestTenantRoutes_Auth: RELIABILITY tests 34 and 42 for the tenant
-// routes. A malformed key is refused before any store query.
+// TestTenantRoutes_Auth: a missing, malformed, revoked or expired key, or
+// one with a bad checksum, is refused on every tenant route. A malformed key is refused before any store query.
 func TestTenantRoutes_Auth(t *testing.T) {
 	t.Parallel()
 	e := newTenantEnv(t, nil)
@@ -55,7 +55,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// TestTenantRoutes_BOLA is RELIABILITY test 40: every tenant route with an
+// TestTenantRoutes_BOLA: every tenant route with an
 // object id, called with tenant A's key and tenant B's id, answers 404 and
 // changes nothing. A new route with an id fails this test until it is
 // covered here.

@@ -37,7 +37,7 @@ func TestUpload_Accepted(t *testing.T) {
 		j.Stage != "queued" || j.QueuePosition == nil || *j.QueuePosition != 0 || j.Attempt != 0 || j.MaxAttempts != 3 {
 		t.Errorf("job %+v", j)
 	}
-	// The raw JSON has every member of DESIGN §4's job.
+	// The raw JSON has every member of a job, null or not.
 	for _, m := range []string{`"queue_position":0`, `"error_message":null`, `"retry_of":null`, `"started_at":null`, `"completed_at":null`} {
 		if !bytes.Contains(r.body, []byte(m)) {
 			t.Errorf("body lacks %s: %s", m, r.body)
@@ -64,7 +64,9 @@ func TestUpload_Accepted(t *testing.T) {
 	e.do(t, http.MethodGet, "/v1/documents/"+d.ID, a.key, nil).want(t, http.StatusOK)
 }
 
-// TestUpload_BadInput is RELIABILITY test 34 for the upload route.
+// TestUpload_BadInput: the upload route's status for each kind of bad or
+// borderline file (empty, disguised, at and past the size limit), and no
+// blob left behind by a refusal.
 func TestUpload_BadInput(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(c *Config) { c.MaxUploadBytes = 1 << 20 }, func(t *testing.T, e *tenantEnv) {

@@ -9,7 +9,8 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// JobView is a job as the API shows it (DESIGN.md §4).
+// JobView is a job as the API shows it (GET /v1/jobs/{id}, and the
+// job of an upload's answer).
 type JobView struct {
 	ID              string     `json:"id"`
 	DocumentID      string     `json:"document_id"`

@@ -1,23 +1,28 @@
 // Package pipeline is the document-processing job: the queue handler that
-// turns an uploaded document into chunks, vectors and fields (DESIGN §3).
+// turns an uploaded document into chunks, vectors and fields.
 //
 // A [Processor] works jobs of kind [Kind] on queue [Queue]. Each job runs
 // five stages and reports its progress through the job record, within fixed
 // percent ranges:
 //
 //	downloading  0–5    read the document row, open its blob for random access
-//	parsing      5–55   extract.Extract, page by page
+//	parsing      5–55   extract the text page by page and analyse it: in a
+//	                    child process of package sandbox when the processor
+//	                    has one, else in this process
 //	chunking    55–65   chunk.Split, with page ranges
-//	embedding   65–85   the Embedder, batch by batch
-//	analyzing   85–100  analyze.Analyze, then one transaction stores it all
+//	embedding   65–85   the Embedder, batch by batch; each batch of
+//	                    Config.SaveBatch chunks saved as it is embedded
+//	analyzing   85–100  the fields; then one transaction stores them
 //
 // The tenant is always the job row's, never the arguments': a job whose
 // arguments name another tenant's document cannot see it and fails.
 //
-// The results are stored in one transaction of the tenant: the chunks
-// (docket.Tx.ChunkReplace), the document's fields, warnings and status
-// (docket.Tx.DocumentUpdate) and the job's completion (queue.Task.CompleteTx),
-// so they take effect exactly once, or not at all when the lease was lost.
+// The chunks are saved in batches, each in a transaction of the tenant
+// fenced by the job's lease (queue.Task.FenceTx): the first batch replaces
+// an earlier attempt's chunks, and a lost lease rolls its batch back. The
+// last transaction stores the document's fields, warnings and status
+// (docket.Tx.DocumentUpdate) and the job's completion (queue.Task.CompleteTx):
+// it commits whole, or not at all when the lease was lost.
 //
 // Failures: input the parser rejects (an extract sentinel), a document
 // that does not exist for the tenant, and permanent embedding errors fail

@@ -18,7 +18,7 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// FuzzDecodeJobArgs is RELIABILITY test 36's job-arguments target: any
+// FuzzDecodeJobArgs is the job-arguments fuzz target: any
 // bytes offered as a document job's JSON arguments are refused at enqueue
 // (queue.ErrInvalid) exactly when they are not JSON, exceed
 // queue.MaxArgsBytes or hold what PostgreSQL's jsonb refuses (bytes not

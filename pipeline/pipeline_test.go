@@ -213,7 +213,7 @@ func TestProcessor_Warnings(t *testing.T) {
 	})
 }
 
-// RELIABILITY test 41: a job of tenant A whose args name tenant B's
+// TestProcessor_CrossTenant: a job of tenant A whose args name tenant B's
 // document runs in A's scope, cannot see the document, and fails for good.
 func TestProcessor_CrossTenant(t *testing.T) {
 	t.Parallel()

@@ -15,7 +15,7 @@ type Stage struct {
 	From, To int // percent range
 }
 
-// The stages, in order (DESIGN §3).
+// The stages, in order, each with its range of the job's percent.
 var (
 	StageDownloading = Stage{Name: "downloading", From: 0, To: 5}
 	StageParsing     = Stage{Name: "parsing", From: 5, To: 55}

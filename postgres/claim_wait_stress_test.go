@@ -21,7 +21,7 @@ import (
 )
 
 // TestClaimWaitStress runs, on a private cluster with log_lock_waits on and
-// a 10 ms deadlock_timeout, what the churn soak (issue 12 test 24) runs on
+// a 10 ms deadlock_timeout, what the churn soak (chaos/soak_test.go) runs on
 // one queue: claims, the worker's batched finishes, finishes in a caller's
 // transaction, inserts, the cleaner, the scheduler and its repair, and the
 // rescuer, on many tenants with small limits. The claim is designed never

@@ -270,8 +270,8 @@ func fromFloorSQL(queue, row, limit, lock string) string {
 // Two jobs, not one: the row's holder is most often another claim, which
 // takes the tenant's next job. When one insert wakes many idle workers,
 // one claim wins the tenant and its one job; the others, had they counted
-// it, would each claim once more for nothing (chaos test 32: 15 claims for
-// one insert against at most 8). A tenant left with one job after a claim
+// it, would each claim once more for nothing (the chaos thundering-herd
+// scenario: 15 claims for one insert against at most 8). A tenant left with one job after a claim
 // that held it is found at the next wake-up or poll, as before.
 //
 // The probe looks at the first moreProbeTenants of those tenants only. A
@@ -369,7 +369,7 @@ const claimLockTimeout = "100ms"
 // with tenant rows locked in served_at order, and a statement that locks
 // tenant rows in key order (a finish in a caller's transaction, a wake-up,
 // the rescuer, an insert) can close a cycle with it: the churn soak's one
-// deadlock in 159,968 claims (issue 12 test 24; TestClaimWaitStress
+// deadlock in 159,968 claims (TestClaimWaitStress
 // reproduces such waits in seconds). With the limit the claim gives up its
 // locks long before the deadlock detector (1 s) and JobClaim retries it.
 const claimLockTimeoutSQL = `SELECT set_config('lock_timeout', $1, true)`

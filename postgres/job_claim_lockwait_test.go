@@ -16,7 +16,7 @@ import (
 // The claim bounds every lock wait of its transaction (claimLockTimeoutSQL
 // in job_claim.go): PostgreSQL's SKIP LOCKED still waits when it follows a
 // row's update chain, and such a wait closed a deadlock cycle in the churn
-// soak (docs/reliability.md, "Test 24"). That window (an updater committing
+// soak (docs/reliability.md, "Churn soak"). That window (an updater committing
 // between two lines of heap_lock_tuple) cannot be stepped from SQL, so these
 // tests make the claim wait on a lock that can be: a session holding
 // docket_tenant_queues in ACCESS EXCLUSIVE mode, which every claim's first

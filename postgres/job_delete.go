@@ -15,7 +15,7 @@ import (
 // Index Cond and the scan stops at the first job too young to go. With
 // clock_timestamp() (volatile) it was a Filter, and a sweep that deleted
 // nothing walked every finished job and its heap row: 3.7 s and 290,000
-// buffers per sweep after a 10^6-job drain (docs/engine-performance.md).
+// buffers per sweep after a 10^6-job drain (docs/benchmarks.md).
 const deleteFinishedSQL = `
 WITH doomed AS (
     (SELECT id FROM docket_jobs

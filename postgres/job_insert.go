@@ -22,7 +22,7 @@ import (
 // columns (a field selection each, from the function's row) cost 8 % of
 // the insert's server CPU (41.7 against 38.3 ms per 1,000 jobs, measured
 // side by side) and half of the Go side's (scanning; 1.49 against 0.73 s
-// of CPU in a 20 s steady run): issue 9, docs/engine-performance.md.
+// of CPU in a 20 s steady run): docs/benchmarks.md.
 // Duplicates are read whole, by key, as the jobs that hold the key
 // (JobInsertMany).
 var insertJobsSQL = `SELECT r.ord, (r.job).id, (r.job).state, (r.job).args, (r.job).run_at, (r.job).created_at

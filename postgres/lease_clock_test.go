@@ -9,7 +9,7 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
-// TestLease_LateInTransaction is test 22 of the reliability plan: a lease
+// TestLease_LateInTransaction: a lease
 // written late in a long transaction must run from the statement's clock
 // (clock_timestamp()), not from the transaction's start (now()), or a
 // renewal issued inside a long transaction would be stale as written. The

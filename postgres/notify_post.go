@@ -17,7 +17,7 @@ import (
 // WAL flush of the one before it: notifying commits lose group commit. When
 // every enqueue, claim and finish notified in its own transaction, single-job
 // enqueues on a durable server ran at 9-14 % of a bare insert's rate
-// (docs/reliability.md, test 26), and claims and finishes queued behind each
+// (docs/reliability.md, "Notify under durable commits"), and claims and finishes queued behind each
 // other's flushes the same way.
 //
 // So the statements the driver runs in a transaction of its own (a worker's

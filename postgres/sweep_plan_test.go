@@ -12,7 +12,7 @@ import (
 // once, whatever the number of finished, running or scheduled jobs. A
 // volatile clock (clock_timestamp()) turns the bound into a Filter: a
 // retention sweep then walked every finished job (3.7 s after a 10^6-job
-// drain; docs/engine-performance.md).
+// drain; docs/benchmarks.md).
 func TestSweeps_Explain(t *testing.T) {
 	t.Parallel()
 	f := setup(t)

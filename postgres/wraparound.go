@@ -7,7 +7,7 @@ import (
 
 // Wraparound is how far PostgreSQL's transaction ids have run ahead of
 // what vacuum has frozen, and what keeps vacuum from freezing more
-// (reliability test 29). Ages count transaction ids. PostgreSQL forces an
+// (the chaos transaction-id test). Ages count transaction ids. PostgreSQL forces an
 // anti-wraparound vacuum once a table's age passes autovacuum_freeze_max_age
 // (200 million by default) and stops assigning ids near 2^31: what holds
 // back the horizon (a replication slot, a forgotten prepared transaction)

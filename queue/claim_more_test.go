@@ -65,8 +65,8 @@ func runAfterHeldClaims(t *testing.T, s *store, exec *heldExecutor) []time.Durat
 // A claim that comes back short with tenants left untaken (more) is tried
 // again soon, not at the next poll: nothing else would wake the worker, as
 // the transaction that held the tenant sends no notification when it ends.
-// Before, a lone tenant's jobs waited a whole poll interval (chaos test 30's
-// lone tenant under load; chaos/claimlock_test.go).
+// Before, a lone tenant's jobs waited a whole poll interval (the chaos
+// claim-lock scenario's lone tenant under load; chaos/claimlock_test.go).
 func TestWorker_ClaimsAgainWhenTenantsWereHeld(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {

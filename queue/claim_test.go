@@ -21,7 +21,8 @@ func TestJobClaim_NoEmptyClaimWhilePending(t *testing.T) {
 			// The PostgreSQL half of this fix (pick wanted+1 jobs per tenant,
 			// mark idle when all picked were claimed) halved drain throughput
 			// (9k vs 19k jobs/s side by side) and was reverted; the flag stays
-			// lazy there. See docs/benchmarks.md, "What holds docket back" 4.
+			// lazy there: the claim's rewake and the schedule sweep's repair
+			// keep a tenant with work claimable (docs/claiming.md).
 			t.Skip("postgres: has_work is cleared lazily (exact flag reverted for throughput)")
 		}
 		ctx := context.Background()

@@ -12,7 +12,7 @@ import (
 // the outage cancels it only once that lease has run out, not when the
 // leases as last renewed before the outage did. Before, a worker that
 // still held an older attempt (a handler deaf to its cancellation, or one
-// blocked in a statement cut off with its connection: test 17's partition)
+// blocked in a statement cut off with its connection by a network partition)
 // cancelled every job it claimed afterwards at the next failed heartbeat,
 // with nearly a whole lease left, and each ran again elsewhere once its
 // lease expired (the chaos partition's victim: more unfinished executions

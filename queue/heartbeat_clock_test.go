@@ -12,7 +12,7 @@ import (
 )
 
 // The worker's own heartbeat deadline under a skewed clock that jumps
-// (reliability test 21, the worker's side). The worker's wall clock, as the
+// (the worker's side). The worker's wall clock, as the
 // engine reads it (MaintenanceConfig.HostClock, the seam the chaos skew
 // tests set), starts 10 minutes ahead of the database's and jumps between
 // 10 minutes ahead and 10 minutes behind every 150 ms for the whole run,

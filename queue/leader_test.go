@@ -167,7 +167,7 @@ func (l *lapse) fire() {
 // waiting for the answer, so that they never run once another process
 // can be elected; a renewal that then succeeds starts a fresh set, and a
 // renewal in time keeps them. Before, a renewal held up (a cold pool
-// connecting on a loaded box, chaos test 20) left the old leader sweeping
+// connecting on a loaded box, in the chaos leader-failover test) left the old leader sweeping
 // beside the new one until the answer came.
 func TestLeadership_ServicesLapseBeforeTheLease(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())

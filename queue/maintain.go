@@ -40,7 +40,7 @@ type MaintenanceConfig struct {
 	// between on the monotonic clock, so this one is read only until the
 	// store's first answers (a step of it changes nothing after). Tests set
 	// it to skew one worker's clock against the others', or jump it
-	// (reliability test 21); applications leave it nil.
+	// (the clock-skew tests); applications leave it nil.
 	HostClock func() time.Time
 }
 
@@ -140,7 +140,7 @@ func (w *Worker) rescue(ctx context.Context) {
 // come back full, so that one tick clears everything due and not one
 // batch of it: a sustained rate above a batch per interval would
 // otherwise grow the backlog (of finished jobs, for the cleaner) without
-// bound, as the churn soak found (docs/reliability.md, test 24). Each
+// bound, as the churn soak found (docs/reliability.md). Each
 // batch is a transaction of its own.
 func (w *Worker) sweep(ctx context.Context, name string, limit int, fn func() (int, error)) {
 	total := 0

@@ -12,7 +12,7 @@ import (
 )
 
 // Two workers whose hosts' clocks are 10 minutes ahead of the store's and
-// 10 minutes behind it (reliability test 21, between workers): periodic
+// 10 minutes behind it: periodic
 // ticks fall due by the store's clock whichever leads. Each tick's job is
 // created at its tick by the store's clock, and when the leader stops the
 // other goes on from the next tick. By the hosts' clocks the first leader

@@ -118,7 +118,7 @@ func claimAgain(last time.Duration, more bool, cooldown, poll time.Duration) tim
 // processes x N loops claim a few jobs each per insert, contend for the
 // same tenant rows, and the transactions per job multiply (measured on 16
 // cores: 8 processes x 4 loops, 487 transactions per 1,000 jobs and a
-// third of the throughput, docs/engine-performance.md).
+// third of the throughput, docs/benchmarks.md).
 type claimGate struct {
 	mu       sync.Mutex
 	inFlight int

@@ -16,7 +16,7 @@ const storeClockMaxAge = time.Minute
 // clock (time.Since). Periodic ticks fall due by it, so that maintenance
 // leaders on hosts whose clocks disagree with each other (or with the
 // database) run every tick on time, once: a tick recorded by one leader is
-// due at the same moment for the next (reliability test 21). The host's
+// due at the same moment for the next. The host's
 // wall clock is not used once the store's has been read: it may be set, or
 // stepped by NTP, at any moment, and a step taken as time passed would
 // record ticks early (the next then falls due as much later) or stall them

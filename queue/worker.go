@@ -157,7 +157,7 @@ func NewWorker(client *Client, cfg WorkerConfig) (*Worker, error) {
 // WorkerConfig.Completers: a quarter of the cores, 1 to 4. On 2 cores a
 // second claim loop and flusher cost a third of the throughput (the
 // process's own CPU is the limit); on 16 cores 4 of each drained 8
-// processes at 2.2x the jobs/s of 1 (docs/engine-performance.md).
+// processes at 2.2x the jobs/s of 1 (docs/benchmarks.md).
 func defaultConcurrency() int {
 	return min(max(runtime.GOMAXPROCS(0)/4, 1), 4)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// RELIABILITY 8: completing in the handler's own transaction gives exactly
+// TestTask_CompleteTx: completing in the handler's own transaction gives exactly
 // one effect per completed job, even when commits fail.
 func TestTask_CompleteTx(t *testing.T) {
 	t.Parallel()
@@ -68,7 +68,7 @@ func TestTask_CompleteTx(t *testing.T) {
 	})
 }
 
-// RELIABILITY 9: concurrent enqueues of one unique key make one job.
+// TestClient_EnqueueUnique: concurrent enqueues of one unique key make one job.
 func TestClient_EnqueueUnique(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
@@ -108,7 +108,7 @@ func TestClient_EnqueueUnique(t *testing.T) {
 	})
 }
 
-// RELIABILITY 10: shutdown stops claiming, lets running jobs finish and
+// TestWorker_GracefulShutdown: shutdown stops claiming, lets running jobs finish and
 // releases, without spending an attempt, those that outlast the grace.
 func TestWorker_GracefulShutdown(t *testing.T) {
 	t.Parallel()
@@ -173,7 +173,7 @@ func TestWorker_GracefulShutdown(t *testing.T) {
 	}
 }
 
-// RELIABILITY 11: heartbeats keep a job that runs several leases long
+// TestWorker_HeartbeatKeepsLease: heartbeats keep a job that runs several leases long
 // alive: one execution, never rescued. The lease is 1.5 s: with 400 ms,
 // CI under its full load once saw one execution (attempt 2) and one rescue
 // (2026-11-25). A claim is bounded by a lease (Worker.claim): one slower

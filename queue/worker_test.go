@@ -20,7 +20,7 @@ func noop(l *ledger) queue.HandlerConfig {
 	})}
 }
 
-// RELIABILITY 1: rolled-back enqueues never run; committed ones all do.
+// TestWorker_TransactionalEnqueue: rolled-back enqueues never run; committed ones all do.
 func TestWorker_TransactionalEnqueue(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
@@ -67,7 +67,7 @@ func TestWorker_TransactionalEnqueue(t *testing.T) {
 	})
 }
 
-// RELIABILITY 2: many claimers in two workers run every job exactly once.
+// TestWorker_ExclusiveClaims: many claimers in two workers run every job exactly once.
 func TestWorker_ExclusiveClaims(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
@@ -104,7 +104,7 @@ func TestWorker_ExclusiveClaims(t *testing.T) {
 	})
 }
 
-// RELIABILITY 3: failed attempts retry with backoff, then fail for good.
+// TestWorker_RetryBackoff: failed attempts retry with backoff, then fail for good.
 func TestWorker_RetryBackoff(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
@@ -166,7 +166,7 @@ func TestWorker_RetryBackoff(t *testing.T) {
 	})
 }
 
-// RELIABILITY 4: a panic fails only its job; the others complete.
+// TestWorker_PanicIsolation: a panic fails only its job; the others complete.
 func TestWorker_PanicIsolation(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
@@ -200,7 +200,7 @@ func TestWorker_PanicIsolation(t *testing.T) {
 	})
 }
 
-// RELIABILITY 5: a cooperative handler past its timeout is cancelled,
+// TestWorker_Timeout: a cooperative handler past its timeout is cancelled,
 // recorded as a timeout and retried.
 func TestWorker_Timeout(t *testing.T) {
 	t.Parallel()
@@ -234,7 +234,7 @@ func TestWorker_Timeout(t *testing.T) {
 	})
 }
 
-// RELIABILITY 6: a handler that ignores cancellation loses its lease; a
+// TestWorker_HungHandler: a handler that ignores cancellation loses its lease; a
 // second worker completes the job; the hung attempt's result is fenced.
 func TestWorker_HungHandler(t *testing.T) {
 	t.Parallel()

@@ -30,7 +30,7 @@
 #   PG_BINDIR                           PostgreSQL server binaries (default: initdb on PATH,
 #                                       else /usr/lib/postgresql/*/bin)
 #   DOCKET_BIN, RIVERBENCH_BIN          prebuilt benchmark binaries (default: go build them),
-#                                       for a machine without Go (docs/fleet.md, 16 cores)
+#                                       for a machine without Go (docs/benchmarks.md, 16 cores)
 set -euo pipefail
 
 RUNS=${RUNS:-3}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/device-bench.sh: runs scripts/bench-compare.sh on a machine without Go or PostgreSQL
-# (the 16-core machine of docs/fleet.md), from prebuilt pieces in DEVICE_DIR:
+# (the 16-core machine of docs/benchmarks.md), from prebuilt pieces in DEVICE_DIR:
 #
 #   DEVICE_DIR/docket       CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' ./cmd/docket
 #   DEVICE_DIR/riverbench   the same, in bench/river

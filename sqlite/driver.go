@@ -140,7 +140,7 @@ func (d *Driver) open(ctx context.Context, cfg *Config) error {
 	// Readers get the writer's page cache size too: with SQLite's default
 	// of 2 MB a search at 10^6 chunks did not keep its own pages between
 	// its steps (ranking 2,000 FTS5 matches of "x-achse": 160-200 ms warm,
-	// 40-80 ms with 32-64 MB; issue 11, docs/benchmarks.md).
+	// 40-80 ms with 32-64 MB; docs/benchmarks.md).
 	r, err := sql.Open("sqlite", dsn(cfg.Path, busy, "_pragma=query_only(1)", "_pragma=foreign_keys(1)",
 		"_pragma=cache_size(-32000)"))
 	if err != nil {

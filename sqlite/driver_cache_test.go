@@ -10,7 +10,7 @@ import (
 
 // TestOpen_CacheSize: reader connections have the writer's page cache
 // (32 MB), not SQLite's default of 2 MB, which a search at 10^6 chunks
-// outgrew (issue 11).
+// outgrew.
 func TestOpen_CacheSize(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

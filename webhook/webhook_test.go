@@ -97,7 +97,7 @@ func signed(t *testing.T, ts time.Time, secrets ...string) message {
 	return message{header: h, body: body}
 }
 
-// TestVerify_Conformance is RELIABILITY 43: our signer's output verifies
+// TestVerify_Conformance: our signer's output verifies
 // with the Standard Webhooks reference Go verifier and ours; each tampered
 // message is refused by both.
 func TestVerify_Conformance(t *testing.T) {

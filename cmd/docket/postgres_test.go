@@ -16,7 +16,7 @@ import (
 const grace = 5 * time.Second
 
 // deployment is `docket serve` and two `docket worker` processes on one
-// PostgreSQL database and one blob directory, as DESIGN §5 runs them.
+// PostgreSQL database and one blob directory, as a production deployment runs them.
 type deployment struct {
 	bin     string
 	env     []string

@@ -46,7 +46,7 @@ var (
 // time, as a drain does (no vacuum in between), each round times a 10-job
 // claim and one pass of the maintenance sweeps (rescue, schedule,
 // retention), which then face the dead row versions and finished jobs the
-// churn leaves behind (docs/engine-performance.md).
+// churn leaves behind (docs/benchmarks.md).
 func runScale(ctx context.Context, r *runner) (*Result, error) {
 	big := r.cfg.jobsOr(1_000_000)
 	small := min(scaleSmall, max(big/10, 1))

@@ -1,6 +1,5 @@
 // Package faultproxy is a TCP proxy that injects network faults between a
-// client and a server on loopback: the fault proxy of the reliability plan
-// (RELIABILITY §1), used by the chaos tests to partition one worker from
+// client and a server on loopback: a fault proxy, used by the chaos tests to partition one worker from
 // PostgreSQL.
 //
 // A Proxy listens on a loopback port and forwards every connection to its

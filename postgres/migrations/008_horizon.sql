@@ -1,6 +1,6 @@
 -- Sessions that hold back vacuum's horizon in this database
--- (postgres/monitor.go, Driver.HorizonHolders; docs/reliability.md, test
--- 23): each open transaction with a transaction id or a snapshot keeps
+-- (postgres/monitor.go, Driver.HorizonHolders; docs/reliability.md, the
+-- horizon pin): each open transaction with a transaction id or a snapshot keeps
 -- vacuum from removing the row versions that died after it began, so one
 -- session left idle in transaction lets every job update pile up as dead
 -- rows (claims slow down, the jobs table and its indexes bloat). Oldest

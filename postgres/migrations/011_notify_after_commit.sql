@@ -1,6 +1,6 @@
 -- A transaction that calls pg_notify holds a cluster-wide lock from its
 -- commit until its commit record is flushed, so notifying transactions
--- commit one at a time (docs/reliability.md, test 26). The Go driver's
+-- commit one at a time (docs/reliability.md, "Notify under durable commits"). The Go driver's
 -- enqueues in a transaction of its own therefore notify after they commit,
 -- coalesced and without a flush of their own (postgres/notify_post.go):
 -- docket_insert_jobs takes p_notify, true by default, so docket_enqueue and

@@ -1,5 +1,5 @@
 -- docket_insert_jobs inserts the jobs without a unique key without ON
--- CONFLICT (issue 9, WAL per job; docs/benchmarks.md). PostgreSQL inserts
+-- CONFLICT (WAL per job; docs/benchmarks.md). PostgreSQL inserts
 -- every row of an INSERT ... ON CONFLICT speculatively: one more WAL record
 -- per job (48 bytes, a tenth of an insert's) and a second visit of the
 -- arbiter index, for the one job in many that has a key. The function is

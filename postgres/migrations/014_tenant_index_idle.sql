@@ -1,4 +1,4 @@
--- docket_jobs_tenant leaves running jobs out (issue 9, index writes per
+-- docket_jobs_tenant leaves running jobs out (index writes per
 -- job; docs/benchmarks.md). Every claim and every finish is a non-HOT
 -- update of the job's row (state is in the partial indexes' predicates),
 -- and a non-HOT update adds an entry to every index whose predicate the

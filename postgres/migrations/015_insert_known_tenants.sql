@@ -1,5 +1,5 @@
 -- docket_insert_jobs creates a tenant's claim row only when it is missing
--- (issue 9, insert cost). Until now every batch called docket_tenant_limit,
+-- (insert cost). Until now every batch called docket_tenant_limit,
 -- fired the BEFORE INSERT trigger of docket_tenant_queues (pause.go) and
 -- tried a speculative insert for each of its tenants, though the rows
 -- exist after a tenant's first job: in a batch of 1,000 jobs across 100

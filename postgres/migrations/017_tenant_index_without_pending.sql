@@ -1,5 +1,5 @@
--- docket_jobs_tenant leaves pending jobs out too (issue 9, index writes
--- per job; docs/engine-performance.md). A new job's entry here served only
+-- docket_jobs_tenant leaves pending jobs out too (index writes
+-- per job; docs/benchmarks.md). A new job's entry here served only
 -- the listing of a tenant's jobs, which now reads pending jobs from the
 -- fetch index, a queue and priority at a time (jobListSQL): one B-tree
 -- insertion per job less, of the eight an enqueued, claimed and completed

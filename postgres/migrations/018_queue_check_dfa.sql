@@ -1,4 +1,4 @@
--- The check of a job's queue name, cheaper again (issue 9). PostgreSQL
+-- The check of a job's queue name, cheaper again. PostgreSQL
 -- evaluates a table's CHECK constraints on every insert and every update
 -- of a row, whatever columns change: three times per job (the insert, the
 -- claim and the finish). Migration 016's ltrim form costs 1.6-2.0 µs per

@@ -1,5 +1,5 @@
 -- A tenant's claim row takes its pause and its limit under the settings
--- locks (issue 9, found by review). docket_insert_jobs creates a tenant's
+-- locks. docket_insert_jobs creates a tenant's
 -- row in a queue with its first job there; the row copied the tenant's
 -- pause (trigger docket_tenant_queues_paused) and its limit
 -- (docket_tenant_limit in the insert) from the insert's snapshot. A resume

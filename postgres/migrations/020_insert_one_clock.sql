@@ -8,7 +8,7 @@
 -- while the insert read has_work and the floor from before the claim's
 -- commit: the job waited with its tenant idle until a repair sweep, or,
 -- with a higher priority than the floor, for good
--- (postgres/review14_insert_clock_test.go). Now both read v_now, taken
+-- (postgres/job_insert_clock_test.go). Now both read v_now, taken
 -- before the locks: a job due after it is scheduled (the schedule sweep
 -- makes it pending and wakes its tenant under the tenant row's lock). The
 -- function is otherwise migration 015's (a migration defines a function

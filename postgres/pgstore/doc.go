@@ -26,5 +26,5 @@
 // Every statement of a tenant transaction names its tenant, and the
 // transaction runs as docket_app with app.tenant_id set, both
 // transaction-local, so row-level security refuses another tenant's rows
-// even to a statement that forgot the first wall (docs/stores.md).
+// even to a statement that forgot the first wall (docs/security.md).
 package pgstore

@@ -175,7 +175,7 @@ FROM docket_horizon_holders ORDER BY xact_start, pid LIMIT $1`
 
 // HorizonHolders returns up to limit sessions that hold back vacuum's
 // horizon, oldest transaction first: the first names the process to end
-// when dead rows pile up (docs/reliability.md, test 23). A role without
+// when dead rows pile up (the chaos horizon-pin scenario). A role without
 // pg_read_all_stats sees only its own sessions.
 func (s *Store) HorizonHolders(ctx context.Context, limit int) ([]HorizonHolder, error) {
 	if limit < 1 {

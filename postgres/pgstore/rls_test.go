@@ -16,7 +16,8 @@ import (
 	"github.com/docketq/docket/internal/testpg"
 )
 
-// Tenant isolation on PostgreSQL: RELIABILITY.md §7, tests 37-39.
+// Tenant isolation on PostgreSQL: row-level security keeps every tenant's
+// rows from another tenant's transactions, whatever the query forgets.
 
 // tenantTables are the tables with a tenant_id column the migrations
 // create; the catalog test also finds any other.
@@ -25,7 +26,7 @@ var tenantTables = []string{
 	"docket_jobs", "docket_rate_slots", "docket_tenant_limits", "docket_tenant_queues",
 }
 
-// TestRLS_Catalog (37): every table with a tenant_id column has forced
+// TestRLS_Catalog: every table with a tenant_id column has forced
 // row-level security and a docket_app policy for every command; docket_app
 // owns nothing, is no superuser and does not bypass RLS; views are
 // security_invoker; every policy column leads an index.
@@ -240,7 +241,7 @@ func (m *matrix) wantDenied(what string, err error) {
 	}
 }
 
-// TestRLS_Matrix (38): as docket_app with app.tenant_id = a, a's rows can
+// TestRLS_Matrix: as docket_app with app.tenant_id = a, a's rows can
 // be read, inserted, updated and deleted (as far as the grants allow,
 // RETURNING proving it); b's rows are invisible to every statement and a
 // row of b cannot be written; with no tenant set nothing is visible.
@@ -296,7 +297,7 @@ func TestRLS_Matrix(t *testing.T) {
 	}
 }
 
-// TestRLS_NoLeakThroughPool (39): 1,000 tenant transactions alternating
+// TestRLS_NoLeakThroughPool: 1,000 tenant transactions alternating
 // tenants, concurrently over a pool of two connections, some rolled back
 // and some aborted by an error. Inside each the role is docket_app and the
 // tenant its own; after each, and at the end on both connections, the

@@ -13,7 +13,7 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
-// testFencing is RELIABILITY test 7: once attempt 1 lost its lease to a
+// testFencing: once attempt 1 lost its lease to a
 // rescue and attempt 2 runs, no write of attempt 1 changes anything.
 func (s *suite) testFencing(t *testing.T) {
 	t.Run("EveryWrite", func(t *testing.T) {

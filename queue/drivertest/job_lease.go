@@ -77,7 +77,7 @@ func (s *suite) testJobHeartbeat(t *testing.T) {
 	})
 }
 
-// testHeartbeatInTx is RELIABILITY test 22: a lease renewed inside a
+// testHeartbeatInTx: a lease renewed inside a
 // transaction that began earlier runs from the statement's time, not the
 // transaction's start.
 func (s *suite) testHeartbeatInTx(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 )
 
 // testSQLEnqueue checks the store's SQL enqueue function, which lets a
-// trigger or another language add jobs (DESIGN §2.1).
+// trigger or another language add jobs (docs/library.md, "Enqueue from SQL").
 func (s *suite) testSQLEnqueue(t *testing.T) {
 	t.Run("Enqueue", func(t *testing.T) {
 		t.Parallel()

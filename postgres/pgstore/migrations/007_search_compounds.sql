@@ -1,4 +1,4 @@
--- Search at 10^6 chunks (issue 11).
+-- Search at 10^6 chunks.
 --
 -- A chunk's tsvector stays in its row (STORAGE MAIN): the recheck of a
 -- phrase and ts_rank read it for every match, and out of line (where it

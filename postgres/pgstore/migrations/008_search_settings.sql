@@ -1,4 +1,4 @@
--- Search at 10^6 chunks (issue 11): the search function runs with its own
+-- Search at 10^6 chunks: the search function runs with its own
 -- work_mem, without parallel workers and without synchronized scans, set
 -- by its SET clauses on entry and restored on exit (the first two were set
 -- by a statement of the search's transaction before it, dd796a4, which

@@ -1,4 +1,4 @@
--- Search at 10^6 chunks (issue 11): a hyphenated compound is also a token
+-- Search at 10^6 chunks: a hyphenated compound is also a token
 -- of its own, as on PostgreSQL (pgstore's 007_search_compounds.sql).
 --
 -- A search for "x-Achse" or "0-dimensionale" was the phrase of its words,

@@ -1,4 +1,4 @@
--- Search (issue 11): full-text search of the chunks.
+-- Search: full-text search of the chunks.
 --
 -- Each chunk keeps the text-search configuration of its document's
 -- language (english, german, ...; 'simple' when the language is unknown or

@@ -1,4 +1,4 @@
--- Search (issue 11): a full-text index of the chunks, and the index a
+-- Search: a full-text index of the chunks, and the index a
 -- document's chunks are reached by.
 --
 -- The chunks table is rebuilt with an explicit INTEGER PRIMARY KEY: the

@@ -1,8 +1,8 @@
 package queue_test
 
-// Regression tests for the defects a review of the worker runtime found
-// (issue "The engine, production-grade", part 1). Each failed before its
-// fix.
+// Tests of the worker runtime under a store that refuses or delays
+// finishes, heartbeats, progress writes and claims: each pins down a defect
+// the runtime once had and failed before its fix.
 
 import (
 	"context"
@@ -656,8 +656,8 @@ func (e *claimHeldExecutor) JobClaim(ctx context.Context, p *driver.JobClaimPara
 // the worker waits for its answer and hands the jobs back at once, no
 // attempt spent. Before, the claim's context was the shutdown's, the
 // answer was dropped, and the jobs stayed running with no handler until
-// their leases expired and a rescue spent an attempt (found by chaos
-// test 10).
+// their leases expired and a rescue spent an attempt (found by the chaos
+// graceful-shutdown scenario).
 func TestWorker_ClaimInFlightAtShutdown(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, s *store) {
