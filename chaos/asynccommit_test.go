@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TestPGCrash_AsyncCommitRefused is test 16's negative control: with
+// TestPGCrash_AsyncCommitRefused is TestPGCrash_Smoke's negative control: with
 // synchronous_commit off a crash may lose acknowledged jobs, so a worker
 // must refuse to start when its role runs with it off. The worker
 // (-require-sync-commit, the check docket serve and worker make) starts on

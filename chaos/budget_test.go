@@ -19,7 +19,7 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// budgetConfig sizes a connection-budget run (reliability plan, test 19).
+// budgetConfig sizes a connection-budget run.
 type budgetConfig struct {
 	maxConns     int // the server's max_connections
 	jobs         int
@@ -40,7 +40,7 @@ const budgetRole = "chaos_budget"
 // reserved" for a role that is not a superuser).
 const budgetRefused = "SQLSTATE 53300"
 
-// TestConnectionBudget_Smoke is test 19: a server with max_connections 20
+// TestConnectionBudget_Smoke: a server with max_connections 20
 // (17 for the workers' role) and 6 workers × 8 slots, each with a pool of 5
 // and its LISTEN connection (36 wanted), while 2,000 ledger jobs are
 // enqueued over 11 s; 6 s in, 2 workers are SIGTERMed. The workers must
@@ -389,7 +389,7 @@ func slicesContains(ps []*proc, p *proc) bool {
 	return false
 }
 
-// TestConnectionBudget_StartWhenFull is test 19's start-up case: a worker
+// TestConnectionBudget_StartWhenFull is the connection budget's start-up case: a worker
 // started while every connection slot its role may use is taken must not
 // exit (under a supervisor that is a crash loop); it must wait, retrying
 // with back-off, and work once slots free up. It failed before

@@ -14,7 +14,7 @@ import (
 // come from a wake-up.
 const claimLockPoll = 3 * time.Second
 
-// TestClaimLockedTenant_WaitsPoll is what made test 30's lone tenant slow
+// TestClaimLockedTenant_WaitsPoll is what made the starvation test's lone tenant slow
 // under load (TestTenantStarvation_Smoke at load ~20, 10:16 UTC
 // 2026-11-25: tenant A alone at 29 % of the shared rate, its timeline
 // gaps of 200-300 ms with no handler running on any of the 24 slots while

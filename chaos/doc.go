@@ -1,7 +1,7 @@
 // Package chaos holds Docket's black-box chaos tests: real worker processes
 // (the chaosworker command in cmd/chaosworker) on a throwaway PostgreSQL
 // cluster, killed, stopped and poisoned while they work, with the execution
-// ledger of the reliability plan as the oracle.
+// ledger described below as the oracle.
 //
 // Every handler records (job_id, attempt, worker_pid, started_at) in the
 // executions table before it does anything, and a ledger job inserts

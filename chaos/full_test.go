@@ -10,10 +10,10 @@ import (
 	"github.com/docketq/docket/internal/testpg"
 )
 
-// The full-size variants of the reliability plan's chaos tests, for the
+// The full-size variants of the chaos tests (docs/reliability.md), for the
 // nightly tier (`go test -tags chaos -timeout 45m ./chaos/...`).
 
-// TestKillStorm_Full is test 13: 100,000 jobs across 50 tenants, 4 workers
+// TestKillStorm_Full is the kill -9 storm: 100,000 jobs across 50 tenants, 4 workers
 // × 8, a random worker SIGKILLed every 2 s for 60 s, lease 5 s, rescuer
 // every 1 s.
 func TestKillStorm_Full(t *testing.T) {
@@ -25,7 +25,7 @@ func TestKillStorm_Full(t *testing.T) {
 	})
 }
 
-// TestKillStorm_Medium is test 13 at the size the smoke tier ran until
+// TestKillStorm_Medium is the kill -9 storm at the size the smoke tier ran until
 // it was cut to 3 minutes: 10,000 jobs, a kill every 2 s for 16 s.
 func TestKillStorm_Medium(t *testing.T) {
 	runStorm(t, stormConfig{
@@ -36,13 +36,13 @@ func TestKillStorm_Medium(t *testing.T) {
 	})
 }
 
-// TestPoisonPill_Full is test 12 at full size: the pill among 2,000 normal
+// TestPoisonPill_Full is the poison pill at full size: the pill among 2,000 normal
 // jobs.
 func TestPoisonPill_Full(t *testing.T) {
 	runPoison(t, 2000, 2*time.Minute)
 }
 
-// TestTenantStarvation_Full is test 30 at full size: tenant A floods 50,000
+// TestTenantStarvation_Full is tenant starvation at full size: tenant A floods 50,000
 // jobs of 10 ms, 4 workers × 8.
 func TestTenantStarvation_Full(t *testing.T) {
 	runStarvation(t, starvationConfig{
@@ -51,7 +51,7 @@ func TestTenantStarvation_Full(t *testing.T) {
 	})
 }
 
-// TestPartition_Full is test 17 at the plan's size: a worker of four
+// TestPartition_Full is the blackhole partition at full size: a worker of four
 // blackholed from PostgreSQL for 30 s (15 leases of 2 s) while 20,000
 // jobs are enqueued over 60 s.
 func TestPartition_Full(t *testing.T) {
@@ -59,7 +59,7 @@ func TestPartition_Full(t *testing.T) {
 		lease: 2 * time.Second, fault: 30 * time.Second, produce: 60 * time.Second, drain: 3 * time.Minute})
 }
 
-// TestPartitionNetns_MidTransaction is test 17 at the network level: the
+// TestPartitionNetns_MidTransaction is the partition at the network level: the
 // victim runs in a network namespace of its own and reaches PostgreSQL
 // over a veth pair (the server listens on the host's end, in
 // 198.18.0.0/15, besides loopback); the pair is cut — the namespace's end
@@ -80,13 +80,13 @@ func TestPartitionNetns_MidTransaction(t *testing.T) {
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }
 
-// TestPartitionReset_Full is test 17's reset variant at full size.
+// TestPartitionReset_Full is the partition's reset variant at full size.
 func TestPartitionReset_Full(t *testing.T) {
 	runPartition(t, partitionConfig{mode: faultproxy.Reset, jobs: 20_000, procs: 3, slots: 8,
 		lease: 2 * time.Second, fault: 30 * time.Second, produce: 60 * time.Second, drain: 3 * time.Minute})
 }
 
-// TestPGRestart_Full is test 15 at the plan's size: 20,000 jobs, the
+// TestPGRestart_Full is the fast restart at full size: 20,000 jobs, the
 // restart at t = 10 s.
 func TestPGRestart_Full(t *testing.T) {
 	runServerFault(t, serverFault{name: "pg_ctl restart -m fast", inject: func(c *testpg.Cluster) error {
@@ -94,7 +94,7 @@ func TestPGRestart_Full(t *testing.T) {
 	}}, serverFaultConfig{jobs: 20_000, procs: 4, slots: 8, produce: 30 * time.Second, faultAfter: 10 * time.Second})
 }
 
-// TestPGCrash_Full is test 16 at the plan's size: the crash at t = 10 s.
+// TestPGCrash_Full is the durable crash at full size: the crash at t = 10 s.
 func TestPGCrash_Full(t *testing.T) {
 	runServerFault(t, serverFault{name: "pg_ctl stop -m immediate; pg_ctl start", durable: true,
 		inject: func(c *testpg.Cluster) error {
@@ -105,13 +105,13 @@ func TestPGCrash_Full(t *testing.T) {
 		}}, serverFaultConfig{jobs: 10_000, procs: 4, slots: 8, produce: 30 * time.Second, faultAfter: 10 * time.Second})
 }
 
-// TestListenerKilled_Full is test 18 at the plan's size: LISTEN backends
+// TestListenerKilled_Full is the LISTEN kill at full size: LISTEN backends
 // terminated every 5 s for 60 s.
 func TestListenerKilled_Full(t *testing.T) {
 	runListenerKilled(t, 60*time.Second, 5*time.Second)
 }
 
-// TestHorizonPin_Full is test 23 at the plan's PR-smoke size: a 3-minute
+// TestHorizonPin_Full is the horizon pin in the full tier: a 3-minute
 // pin after a 30 s baseline, 1 minute of churn after it.
 func TestHorizonPin_Full(t *testing.T) {
 	runHorizonPin(t, horizonConfig{rate: 200, procs: 4, slots: 8,
@@ -119,18 +119,18 @@ func TestHorizonPin_Full(t *testing.T) {
 		drain: 2 * time.Minute, ageSlack: time.Second})
 }
 
-// TestXIDBudget_Full is test 29 at the plan's size: 10,000 jobs (9,000 in
+// TestXIDBudget_Full is the XID budget at full size: 10,000 jobs (9,000 in
 // transactions of 100, 1,000 singly).
 func TestXIDBudget_Full(t *testing.T) {
 	runXIDBudget(t, 9000, 1000)
 }
 
-// TestNotifyCost_Full is test 26 at the plan's size: 60 s per mode.
+// TestNotifyCost_Full is the NOTIFY cost measurement at full size: 60 s per mode.
 func TestNotifyCost_Full(t *testing.T) {
 	runNotifyCost(t, time.Minute)
 }
 
-// TestPriorityInversion_Full is test 31 with the plan's 5 s low-priority
+// TestPriorityInversion_Full is the priority inversion with 5 s low-priority
 // jobs (the smoke tier's run 3 s).
 func TestPriorityInversion_Full(t *testing.T) {
 	runPriority(t, 5*time.Second)

@@ -22,7 +22,7 @@ const claimCallsSQL = `SELECT coalesce(sum(calls), 0)::int FROM pg_stat_statemen
 WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
   AND query LIKE '%WITH tenants AS%' AND query LIKE '%UPDATE docket_jobs j SET%'`
 
-// TestThunderingHerd_Smoke is test 32: 8 idle worker processes × 16 slots
+// TestThunderingHerd_Smoke: 8 idle worker processes × 16 slots
 // (poll 30 s, so only notifications wake them); one job is inserted. It
 // runs exactly once, and the server sees at most 8 claim statements (one
 // per process: pg_stat_statements) from the insert until that job (a 3 s
@@ -70,7 +70,7 @@ func TestThunderingHerd_Smoke(t *testing.T) {
 		n := e.count(`SELECT count(*) FROM executions`)
 		return n > 0, strconv.Itoa(n) + " executions"
 	})
-	time.Sleep(max(0, 200*time.Millisecond-time.Since(inserted))) // the plan's window
+	time.Sleep(max(0, 200*time.Millisecond-time.Since(inserted))) // count the claims 200 ms after the insert
 	claims := e.count(claimCallsSQL)
 	started := time.Since(inserted)
 	running := e.stats()[queue.StateRunning]

@@ -15,8 +15,8 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// horizonConfig sizes an idle-in-transaction run (reliability plan, test
-// 23).
+// horizonConfig sizes an idle-in-transaction run: a session that pins
+// vacuum's horizon while the churn goes on.
 type horizonConfig struct {
 	rate                 int // jobs enqueued per second
 	procs, slots         int
@@ -25,7 +25,7 @@ type horizonConfig struct {
 	ageSlack             time.Duration // the reported age against the holder's own clock
 }
 
-// TestHorizonPin_Smoke is test 23 at PR size: 100 ledger jobs/s on 3
+// TestHorizonPin_Smoke is the horizon pin at smoke size: 100 ledger jobs/s on 3
 // workers × 8; after a 2 s baseline a session opens a repeatable-read
 // transaction, reads the jobs table, takes a transaction id and idles for
 // 6 s while the churn goes on, then commits; 2 s more of churn, then the

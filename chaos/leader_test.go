@@ -37,7 +37,7 @@ WHERE name = 'maintenance' AND expires_at > clock_timestamp()`).Scan(&l.id, &l.t
 	return &l
 }
 
-// TestLeaderFailover_Smoke is test 20: 3 workers × 8 (leader TTL 1 s,
+// TestLeaderFailover_Smoke: 3 workers × 8 (leader TTL 1 s,
 // election every 333 ms, every maintenance sweep audited) work 300 ledger
 // jobs of 300 ms (600 until the smoke tier was cut to 3 minutes: the run
 // after the kill is still longer than a lease and the rescue of the dead

@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-// Bounds of test 18.
+// Bounds of the LISTEN-kill scenario.
 const (
 	listenPoll  = time.Second            // the workers' poll interval
-	listenSlack = 300 * time.Millisecond // over the plan's poll + 100 ms, for a loaded 2-core box
+	listenSlack = 300 * time.Millisecond // poll + 100 ms, widened for a loaded 2-core box
 	relisten    = 5 * time.Second        // every worker listens again within this of the last kill
 )
 
-// TestListenerKilled_Smoke is test 18: while 10 single jobs a second are
+// TestListenerKilled_Smoke: while 10 single jobs a second are
 // enqueued for 10 s into 2 workers × 8 (poll 1 s), every LISTEN backend of
 // the database is killed with pg_terminate_backend every 2 s. Nothing is
 // lost or run twice (no duplicate is explained by this fault: bound 0),

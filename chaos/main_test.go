@@ -55,8 +55,8 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// TCP for the fault proxy of test 17 and pg_stat_statements for test
-	// 32: every scenario that does not restart, crash, skew or budget its
+	// TCP for the partition's fault proxy and pg_stat_statements for the
+	// thundering herd: every scenario that does not restart, crash, skew or budget its
 	// server shares this cluster (a cluster's start is seconds of the
 	// smoke tier's three minutes).
 	cluster, err = testpg.Start(testpg.Options{MaxConnections: 300, Template: migrate, TCP: true,

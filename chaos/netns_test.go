@@ -19,7 +19,7 @@ import (
 // for network tests, never routed): the host side hostIP, the namespace's
 // side nsIP, a /30 of their own. A worker started in the namespace reaches
 // PostgreSQL only over the pair, so cutting the pair is a partition at the
-// network level (test 17's kernel variant): no proxy in between, the
+// network level (the partition test's kernel variant): no proxy in between, the
 // kernel's TCP on both ends.
 type netLink struct {
 	t             *testing.T

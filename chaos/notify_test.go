@@ -1,6 +1,6 @@
 //go:build chaos
 
-// The full tier only (-tags chaos, make chaos): test 26 (NOTIFY cost at commit) is a measurement,
+// The full tier only (-tags chaos, make chaos): the NOTIFY cost at commit is a measurement,
 // and its own XID and commit counts want the cluster to itself.
 
 package chaos
@@ -22,7 +22,7 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
-// TestNotifyCost_Smoke is test 26, a measurement: on a durable cluster
+// TestNotifyCost_Smoke is a measurement: on a durable cluster
 // (fsync and synchronous_commit on: NOTIFY's commit-time lock is held
 // across the commit's WAL flush), 8 producers commit single inserts as fast
 // as they can for 3 s in each of three modes, while a session LISTENs on
@@ -31,7 +31,7 @@ import (
 // per insert), and Docket's own enqueue of one job (which posts its
 // notification after the commit, coalesced with others in flight:
 // postgres/notify_post.go). The commits/s go to docs/reliability.md; no timing is
-// asserted. Asserted, as the plan names it: no trigger on Docket's tables
+// asserted. Asserted: no trigger on Docket's tables
 // calls NOTIFY (a per-row trigger would notify once per row).
 func TestNotifyCost_Smoke(t *testing.T) {
 	runNotifyCost(t, 3*time.Second)

@@ -16,7 +16,7 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// partitionConfig sizes a partition run (reliability plan, test 17).
+// partitionConfig sizes a partition run.
 type partitionConfig struct {
 	mode         faultproxy.Mode // Drop (blackhole) or Reset
 	jobs         int
@@ -85,7 +85,7 @@ func newPartition(t *testing.T, c partitionConfig) (*env, *partition) {
 	}
 }
 
-// TestPartition_Smoke is test 17: one worker of three reaches PostgreSQL
+// TestPartition_Smoke: one worker of three reaches PostgreSQL
 // through the fault proxy, which blackholes it (sockets open, nothing
 // forwarded, FINs held too) for 3 leases while ledger jobs are enqueued;
 // then the partition heals. The fault is injected at a moment when the
@@ -98,7 +98,7 @@ func TestPartition_Smoke(t *testing.T) {
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }
 
-// TestPartition_MidTransaction is test 17 with the blackhole injected while
+// TestPartition_MidTransaction is the blackhole partition injected while
 // the victim holds a completing transaction open (each ledger job of the
 // victim holds it 300 ms after Task.CompleteTx: long enough that one is
 // nearly always open; 1 s until the smoke tier was cut to 3 minutes, which
@@ -116,7 +116,7 @@ func TestPartition_MidTransaction(t *testing.T) {
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
 }
 
-// TestPartitionReset_Smoke is test 17's variant: every connection of the
+// TestPartitionReset_Smoke is the partition's reset variant: every connection of the
 // worker is reset (RST) and new ones are refused the same way for 3 leases.
 func TestPartitionReset_Smoke(t *testing.T) {
 	scheduleHeavy(t) // schedule_test.go

@@ -11,8 +11,8 @@ import (
 )
 
 // TestPoisonPill_Smoke: a job that makes its worker process exit at every
-// attempt, among 1,000 normal jobs, with 3 supervised workers (reliability plan,
-// test 12). Every attempt of the pill is ended by the rescuer, so after K=3
+// attempt, among 1,000 normal jobs, with 3 supervised workers.
+// Every attempt of the pill is ended by the rescuer, so after K=3
 // attempts the job fails with the rescuer's "Processing timed out"; the
 // other jobs all complete exactly once in effect, and no more than K+1
 // processes die.

@@ -9,7 +9,7 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// TestPriorityInversion_Smoke is test 31: 4 workers × 16 slots of the
+// TestPriorityInversion_Smoke: 4 workers × 16 slots of the
 // default queue, each also reserving 3 slots for queue "high" (chaosworker
 // -reserve). 64 low-priority jobs of 3 s (64 tenants) occupy every default
 // slot and 32 more wait; then 10 high-priority jobs (priority 1000) are
@@ -18,7 +18,7 @@ import (
 // percentile: the reserved capacity. Those in the default queue wait for a
 // slot (the control: priority orders jobs within a tenant, it preempts
 // nothing); their waits are reported. Every job runs exactly once. The
-// plan's low-priority jobs run 5 s (TestPriorityInversion_Full, -tags
+// full tier's low-priority jobs run 5 s (TestPriorityInversion_Full, -tags
 // chaos); 3 s still outlasts the bound more than twice over, and saves the
 // smoke tier 4 s.
 func TestPriorityInversion_Smoke(t *testing.T) {
@@ -26,7 +26,7 @@ func TestPriorityInversion_Smoke(t *testing.T) {
 	runPriority(t, 3*time.Second)
 }
 
-// runPriority is test 31 with low-priority jobs of lowSleep.
+// runPriority runs the priority inversion with low-priority jobs of lowSleep.
 func runPriority(t *testing.T, lowSleep time.Duration) {
 	const (
 		procs, slots, reserved = 4, 16, 3

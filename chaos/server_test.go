@@ -18,8 +18,8 @@ type serverFault struct {
 	inject  func(*testpg.Cluster) error // returns once the server accepts connections again
 }
 
-// serverFaultConfig sizes a server-fault run (reliability plan, tests 15
-// and 16).
+// serverFaultConfig sizes a server-fault run (fast restart or durable
+// crash).
 type serverFaultConfig struct {
 	jobs         int
 	procs, slots int
@@ -27,14 +27,14 @@ type serverFaultConfig struct {
 	faultAfter   time.Duration // the fault, this long after the first enqueue
 }
 
-// Bounds of the server-fault scenarios (the plan's).
+// Bounds of the server-fault scenarios.
 const (
 	reclaimBound = 5 * time.Second        // every worker claims again within this of the server's return
 	faultPoll    = 3 * time.Second        // workers' poll interval: a fast pick-up proves LISTEN
 	notifyBound  = 300 * time.Millisecond // enqueue→start by notification
 )
 
-// TestPGRestart_Smoke is test 15: `pg_ctl restart -m fast` 2 s into a run
+// TestPGRestart_Smoke: `pg_ctl restart -m fast` 2 s into a run
 // of 1,500 ledger jobs enqueued over 7 s on 3 workers × 8 (2,500 until the
 // smoke tier was cut to 3 minutes: more than the workers do in 7 s, so the
 // backlog took 5 s more to drain). No worker exits,
@@ -50,12 +50,12 @@ func TestPGRestart_Smoke(t *testing.T) {
 	}}, serverFaultConfig{jobs: 1500, procs: 3, slots: 8, produce: 7 * time.Second, faultAfter: 2 * time.Second})
 }
 
-// TestPGCrash_Smoke is test 16: a durable cluster (fsync and
+// TestPGCrash_Smoke: a durable cluster (fsync and
 // synchronous_commit on) crashed with `pg_ctl stop -m immediate` 2 s into
 // a run of 1,500 jobs enqueued over 7 s, then started (crash recovery). Every enqueue whose commit
 // returned exists after recovery and is worked; enqueues whose outcome was
 // unknown (the commit failed with the crash) are present or absent, never
-// twice. Bound on duplicates as in test 15.
+// twice. Bound on duplicates as in TestPGRestart_Smoke.
 func TestPGCrash_Smoke(t *testing.T) {
 	scheduleHeavy(t) // schedule_test.go
 	runServerFault(t, serverFault{name: "pg_ctl stop -m immediate; pg_ctl start", durable: true,
@@ -73,7 +73,7 @@ func runServerFault(t *testing.T, fault serverFault, c serverFaultConfig) {
 	// A checkpoint before the run, as a server in service has taken one in
 	// the last few minutes: crash recovery then replays the run's WAL, not
 	// the copy of the template that created the test's database (5.5 s of
-	// recovery instead of ~1 s on a loaded 2-core box; the plan's 0.7-1.1 s).
+	// recovery instead of ~1 s on a loaded 2-core box).
 	if _, err := e.pool.Exec(context.Background(), `CHECKPOINT`); err != nil {
 		t.Fatalf("checkpoint: %v", err)
 	}

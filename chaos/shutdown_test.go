@@ -100,7 +100,7 @@ func runShutdown(t *testing.T, grace time.Duration, kind string, jobMS int) *shu
 }
 
 // TestGracefulShutdown_InFlightFinish: SIGTERM with 8 jobs of 500 ms in
-// flight and 100 queued (reliability plan, test 10). The 8 finish, nothing
+// flight and 100 queued. The 8 finish, nothing
 // new is claimed, the queued jobs stay pending untouched and the process
 // exits 0 well within the grace period. Ledger jobs complete in their own
 // transaction; sleep jobs are completed by the engine's completer, which

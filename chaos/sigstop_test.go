@@ -19,7 +19,7 @@ const kindSink = "sink"
 
 // fencedSink is the test double of an external system that takes a fencing
 // token: it keeps the highest attempt written per job and refuses writes
-// of lower attempts (reliability plan, test 14).
+// of lower attempts.
 type fencedSink struct {
 	mu       sync.Mutex
 	max      map[int64]int // highest attempt accepted per job
@@ -64,7 +64,7 @@ func (s *fencedSink) snapshot() (max map[int64]int, accepted, refused []sinkWrit
 	return max, append([]sinkWrite(nil), s.accepted...), append([]sinkWrite(nil), s.refused...)
 }
 
-// TestSigstop_Smoke is test 14: 20 sink jobs of 1 s (handlers deaf to
+// TestSigstop_Smoke: 20 sink jobs of 1 s (handlers deaf to
 // their context) on 2 workers × 8; once the victim runs 8 handlers it is
 // SIGSTOPped for 3 leases (6 s), then SIGCONTed. Its jobs are rescued and
 // run elsewhere; on resume its handlers write late to the sink, which

@@ -17,7 +17,7 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// Tests 21–22 of the reliability plan: worker hosts whose clocks disagree
+// Clock skew: worker hosts whose clocks disagree
 // with the database's by minutes.
 //
 // The mechanism: the PostgreSQL server runs under libfaketime (LD_PRELOAD,
@@ -71,7 +71,7 @@ type skewConfig struct {
 	lease, ttl   time.Duration
 }
 
-// TestClockSkew_Smoke is tests 21–22: the database's clock 10 minutes
+// TestClockSkew_Smoke: the database's clock 10 minutes
 // ahead of every worker's (the workers behind) and 10 minutes behind
 // (the workers ahead). 3 workers × 4 run 36 ledger jobs of 3 s under a 2 s
 // lease while one defines a periodic job every second; the maintenance
@@ -113,7 +113,7 @@ func TestClockSkew_Smoke(t *testing.T) {
 	}
 }
 
-// TestClockSkew_BetweenWorkers is test 21 as the plan has it: the
+// TestClockSkew_BetweenWorkers is skew between the workers themselves: the
 // database's clock right, and the workers' hosts 10 minutes ahead of it,
 // 10 minutes behind and right (chaosworker -clock-offset: the engine reads
 // its host's wall clock only through MaintenanceConfig.HostClock; every

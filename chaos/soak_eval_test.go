@@ -10,7 +10,7 @@ import (
 )
 
 // This file holds the churn soak's measurements and its pass criteria
-// (reliability plan, test 24), apart from the run itself (soak_test.go,
+// (docs/reliability.md, Churn soak), apart from the run itself (soak_test.go,
 // -tags soak), so that the criteria are unit-tested in every go test.
 
 // soakSample is one row of the soak's time series, taken every sampling
@@ -106,7 +106,7 @@ func percentile(ds []time.Duration, q float64) time.Duration {
 	return s[min(max(k, 0), len(s)-1)]
 }
 
-// soakWindows are the windows of §24's criteria. A run of at least
+// soakWindows are the windows of the soak's pass criteria. A run of at least
 // soakFullRun (15 minutes: the last 5 minutes then start at or after
 // minute 10) uses them as written (the size at minute 10, the claim p99 of
 // minutes 5–10, the last 5 minutes); a shorter run (a quick check of the
@@ -122,7 +122,7 @@ type soakWindows struct {
 	SizeFactor, P99Max float64       // 1.2 and 2
 }
 
-// soakFullRun is the length of run from which §24's windows apply as
+// soakFullRun is the length of run from which the criteria's windows apply as
 // written.
 const soakFullRun = 15 * time.Minute
 
@@ -134,7 +134,7 @@ func soakWindowsFor(end time.Duration) soakWindows {
 		AutovacuumMaxGap: 2 * time.Minute, SizeFactor: 1.2, P99Max: 2}
 }
 
-// soakCriterion is one pass criterion of §24 with what was measured.
+// soakCriterion is one pass criterion of the soak with what was measured.
 type soakCriterion struct {
 	Name   string
 	Pass   bool
@@ -151,7 +151,7 @@ type reindexResult struct {
 	FailuresDuring int
 }
 
-// evalSoak checks §24's four criteria on the samples and claims.
+// evalSoak checks the soak's four pass criteria on the samples and claims.
 func evalSoak(samples []soakSample, claims *claimRecorder, w soakWindows, rx reindexResult) []soakCriterion {
 	return []soakCriterion{
 		evalSize(samples, w), evalClaimP99(claims, w), evalAutovacuum(samples, w), evalReindex(rx),

@@ -26,7 +26,7 @@ import (
 // variable (soakConfigFromEnv).
 type soakConfig struct {
 	jobs          int           // SOAK_JOBS: jobs through the queue (default 20,000; make soak: 1,000,000)
-	rate          int           // SOAK_RATE: the producer's ceiling in jobs/s (default 900, the plan's rate; small runs: jobs/150 s)
+	rate          int           // SOAK_RATE: the producer's ceiling in jobs/s (default 900, the soak's nominal rate; small runs: jobs/150 s)
 	workers       int           // SOAK_WORKERS: in-process workers, each with its own pool (default 4)
 	slots         int           // SOAK_SLOTS: slots per worker (default 16)
 	tenants       int           // SOAK_TENANTS: tenants the jobs are spread over (default 100)
@@ -65,7 +65,7 @@ func soakConfigFromEnv(t *testing.T) soakConfig {
 	}
 	jobs := intEnv("SOAK_JOBS", 20000)
 	// A small run (the quick check) is spread over ~150 s, so that an
-	// autovacuum falls in it; a large one runs at the plan's 900 jobs/s.
+	// autovacuum falls in it; a large one runs at the nominal 900 jobs/s.
 	c := soakConfig{
 		jobs: jobs, rate: intEnv("SOAK_RATE", min(900, max(jobs/150, 10))),
 		workers: intEnv("SOAK_WORKERS", 4), slots: intEnv("SOAK_SLOTS", 16), tenants: intEnv("SOAK_TENANTS", 100),

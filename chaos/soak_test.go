@@ -21,7 +21,7 @@ import (
 // producer is done.
 const soakStall = 5 * time.Minute
 
-// TestSoak is test 24 of the reliability plan, the churn soak: SOAK_JOBS
+// TestSoak is the churn soak (docs/reliability.md): SOAK_JOBS
 // jobs (make soak: 1,000,000) through the queue on a PostgreSQL cluster of
 // its own with the server's default autovacuum settings and the jobs
 // table's own (migration 001: scale factors 0.02), while the engine's
@@ -38,7 +38,7 @@ const soakStall = 5 * time.Minute
 // autovacuum count; when SOAK_REINDEX_AT of the jobs are enqueued the
 // fetch index is rebuilt with REINDEX CONCURRENTLY.
 //
-// Pass (§24): table+index size in the last 5 minutes at most 1.2× its size
+// Pass: table+index size in the last 5 minutes at most 1.2× its size
 // at minute 10; claim p99 of the last 5 minutes at most 2× that of minutes
 // 5–10; autovacuum completes on the jobs table at least once every 2
 // minutes; no claim fails during the REINDEX. A run shorter than 15
@@ -135,13 +135,13 @@ func TestSoak(t *testing.T) {
 	t.Logf("outputs: %s, %s", strings.Join(paths, ", "), filepath.Join(out, "summary.md"))
 	t.Log("\n" + summary)
 	if w.Scale < 1 {
-		t.Logf("run of %s, shorter than %s: the size and p99 windows are scaled by %.3f (a check of the code, not §24's figures)",
+		t.Logf("run of %s, shorter than %s: the size and p99 windows are scaled by %.3f (a check of the code, not the criteria's figures)",
 			end.Round(time.Second), soakFullRun, w.Scale)
 	}
 
 	for _, cr := range crit {
 		if !cr.Pass {
-			t.Errorf("§24 %s: FAIL: %s", cr.Name, cr.Detail)
+			t.Errorf("soak %s: FAIL: %s", cr.Name, cr.Detail)
 		}
 	}
 	checkSoakLedger(t, e, c, l, v)
@@ -266,7 +266,7 @@ func soakSummary(c soakConfig, samples []soakSample, w soakWindows, crit []soakC
 	if w.Scale < 1 {
 		fmt.Fprintf(&b, "Shorter than %s: size and p99 windows scaled by %.3f.\n\n", soakFullRun, w.Scale)
 	}
-	b.WriteString("| criterion (§24) | result | measured |\n|---|---|---|\n")
+	b.WriteString("| criterion | result | measured |\n|---|---|---|\n")
 	for _, cr := range crit {
 		res := "**FAIL**"
 		if cr.Pass {

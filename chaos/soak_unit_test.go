@@ -120,7 +120,7 @@ func TestSoakWindows_Scaled(t *testing.T) {
 	for _, end := range []time.Duration{15 * time.Minute, 18 * time.Minute, 40 * time.Minute} {
 		if w := soakWindowsFor(end); w.Scale != 1 || w.Ref != 10*time.Minute || w.BaseFrom != 5*time.Minute ||
 			w.LastFrom != end-5*time.Minute {
-			t.Errorf("windows of a %s run: %+v, want §24's as written", end, w)
+			t.Errorf("windows of a %s run: %+v, want the criteria's as written", end, w)
 		}
 	}
 }
@@ -247,7 +247,7 @@ func TestClaimRecorder(t *testing.T) {
 	w := soakWindowsFor(time.Second)
 	crit := evalSoak(nil, r, w, reindexResult{})
 	if len(crit) != 4 {
-		t.Fatalf("%d criteria, want §24's four", len(crit))
+		t.Fatalf("%d criteria, want the soak's four", len(crit))
 	}
 	for _, c := range crit {
 		if c.Name != "autovacuum cadence" && c.Pass {

@@ -13,7 +13,7 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// starvationConfig sizes a tenant-starvation run (reliability plan, test 30).
+// starvationConfig sizes a tenant-starvation run.
 type starvationConfig struct {
 	flood        int // tenant A's jobs
 	others       int // tenants that arrive 1 s later

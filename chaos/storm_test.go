@@ -10,7 +10,7 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// stormConfig sizes a kill -9 storm (reliability plan, test 13).
+// stormConfig sizes a kill -9 storm.
 type stormConfig struct {
 	jobs, tenants int
 	procs, slots  int

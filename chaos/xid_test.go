@@ -1,6 +1,6 @@
 //go:build chaos
 
-// The full tier only (-tags chaos, make chaos): test 29 (XIDs per job) is a measurement with a bound,
+// The full tier only (-tags chaos, make chaos): the XIDs per job are a measurement with a bound,
 // and its own XID and commit counts want the cluster to itself.
 
 package chaos
@@ -14,11 +14,11 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// xidsPerJobBound is the plan's XID budget (test 29): enqueue, claim and
+// xidsPerJobBound is the XID budget per job: enqueue, claim and
 // complete, at most one transaction id each.
 const xidsPerJobBound = 3.0
 
-// TestXIDBudget_Smoke is test 29 at half size: the transaction ids 5,000
+// TestXIDBudget_Smoke is the XID budget at half size: the transaction ids 5,000
 // jobs consume through the engine, measured with pg_current_xact_id()
 // before and after: 4,000 enqueued in transactions of 100 and 1,000 singly, claimed and completed by 4 workers × 8 with the maintenance
 // sweeps running. The ledger's own autocommit inserts (one per execution)

@@ -34,7 +34,7 @@
 // input closes, so that workers never outlive a killed test process. With
 // -start-gate it prints "connected pid=<pid>" once its pool has its first
 // connection and waits for a line on standard input before it starts the
-// worker (test 19 starts every worker into the budget at once this way:
+// worker (the connection-budget test starts every worker into the budget at once this way:
 // see chaos/budget_test.go).
 package main
 
@@ -146,7 +146,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.startGate, "start-gate", false, `once connected, print "connected pid=<pid>" and wait for a line on standard input before starting the worker`)
 	fs.BoolVar(&c.syncCommit, "require-sync-commit", false, "refuse to start when the session's synchronous_commit is off, as docket worker does (the test clusters run with it off, for speed)")
 	fs.BoolVar(&c.checkBudget, "check-budget", false, "before starting the worker (after the start gate), warn when the Docket processes' pools and LISTEN connections exceed the connection slots, as docket worker does")
-	fs.DurationVar(&c.clockOffset, "clock-offset", 0, "skew the worker's own wall clock (queue.MaintenanceConfig.HostClock) by this much against the host's (reliability test 21)")
+	fs.DurationVar(&c.clockOffset, "clock-offset", 0, "skew the worker's own wall clock (queue.MaintenanceConfig.HostClock) by this much against the host's (clock skew between workers)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.Func("periodic", "name=spec: a periodic job enqueueing kind periodic in queue periodic (repeatable)", func(v string) error {
 		name, spec, ok := strings.Cut(v, "=")
@@ -306,8 +306,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // a database just created kept 8-9 connections constructing for 0.85 s
 // (pgxpool.Stat, 2026-11-25), and a heartbeat (deadline lease/2) or a
 // leader's renewal (TTL 1 s) that waited for one missed its deadline in
-// the first second of test 20: start-up, not the fault a scenario injects.
-// A connection it cannot open (a full budget) is left for later. Test 19's
+// the first second of the leader-failover test: start-up, not the fault a scenario injects.
+// A connection it cannot open (a full budget) is left for later. The budget test's
 // workers (-start-gate) skip it: their pools' growth into the budget is
 // that scenario.
 func warmPool(ctx context.Context, pool *pgxpool.Pool, n int) (int, time.Duration) {

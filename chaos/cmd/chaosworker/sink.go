@@ -13,8 +13,8 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// kindSink is the job kind of the fenced external sink (reliability plan,
-// test 14).
+// kindSink is the job kind of the fenced external sink (the SIGSTOP
+// scenario, chaos/sigstop_test.go).
 const kindSink = "sink"
 
 // errFenced is a write the sink refused: a higher attempt of the job wrote
