@@ -21,3 +21,6 @@ var JobListSQL = jobListSQL
 
 // MoreProbeTenants bounds the tenants moreSQL looks at.
 const MoreProbeTenants = moreProbeTenants
+
+// EngineLine is the engine's migration line, for checks of its files.
+func EngineLine() MigrationLine { return engineLine }

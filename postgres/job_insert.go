@@ -10,7 +10,7 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
-// insertJobsSQL calls docket_insert_jobs (migrations/015_insert_known_tenants.sql),
+// insertJobsSQL calls docket_insert_jobs (repeatable/insert_jobs.sql),
 // the one implementation of enqueueing, shared with docket_enqueue. $12
 // says whether the function calls pg_notify itself: only in a caller's
 // transaction; elsewhere JobInsertMany notifies after the commit

@@ -10,7 +10,7 @@ import (
 	"github.com/docketq/docket/internal/migration"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql repeatable/*.sql
 var migrationFS embed.FS
 
 // MigrationLine is a sequence of migrations of its own, recorded in
@@ -18,11 +18,13 @@ var migrationFS embed.FS
 // something sharing the engine's database (a document store: "docs").
 type MigrationLine = migration.Line
 
-// engineLine is the engine's migration line: its tables and functions,
-// nothing of the document service. Legacy maps it onto the single sequence
-// of before the lines (see internal/migration and docs/migrations.md).
+// engineLine is the engine's migration line: its tables in migrations/,
+// its functions, triggers and views in repeatable/ (one file each, run
+// again when it changes), nothing of the document service. Legacy maps it
+// onto the single sequence of before the lines (see internal/migration and
+// docs/migrations.md).
 var engineLine = MigrationLine{
-	Name: "engine", FS: migrationFS, Dir: "migrations",
+	Name: "engine", FS: migrationFS, Dir: "migrations", RepeatableDir: "repeatable",
 	Legacy: []int{1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 15, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, // 0: not in the single sequence
 }
 
@@ -38,6 +40,15 @@ const migrationsTableSQL = `CREATE TABLE IF NOT EXISTS docket_migrations (
     name       text NOT NULL,
     applied_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (line, version))`
+
+// repeatablesTableSQL creates the record of the repeatable files run: the
+// checksum of each file's text when it last ran.
+const repeatablesTableSQL = `CREATE TABLE IF NOT EXISTS docket_repeatables (
+    line       text NOT NULL,
+    name       text NOT NULL,
+    checksum   text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (line, name))`
 
 // legacyTableSQL reports whether docket_migrations is the single
 // sequence's (version, name, applied_at), without a line.
@@ -60,15 +71,21 @@ func (d *Driver) Migrate(ctx context.Context) error {
 }
 
 // MigrateLine applies the migrations of line not yet recorded in
-// docket_migrations, in order, in one transaction, for the engine
-// (Migrate) or for what shares its database and keeps a schema of its own
-// (a document store's line, applied after the engine's). An advisory lock
-// makes concurrent calls from many processes wait for each other; the
-// later ones find nothing to do. On a database migrated by the single
-// sequence of before the lines, the line's migrations that came from an
-// applied version of it are recorded as applied, and not run again.
+// docket_migrations, in order, and runs the line's repeatable files whose
+// text changed since they last ran, each after the migration it needs
+// (migration.Plan), all in one transaction: for the engine (Migrate) or
+// for what shares its database and keeps a schema of its own (a document
+// store's line, applied after the engine's). An advisory lock makes
+// concurrent calls from many processes wait for each other; the later ones
+// find nothing to do. On a database migrated by the single sequence of
+// before the lines, the line's migrations that came from an applied
+// version of it are recorded as applied, and not run again.
 func (d *Driver) MigrateLine(ctx context.Context, line MigrationLine) error {
 	migs, err := line.Migrations()
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", line.Name, err)
+	}
+	reps, err := line.Repeatables()
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", line.Name, err)
 	}
@@ -80,14 +97,27 @@ func (d *Driver) MigrateLine(ctx context.Context, line MigrationLine) error {
 		if err != nil {
 			return err
 		}
-		for _, m := range migs {
-			if applied[m.Version] {
+		checksums, err := repeatableChecksums(ctx, tx, line.Name)
+		if err != nil {
+			return err
+		}
+		for _, step := range migration.Plan(migs, applied, reps, checksums) {
+			if m := step.Migration; m != nil {
+				if _, err := tx.Exec(ctx, m.SQL); err != nil {
+					return fmt.Errorf("%03d_%s: %w", m.Version, m.Name, err)
+				}
+				_, err := tx.Exec(ctx, "INSERT INTO docket_migrations (line, version, name) VALUES ($1, $2, $3)", line.Name, m.Version, m.Name)
+				if err != nil {
+					return err
+				}
 				continue
 			}
-			if _, err := tx.Exec(ctx, m.SQL); err != nil {
-				return fmt.Errorf("%03d_%s: %w", m.Version, m.Name, err)
+			r := step.Repeatable
+			if _, err := tx.Exec(ctx, r.SQL); err != nil {
+				return fmt.Errorf("repeatable %s: %w", r.Name, err)
 			}
-			_, err := tx.Exec(ctx, "INSERT INTO docket_migrations (line, version, name) VALUES ($1, $2, $3)", line.Name, m.Version, m.Name)
+			_, err := tx.Exec(ctx, `INSERT INTO docket_repeatables (line, name, checksum) VALUES ($1, $2, $3)
+ON CONFLICT (line, name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()`, line.Name, r.Name, r.Checksum)
 			if err != nil {
 				return err
 			}
@@ -98,6 +128,25 @@ func (d *Driver) MigrateLine(ctx context.Context, line MigrationLine) error {
 		return fmt.Errorf("migrate %s: %w", line.Name, interpretError(err))
 	}
 	return nil
+}
+
+// repeatableChecksums returns, per repeatable file of line that ran, the
+// checksum of the text it ran with.
+func repeatableChecksums(ctx context.Context, tx pgx.Tx, line string) (map[string]string, error) {
+	if _, err := tx.Exec(ctx, repeatablesTableSQL); err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, "SELECT name, checksum FROM docket_repeatables WHERE line = $1", line)
+	if err != nil {
+		return nil, err
+	}
+	sums := map[string]string{}
+	var name, sum string
+	_, err = pgx.ForEachRow(rows, []any{&name, &sum}, func() error {
+		sums[name] = sum
+		return nil
+	})
+	return sums, err
 }
 
 // appliedVersions returns the versions of line applied, after bringing

@@ -10,20 +10,20 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
-// TestMigration020_InsertsDuringMigration: engine migration 020 replaced
-// docket_insert_jobs with DROP FUNCTION and CREATE FUNCTION, which gives
-// the function a new oid. An insert that had resolved the old one (a
+// TestMigration_InsertsDuringMigration: a migration that replaces
+// docket_insert_jobs with DROP FUNCTION and CREATE FUNCTION gives the
+// function a new oid, and an insert that had resolved the old one (a
 // prepared statement, a session's plan) and ran as the migration committed
 // failed with "cache lookup failed for function N" (SQLSTATE XX000, not an
-// error the driver translates): on a live database, `docket migrate` during
-// a deploy failed some of the enqueues in flight, uploads among them.
-// CREATE OR REPLACE FUNCTION keeps the oid (and the grants), and a session
-// running the function recompiles it. Each run of the migration here is
-// one chance of the race, as the one run on a live database is.
-func TestMigration020_InsertsDuringMigration(t *testing.T) {
+// error the driver translates): `docket migrate` during a deploy failed
+// some of the enqueues in flight. Its repeatable file uses CREATE OR
+// REPLACE FUNCTION, which keeps the oid (and the grants); a session running
+// the function recompiles it. Each run of the file here, as the migrator
+// runs it when it changes, is one chance of the race.
+func TestMigration_InsertsDuringMigration(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	body, err := os.ReadFile("migrations/020_insert_one_clock.sql")
+	body, err := os.ReadFile("repeatable/insert_jobs.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,12 +73,12 @@ func TestMigration020_InsertsDuringMigration(t *testing.T) {
 		if _, err := f.d.Pool().Exec(f.ctx, string(body)); err != nil {
 			stop.Store(true)
 			wg.Wait()
-			t.Fatalf("migration 020 run again: %v", err)
+			t.Fatalf("repeatable/insert_jobs.sql run again: %v", err)
 		}
 	}
 	stop.Store(true)
 	wg.Wait()
 	for msg, n := range failed {
-		t.Errorf("%d enqueues failed while migration 020 ran: %s", n, msg)
+		t.Errorf("%d enqueues failed while repeatable/insert_jobs.sql ran: %s", n, msg)
 	}
 }

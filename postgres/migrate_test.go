@@ -147,3 +147,12 @@ func TestDriver_MigratePrebuiltIndex(t *testing.T) {
 		t.Errorf("a fresh install's docket_jobs_tenant is %q, want 017's", got)
 	}
 }
+
+// Each function, trigger and view of the engine is defined once, in its
+// repeatable file; no migration creates one.
+func TestMigrations_CodeInRepeatableFiles(t *testing.T) {
+	t.Parallel()
+	if err := postgres.EngineLine().CheckDefinitions(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -18,7 +18,7 @@ import (
 // also take limitChangesLockSQL, so that each one's refresh reads what
 // the previous one committed (a tenant's override and a queue's default
 // both decide a row's limit). The keys are 32 buckets of the name's hash
-// (migration 019 says why).
+// (repeatable/tenant_queues_settings.sql says why).
 const (
 	tenantSettingsLockSQL = `SELECT pg_advisory_xact_lock(1684763763, hashtext($1) & 31)`
 	queueSettingsLockSQL  = `SELECT pg_advisory_xact_lock(1684763764, hashtext($1) & 31)`

@@ -8,7 +8,7 @@ import (
 	"github.com/docketq/docket/internal/migration"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql repeatable/*.sql
 var migrationFS embed.FS
 
 // MigrationLine is a sequence of migrations of its own, recorded in
@@ -16,11 +16,12 @@ var migrationFS embed.FS
 // something sharing the engine's database (a document store: "docs").
 type MigrationLine = migration.Line
 
-// engineLine is the engine's migration line: its tables, nothing of the
-// document service. Legacy maps it onto the single sequence of before the
-// lines (docs/migrations.md).
+// engineLine is the engine's migration line: its tables in migrations/,
+// its triggers in repeatable/ (one file each, run again when it changes),
+// nothing of the document service. Legacy maps it onto the single sequence
+// of before the lines (docs/migrations.md).
 var engineLine = MigrationLine{
-	Name: "engine", FS: migrationFS, Dir: "migrations",
+	Name: "engine", FS: migrationFS, Dir: "migrations", RepeatableDir: "repeatable",
 	Legacy: []int{1, 4, 5, 6, 7, 9, 0}, // 0: not in the single sequence
 }
 
@@ -33,6 +34,17 @@ CREATE TABLE IF NOT EXISTS docket_migrations (
 	name       TEXT    NOT NULL,
 	applied_at INTEGER NOT NULL,
 	PRIMARY KEY (line, version)
+) STRICT, WITHOUT ROWID`
+
+// repeatablesTableSQL creates the record of the repeatable files run: the
+// checksum of each file's text when it last ran.
+const repeatablesTableSQL = `
+CREATE TABLE IF NOT EXISTS docket_repeatables (
+	line       TEXT    NOT NULL,
+	name       TEXT    NOT NULL,
+	checksum   TEXT    NOT NULL,
+	applied_at INTEGER NOT NULL,
+	PRIMARY KEY (line, name)
 ) STRICT, WITHOUT ROWID`
 
 // legacyConvertSQL keeps the single sequence's record
@@ -58,7 +70,9 @@ func (d *Driver) Migrate(ctx context.Context) error {
 }
 
 // MigrateLine applies the migrations of line not yet recorded in
-// docket_migrations, each in its own write transaction, for the engine
+// docket_migrations, and runs the line's repeatable files whose text
+// changed since they last ran, each after the migration it needs
+// (migration.Plan); each step in its own write transaction, for the engine
 // (Migrate) or for what shares its database and keeps a schema of its own
 // (a document store's line, applied after the engine's). Write
 // transactions run one at a time (and only this process opens the file),
@@ -71,28 +85,107 @@ func (d *Driver) MigrateLine(ctx context.Context, line MigrationLine) error {
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", line.Name, err)
 	}
-	if err := d.exec.write(ctx, func(t *txn) error { return mapLegacy(ctx, t, line.Name, ms) }); err != nil {
+	reps, err := line.Repeatables()
+	if err != nil {
 		return fmt.Errorf("migrate %s: %w", line.Name, err)
 	}
-	for _, m := range ms {
+	var (
+		applied   map[int]bool
+		checksums map[string]string
+	)
+	err = d.exec.write(ctx, func(t *txn) error {
+		if err := mapLegacy(ctx, t, line.Name, ms); err != nil {
+			return err
+		}
+		if _, err := t.exec(ctx, repeatablesTableSQL); err != nil {
+			return err
+		}
+		if applied, err = lineVersions(ctx, t, line.Name); err != nil {
+			return err
+		}
+		checksums, err = repeatableChecksums(ctx, t, line.Name)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", line.Name, err)
+	}
+	for _, step := range migration.Plan(ms, applied, reps, checksums) {
+		if m := step.Migration; m != nil {
+			err := d.exec.write(ctx, func(t *txn) error {
+				var applied int
+				err := t.queryRow(ctx, `SELECT count(*) FROM docket_migrations WHERE line = ? AND version = ?`, line.Name, m.Version).Scan(&applied)
+				if err != nil || applied > 0 {
+					return err
+				}
+				if _, err := t.exec(ctx, m.SQL); err != nil {
+					return err
+				}
+				_, err = t.exec(ctx, `INSERT INTO docket_migrations (line, version, name, applied_at) VALUES (?, ?, ?, ?)`,
+					line.Name, m.Version, m.Name, t.now)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("migrate %s %03d_%s: %w", line.Name, m.Version, m.Name, err)
+			}
+			continue
+		}
+		r := step.Repeatable
 		err := d.exec.write(ctx, func(t *txn) error {
-			var applied int
-			err := t.queryRow(ctx, `SELECT count(*) FROM docket_migrations WHERE line = ? AND version = ?`, line.Name, m.Version).Scan(&applied)
-			if err != nil || applied > 0 {
+			var sum string
+			err := t.queryRow(ctx, `SELECT coalesce(max(checksum), '') FROM docket_repeatables WHERE line = ? AND name = ?`, line.Name, r.Name).Scan(&sum)
+			if err != nil || sum == r.Checksum { // a concurrent call ran it
 				return err
 			}
-			if _, err := t.exec(ctx, m.SQL); err != nil {
+			if _, err := t.exec(ctx, r.SQL); err != nil {
 				return err
 			}
-			_, err = t.exec(ctx, `INSERT INTO docket_migrations (line, version, name, applied_at) VALUES (?, ?, ?, ?)`,
-				line.Name, m.Version, m.Name, t.now)
+			_, err = t.exec(ctx, `INSERT INTO docket_repeatables (line, name, checksum, applied_at) VALUES (?, ?, ?, ?)
+ON CONFLICT (line, name) DO UPDATE SET checksum = excluded.checksum, applied_at = excluded.applied_at`,
+				line.Name, r.Name, r.Checksum, t.now)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("migrate %s %03d_%s: %w", line.Name, m.Version, m.Name, err)
+			return fmt.Errorf("migrate %s repeatable %s: %w", line.Name, r.Name, err)
 		}
 	}
 	return nil
+}
+
+// lineVersions returns the versions of line recorded.
+func lineVersions(ctx context.Context, t *txn, line string) (map[int]bool, error) {
+	rows, err := t.query(ctx, `SELECT version FROM docket_migrations WHERE line = ?`, line)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	applied := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		applied[v] = true
+	}
+	return applied, rows.Err()
+}
+
+// repeatableChecksums returns, per repeatable file of line that ran, the
+// checksum of the text it ran with.
+func repeatableChecksums(ctx context.Context, t *txn, line string) (map[string]string, error) {
+	rows, err := t.query(ctx, `SELECT name, checksum FROM docket_repeatables WHERE line = ?`, line)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	sums := map[string]string{}
+	for rows.Next() {
+		var name, sum string
+		if err := rows.Scan(&name, &sum); err != nil {
+			return nil, err
+		}
+		sums[name] = sum
+	}
+	return sums, rows.Err()
 }
 
 // mapLegacy creates docket_migrations, moves the single sequence's record

@@ -1,6 +1,10 @@
 package sqlite_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/docketq/docket/sqlite"
+)
 
 // TestMigrate_EngineOnly: the engine's line alone creates no document
 // table, and records itself as the line "engine".
@@ -14,5 +18,14 @@ func TestMigrate_EngineOnly(t *testing.T) {
     (SELECT count(*) FROM docket_migrations WHERE line <> 'engine')`).Scan(&docs, &others)
 	if err != nil || docs != 0 || others != 0 {
 		t.Errorf("engine-only schema: %d document tables, %d migrations of other lines (%v); want none", docs, others, err)
+	}
+}
+
+// Each trigger of the engine is defined once, in its repeatable file; no
+// migration creates one.
+func TestMigrations_CodeInRepeatableFiles(t *testing.T) {
+	t.Parallel()
+	if err := sqlite.EngineLine().CheckDefinitions(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -37,6 +37,9 @@ type Line struct {
 	FS fs.FS
 	// Dir is the directory of FS that holds them ("migrations").
 	Dir string
+	// RepeatableDir is the directory of FS that holds the line's
+	// repeatable set (see Repeatable), "" for a line without one.
+	RepeatableDir string
 	// Legacy[i] is the version of the single sequence from which migration
 	// i+1 came, 0 for one added after it; nil for a line that never was in
 	// it. Non-decreasing up to the first 0.

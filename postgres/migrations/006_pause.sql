@@ -19,14 +19,5 @@ DROP INDEX docket_tenant_queues_claimable;
 CREATE INDEX docket_tenant_queues_claimable ON docket_tenant_queues (queue, served_at, tenant_id)
     WHERE has_work AND running < max_running AND NOT paused;
 
--- A tenant's first job in a queue creates its claim row (docket_insert_jobs);
--- the row starts paused when the tenant is.
-CREATE FUNCTION docket_tenant_queues_paused() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    NEW.paused := EXISTS (SELECT FROM docket_tenant_pauses p WHERE p.tenant_id = NEW.tenant_id);
-    RETURN NEW;
-END
-$$;
-CREATE TRIGGER docket_tenant_queues_paused BEFORE INSERT ON docket_tenant_queues
-    FOR EACH ROW EXECUTE FUNCTION docket_tenant_queues_paused();
+-- (function docket_tenant_queues_paused: dropped by a later migration)
+-- (trigger docket_tenant_queues_paused: dropped by a later migration)

@@ -13,7 +13,7 @@ import (
 // The tsvector is the words of the normalised text (words, indexText)
 // stemmed by the chunk's configuration, then as written, then the lexemes
 // of its hyphenated compounds (compounds, space-separated: compoundsOf;
-// docket_compounds in migrations/007_search_compounds.sql says why).
+// docket_compounds in repeatable/compounds.sql says why).
 const chunkInsertSQL = `INSERT INTO docket_chunks
     (tenant_id, document_id, idx, text, page_start, page_end, vector, model, dimensions, config, tsv)
 SELECT $1, $2, c.idx, c.text, c.page_start, c.page_end, c.vector, c.model, c.dimensions, c.config::regconfig,

@@ -38,9 +38,9 @@ FROM alternatives WHERE alt IS NOT NULL`
 // with the GIN index on their tsvector, at most $9 of them: only those
 // are ranked (ts_rank, normalised by the log of the chunk's length), and
 // only the best $6 read whole. The statement is in docket_chunk_search
-// (migrations/003_search.sql), which says why, and runs with the small
+// (repeatable/chunk_search.sql), which says why, and runs with the small
 // work_mem and no parallel workers of its SET clauses
-// (migrations/008_search_settings.sql: no synchronized scans either); a
+// (repeatable/chunk_search.sql: no synchronized scans either); a
 // NULL query matches nothing.
 const chunkSearchSQL = `SELECT document_id, idx, text, page_start, page_end, model, dimensions, vector, filename, rank
 FROM docket_chunk_search((` + searchQuerySQL + `)::tsquery, $5, $6, $7, $8, $9)`

@@ -134,3 +134,12 @@ func checkLines(t *testing.T, pool *pgxpool.Pool, v int) {
 		t.Errorf("legacy %03d: recorded %v, want engine %d and docs %d", v, counts, engineVersions, docsVersions)
 	}
 }
+
+// Each function and trigger of the document store is defined once, in its
+// repeatable file; no migration creates one.
+func TestMigrations_CodeInRepeatableFiles(t *testing.T) {
+	t.Parallel()
+	if err := pgstore.DocsLine().CheckDefinitions(); err != nil {
+		t.Fatal(err)
+	}
+}

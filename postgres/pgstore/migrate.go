@@ -7,14 +7,14 @@ import (
 	"github.com/docketq/docket/postgres"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql repeatable/*.sql
 var migrationFS embed.FS
 
 // docsLine is the document store's migration line. Legacy maps it onto the
 // single sequence of before the lines (docs/migrations.md); 0 is a
 // migration made after it (008 on).
 var docsLine = postgres.MigrationLine{
-	Name: "docs", FS: migrationFS, Dir: "migrations",
+	Name: "docs", FS: migrationFS, Dir: "migrations", RepeatableDir: "repeatable",
 	Legacy: []int{3, 4, 5, 7, 11, 13, 14, 0},
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // The monitoring views are defined in the engine's
-// postgres/migrations/005_monitoring.sql;
+// postgres/repeatable/ (the monitoring views);
 // HealthGet reads them in one read-only, repeatable-read transaction, so
 // every view sees the same now(). $1 is the queue ('' for all), $2 the row
 // limit of a list; count(*) OVER () is the list's total before the limit.

@@ -18,10 +18,4 @@ DROP INDEX docket_tenant_queues_ready;
 CREATE INDEX docket_tenant_queues_ready ON docket_tenant_queues (queue, served_at, tenant_id)
 	WHERE has_work = 1 AND running < max_running AND paused = 0;
 
--- A tenant's first job in a queue creates its slot row (sqlMarkWork); the
--- row starts paused when the tenant is.
-CREATE TRIGGER docket_tenant_queues_paused AFTER INSERT ON docket_tenant_queues
-WHEN EXISTS (SELECT 1 FROM docket_tenant_pauses p WHERE p.tenant_id = NEW.tenant_id)
-BEGIN
-	UPDATE docket_tenant_queues SET paused = 1 WHERE queue = NEW.queue AND tenant_id = NEW.tenant_id;
-END;
+-- trigger docket_tenant_queues_paused: its current definition is repeatable/tenant_queues_paused.sql.

@@ -82,3 +82,12 @@ VALUES ('da', 'a', 'a.txt', 'text/plain', 0, '', '', 0, 0), ('db', 'b', 'b.txt',
 		}
 	}
 }
+
+// Each trigger of the document store is defined once, in its repeatable
+// file; no migration creates one.
+func TestMigrations_CodeInRepeatableFiles(t *testing.T) {
+	t.Parallel()
+	if err := docsLine.CheckDefinitions(); err != nil {
+		t.Fatal(err)
+	}
+}

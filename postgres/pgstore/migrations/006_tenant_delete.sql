@@ -30,13 +30,5 @@ $$;
 GRANT SELECT ON docket_tenant_deletions TO docket_app;
 
 
--- A tenant created again with the id of a finished deletion starts clean.
-CREATE FUNCTION docket_tenants_recreated() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    DELETE FROM docket_tenant_deletions WHERE tenant_id = NEW.id AND finished_at IS NOT NULL;
-    RETURN NEW;
-END
-$$;
-CREATE TRIGGER docket_tenants_recreated AFTER INSERT ON docket_tenants
-    FOR EACH ROW EXECUTE FUNCTION docket_tenants_recreated();
+-- function docket_tenants_recreated: its current definition is repeatable/tenants_recreated.sql.
+-- trigger docket_tenants_recreated: its current definition is repeatable/tenants_recreated.sql.

@@ -29,7 +29,4 @@
 -- the same matches each time (those first in the heap, as
 -- docket.ChunkSearchParams.Ranked says), from pages that stay cached
 -- (25-30 ms). docs/benchmarks.md has the measurements.
-ALTER FUNCTION docket_chunk_search(tsquery, text, int, text, int, int)
-    SET work_mem = '64kB'
-    SET max_parallel_workers_per_gather = 0
-    SET synchronize_seqscans = off;
+-- Its settings are part of repeatable/chunk_search.sql.

@@ -51,16 +51,8 @@ CREATE VIRTUAL TABLE docket_chunks_fts USING fts5 (
 	tokenize = "porter unicode61 remove_diacritics 2 separators ''"
 );
 
--- Chunks are inserted and deleted, never updated (ChunkReplace).
-CREATE TRIGGER docket_chunks_fts_insert AFTER INSERT ON docket_chunks BEGIN
-	INSERT INTO docket_chunks_fts (rowid, text) VALUES (new.id, new.text);
-END;
-CREATE TRIGGER docket_chunks_fts_delete AFTER DELETE ON docket_chunks BEGIN
-	INSERT INTO docket_chunks_fts (docket_chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
-END;
-CREATE TRIGGER docket_chunks_fts_update AFTER UPDATE OF text ON docket_chunks BEGIN
-	INSERT INTO docket_chunks_fts (docket_chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
-	INSERT INTO docket_chunks_fts (rowid, text) VALUES (new.id, new.text);
-END;
+-- trigger docket_chunks_fts_insert: its current definition is repeatable/chunks_fts.sql.
+-- trigger docket_chunks_fts_delete: its current definition is repeatable/chunks_fts.sql.
+-- trigger docket_chunks_fts_update: its current definition is repeatable/chunks_fts.sql.
 
 INSERT INTO docket_chunks_fts (docket_chunks_fts) VALUES ('rebuild');

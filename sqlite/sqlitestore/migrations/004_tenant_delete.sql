@@ -12,7 +12,4 @@ CREATE TABLE docket_tenant_deletions (
 	finished_at INTEGER
 ) STRICT, WITHOUT ROWID;
 
-CREATE TRIGGER docket_tenants_recreated AFTER INSERT ON docket_tenants
-BEGIN
-	DELETE FROM docket_tenant_deletions WHERE tenant_id = NEW.id AND finished_at IS NOT NULL;
-END;
+-- trigger docket_tenants_recreated: its current definition is repeatable/tenants_recreated.sql.

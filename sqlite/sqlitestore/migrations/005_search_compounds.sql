@@ -18,9 +18,9 @@
 
 -- FTS5 cannot add a column: the index is dropped, and rebuilt below from
 -- the text and the new column.
-DROP TRIGGER docket_chunks_fts_insert;
-DROP TRIGGER docket_chunks_fts_delete;
-DROP TRIGGER docket_chunks_fts_update;
+DROP TRIGGER IF EXISTS docket_chunks_fts_insert;
+DROP TRIGGER IF EXISTS docket_chunks_fts_delete;
+DROP TRIGGER IF EXISTS docket_chunks_fts_update;
 DROP TABLE docket_chunks_fts;
 
 ALTER TABLE docket_chunks ADD COLUMN compounds TEXT NOT NULL DEFAULT '';
@@ -36,16 +36,8 @@ CREATE VIRTUAL TABLE docket_chunks_fts USING fts5 (
 	tokenize = "porter unicode61 remove_diacritics 2 separators ''"
 );
 
--- Chunks are inserted and deleted, never updated (ChunkReplace).
-CREATE TRIGGER docket_chunks_fts_insert AFTER INSERT ON docket_chunks BEGIN
-	INSERT INTO docket_chunks_fts (rowid, text, compounds) VALUES (new.id, new.text, new.compounds);
-END;
-CREATE TRIGGER docket_chunks_fts_delete AFTER DELETE ON docket_chunks BEGIN
-	INSERT INTO docket_chunks_fts (docket_chunks_fts, rowid, text, compounds) VALUES ('delete', old.id, old.text, old.compounds);
-END;
-CREATE TRIGGER docket_chunks_fts_update AFTER UPDATE OF text, compounds ON docket_chunks BEGIN
-	INSERT INTO docket_chunks_fts (docket_chunks_fts, rowid, text, compounds) VALUES ('delete', old.id, old.text, old.compounds);
-	INSERT INTO docket_chunks_fts (rowid, text, compounds) VALUES (new.id, new.text, new.compounds);
-END;
+-- trigger docket_chunks_fts_insert: its current definition is repeatable/chunks_fts.sql.
+-- trigger docket_chunks_fts_delete: its current definition is repeatable/chunks_fts.sql.
+-- trigger docket_chunks_fts_update: its current definition is repeatable/chunks_fts.sql.
 
 INSERT INTO docket_chunks_fts (docket_chunks_fts) VALUES ('rebuild');

@@ -13,9 +13,9 @@
 -- again. Searches read the rowid and the rank (bm25 reads the index's own
 -- sizes), never the columns.
 
-DROP TRIGGER docket_chunks_fts_insert;
-DROP TRIGGER docket_chunks_fts_delete;
-DROP TRIGGER docket_chunks_fts_update;
+DROP TRIGGER IF EXISTS docket_chunks_fts_insert;
+DROP TRIGGER IF EXISTS docket_chunks_fts_delete;
+DROP TRIGGER IF EXISTS docket_chunks_fts_update;
 DROP TABLE docket_chunks_fts;
 
 CREATE VIRTUAL TABLE docket_chunks_fts USING fts5 (
@@ -26,19 +26,9 @@ CREATE VIRTUAL TABLE docket_chunks_fts USING fts5 (
 	tokenize = "porter unicode61 remove_diacritics 2 separators ''"
 );
 
--- Chunks are inserted and deleted, never updated (ChunkReplace).
-CREATE TRIGGER docket_chunks_fts_insert AFTER INSERT ON docket_chunks BEGIN
-	INSERT INTO docket_chunks_fts (rowid, text, compounds)
-	VALUES (new.id, docket_terms(new.tenant_id, new.text), docket_terms(new.tenant_id, new.compounds));
-END;
-CREATE TRIGGER docket_chunks_fts_delete AFTER DELETE ON docket_chunks BEGIN
-	DELETE FROM docket_chunks_fts WHERE rowid = old.id;
-END;
-CREATE TRIGGER docket_chunks_fts_update AFTER UPDATE OF tenant_id, text, compounds ON docket_chunks BEGIN
-	DELETE FROM docket_chunks_fts WHERE rowid = old.id;
-	INSERT INTO docket_chunks_fts (rowid, text, compounds)
-	VALUES (new.id, docket_terms(new.tenant_id, new.text), docket_terms(new.tenant_id, new.compounds));
-END;
+-- trigger docket_chunks_fts_insert: its current definition is repeatable/chunks_fts.sql.
+-- trigger docket_chunks_fts_delete: its current definition is repeatable/chunks_fts.sql.
+-- trigger docket_chunks_fts_update: its current definition is repeatable/chunks_fts.sql.
 
 INSERT INTO docket_chunks_fts (rowid, text, compounds)
 SELECT id, docket_terms(tenant_id, text), docket_terms(tenant_id, compounds) FROM docket_chunks ORDER BY id;

@@ -1,0 +1,34 @@
+-- after: 019
+
+-- A tenant's claim row, created by docket_insert_jobs with the tenant's
+-- first job in a queue, takes the tenant's pause and limit under the
+-- settings locks, so that a pause, resume or limit change committed while
+-- the insert was in progress (for a whole application transaction with
+-- EnqueueTx) is never missed for the new row.
+--
+-- The settings locks are advisory: class 1684763763 keyed by the tenant,
+-- class 1684763764 keyed by the queue, each in 32 buckets of the name's
+-- hash (creating the rows of 10^5 new tenants takes at most 64 locks, not
+-- 2 x 10^5 slots of the server's shared lock table). A change of a
+-- tenant's pause or limit holds its tenant's exclusively to its commit, a
+-- change of a queue's default limit its queue's (postgres/tenant.go). This
+-- trigger takes both of the new row's shared, then reads the pause and the
+-- limit in statements of their own: the function is volatile, so under
+-- READ COMMITTED each has a new snapshot. A change thus waits for the
+-- inserts creating rows of its tenant (queue) and then sees their rows; an
+-- insert that creates a row after a change took the lock waits for it and
+-- reads the new settings.
+CREATE OR REPLACE FUNCTION docket_tenant_queues_settings() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared(1684763763, hashtext(NEW.tenant_id) & 31);
+    PERFORM pg_advisory_xact_lock_shared(1684763764, hashtext(NEW.queue) & 31);
+    SELECT EXISTS (SELECT FROM docket_tenant_pauses p WHERE p.tenant_id = NEW.tenant_id)
+      INTO NEW.paused;
+    SELECT docket_tenant_limit(NEW.queue, NEW.tenant_id) INTO NEW.max_running;
+    RETURN NEW;
+END
+$$;
+
+CREATE OR REPLACE TRIGGER docket_tenant_queues_settings BEFORE INSERT ON docket_tenant_queues
+    FOR EACH ROW EXECUTE FUNCTION docket_tenant_queues_settings();
