@@ -1,16 +1,17 @@
 package httpapi
 
 import (
+	"cmp"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue"
 )
 
-// JobView is a job as the API shows it (GET /v1/jobs/{id}, and the
-// job of an upload's answer).
+// JobView is a job as the API shows it.
 type JobView struct {
 	ID              string     `json:"id"`
 	DocumentID      string     `json:"document_id"`
@@ -27,7 +28,7 @@ type JobView struct {
 	ErrorMessage    *string    `json:"error_message"`
 	RetryOf         *string    `json:"retry_of"`
 	CreatedAt       time.Time  `json:"created_at"`
-	StartedAt       *time.Time `json:"started_at"`
+	StartedAt       *time.Time `json:"started_at"` // start of the current or last attempt
 	CompletedAt     *time.Time `json:"completed_at"`
 	UpdatedAt       time.Time  `json:"updated_at"`
 	// Result is what a completed job's handler returned (a dispatched
@@ -37,6 +38,14 @@ type JobView struct {
 	// (queue.Job.PartialResult; a document's early results, pipeline.Early),
 	// kept once the job ends; null when none.
 	PartialResult json.RawMessage `json:"partial_result"`
+	// FailedStage is the stage the failed job's last attempt was in when
+	// it failed ("queued" when it failed before entering one); null unless
+	// the job failed.
+	FailedStage *string `json:"failed_stage"`
+	// Retryable reports whether a retry of the job's document could end
+	// otherwise: the job failed or was cancelled, and not because of its
+	// input (see retryable).
+	Retryable bool `json:"retryable"`
 }
 
 // NewJobView renders a job as the API shows it, without its queue
@@ -78,7 +87,32 @@ func jobView(j *queue.Job, position int) JobView {
 	if j.State == queue.StateCompleted {
 		v.ProgressPercent, v.Result = 100, j.Result
 	}
+	if j.State == queue.StateFailed {
+		stage := cmp.Or(j.Stage, "queued")
+		v.FailedStage = &stage
+	}
+	v.Retryable = retryable(docket.StatusOf(j.State), j.ErrorMessage)
 	return v
+}
+
+// rejectedInput starts the error message of a document job failed for its
+// input (pipeline.ReasonRejectedInput and its separator): "rejected_input:
+// encrypted: ...".
+const rejectedInput = "rejected_input: "
+
+// retryable reports whether running a document again (POST
+// /v1/documents/{id}/retry) could end otherwise than its job with status
+// and error message did: a cancelled job could, and so could a failed one,
+// unless its input was rejected (malformed, encrypted, too large, of an
+// unsupported type, too slow to read): the same bytes fail the same way.
+func retryable(status docket.DocumentStatus, errorMessage string) bool {
+	switch status {
+	case docket.StatusCancelled:
+		return true
+	case docket.StatusFailed:
+		return !strings.HasPrefix(errorMessage, rejectedInput)
+	}
+	return false
 }
 
 // stageOf names the stage the API shows: "queued" before the first start,
@@ -114,7 +148,8 @@ type DocumentView struct {
 	Size        int64          `json:"size"`
 	SHA256      string         `json:"sha256"`
 	Status      string         `json:"status"`
-	Error       *string        `json:"error"` // why it failed; null unless failed
+	Error       *string        `json:"error"`     // why it failed; null unless failed
+	Retryable   bool           `json:"retryable"` // a retry could end otherwise (see retryable)
 	JobID       string         `json:"job_id"`
 	Fields      *docket.Fields `json:"fields"`
 	Warnings    []string       `json:"warnings"`
@@ -133,7 +168,8 @@ func documentView(d *docket.Document) DocumentView {
 	}
 	return DocumentView{
 		ID: d.ID, TenantID: d.TenantID, Filename: d.Filename, ContentType: d.ContentType,
-		Size: d.Size, SHA256: d.SHA256, Status: string(d.Status), Error: failure, JobID: strconv.FormatInt(d.JobID, 10),
+		Size: d.Size, SHA256: d.SHA256, Status: string(d.Status), Error: failure, Retryable: retryable(d.Status, d.Error),
+		JobID:  strconv.FormatInt(d.JobID, 10),
 		Fields: d.Fields, Warnings: w, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 	}
 }

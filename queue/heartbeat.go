@@ -170,13 +170,19 @@ func (w *Worker) dropLost(sent, held []Lease) {
 }
 
 // loseLease cancels the handler of lease l; gone says the store reported
-// the lease gone (see activeSet.lose).
+// the lease gone (see activeSet.lose). The handler's context is cancelled
+// with a cause that is ErrLeaseLost, joined with cause when cause is
+// another error (a stoppedError for a client's cancel or discard).
 func (w *Worker) loseLease(l Lease, cause error, gone bool) {
 	if cause != ErrLeaseLost { //nolint:errorlint // sentinel identity
 		cause = errors.Join(ErrLeaseLost, cause)
 	}
 	if t := w.active.lose(l, cause, gone); t != nil {
-		w.logger.Warn("lease lost; cancelling handler", "job_id", l.JobID, "attempt", l.Attempt, "cause", cause)
+		if s := stoppedBy(cause); s != nil {
+			w.logger.Info(s.Error()+"; cancelling handler", "job_id", l.JobID, "attempt", l.Attempt)
+		} else {
+			w.logger.Warn("lease lost; cancelling handler", "job_id", l.JobID, "attempt", l.Attempt, "cause", cause)
+		}
 		if w.cfg.Hooks.LeaseLost != nil {
 			w.cfg.Hooks.LeaseLost(l)
 		}

@@ -2,11 +2,34 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 
 	"github.com/docketq/docket/queue/driver"
 )
+
+// stoppedError is the cancellation cause, beside ErrLeaseLost, of a
+// handler whose job a client ended on purpose (cancelled or discarded): the
+// worker logs it at INFO as what it is, where a lease lost for any other
+// reason (rescued, taken over, not renewed) is a WARN.
+type stoppedError struct{ how string }
+
+func (e *stoppedError) Error() string { return "job " + e.how }
+
+var (
+	errJobCancelled = &stoppedError{how: "cancelled"}
+	errJobDiscarded = &stoppedError{how: "discarded"}
+	// errJobStopped is another process's cancel or discard: the
+	// notification names the job, not which of the two.
+	errJobStopped = &stoppedError{how: "cancelled or discarded"}
+)
+
+// stoppedBy returns the stoppedError in cause's chain, or nil.
+func stoppedBy(cause error) *stoppedError {
+	s, _ := errors.AsType[*stoppedError](cause)
+	return s
+}
 
 // listenInProcess wakes producers on jobs inserted, and on queues and
 // tenants resumed, in this process and stops handlers of jobs cancelled in
@@ -22,8 +45,12 @@ func (w *Worker) listenInProcess() func() {
 				// the handler now rather than at the next heartbeat, and
 				// report the loss as a heartbeat would.
 				if e.Job.State.Finished() {
+					why := errJobCancelled
+					if e.Type == EventFailed {
+						why = errJobDiscarded
+					}
 					for _, l := range w.active.leasesOf(e.Job.ID) {
-						w.loseLease(l, ErrLeaseLost, true)
+						w.loseLease(l, why, true)
 					}
 				}
 			default:
@@ -51,7 +78,7 @@ func (w *Worker) listenNotifier(ctx context.Context, wg *sync.WaitGroup) {
 			}
 			if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
 				for _, l := range w.active.leasesOf(id) {
-					w.loseLease(l, ErrLeaseLost, true)
+					w.loseLease(l, errJobStopped, true)
 				}
 			}
 		})

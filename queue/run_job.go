@@ -104,7 +104,11 @@ func (w *Worker) finish(t *Task, err, cause error) {
 	// and the write is fenced by it (the completer reports ErrLeaseLost if
 	// the store refuses it).
 	if errors.Is(cause, ErrLeaseLost) && w.active.leaseGone(t) {
-		w.logger.Warn("lease lost; result dropped", "job_id", t.lease.JobID, "attempt", t.lease.Attempt)
+		if s := stoppedBy(cause); s != nil {
+			w.logger.Info(s.Error()+"; result dropped", "job_id", t.lease.JobID, "attempt", t.lease.Attempt)
+		} else {
+			w.logger.Warn("lease lost; result dropped", "job_id", t.lease.JobID, "attempt", t.lease.Attempt)
+		}
 		w.reportHeldLoss(t)
 		w.releaseSlots(w.storeCtx, []*Task{t})
 		w.active.remove(t)

@@ -263,8 +263,11 @@ func etaSeconds(text string) (int, bool) {
 }
 
 // A document whose indexing the embedding service refused shows why in
-// plain words and a Retry button; once the service works again, Retry
-// processes it to the end, and the new job links to the failed one.
+// plain words, its stepper marks the stage it failed in (embedding), and
+// it offers Retry; a password-protected PDF fails in parsing and offers no
+// Retry (the same file fails the same way again). A reload shows both as
+// they were. Once the service works again, Retry processes the first to
+// the end, and the new job links to the failed one.
 func TestDashboard_RetryFailed(t *testing.T) {
 	e := setup(t, 1, 0)
 	e.embed.refuse(fmt.Errorf("%w: monthly quota used up", embedding.ErrQuotaExceeded))
@@ -276,7 +279,26 @@ func TestDashboard_RetryFailed(t *testing.T) {
 	var id string
 	e.page.Eval(card("report.txt")+`.dataset.id`, &id)
 	retry := fmt.Sprintf(`#doclist li.doc[data-id=%q] button.retry`, id)
-	e.page.WaitFor("the Retry button", `!document.querySelector(`+jsQuote(retry)+`).hidden`, 5*time.Second)
+	e.page.DropFiles("#dropzone", writeFile(t, "locked.pdf", extracttest.PDF{Encrypt: true, Pages: extracttest.ProsePDF(1).Pages}.Bytes()))
+	e.page.WaitFor("locked.pdf failed", card("locked.pdf")+`?.dataset.status === "failed"`, wait)
+	failedAs := func(when string) {
+		t.Helper()
+		e.page.WaitFor("the Retry button "+when, `!document.querySelector(`+jsQuote(retry)+`).hidden`, 10*time.Second)
+		e.page.WaitFor("report.txt failed in embedding "+when, card("report.txt")+`?.querySelector(".stepper li.failed")?.dataset.stage === "embedding"`, 10*time.Second)
+		e.page.WaitFor("locked.pdf failed in parsing "+when, card("locked.pdf")+`?.querySelector(".stepper li.failed")?.dataset.stage === "parsing"`, 10*time.Second)
+		if got := e.cardText("locked.pdf", ".doc-error .why"); !strings.Contains(got, "password-protected") {
+			t.Errorf("locked.pdf's error %q %s, want it to say the file is password-protected", got, when)
+		}
+		var offered bool
+		e.page.Eval(`!`+card("locked.pdf")+`.querySelector("button.retry").hidden`, &offered)
+		if offered {
+			t.Errorf("Retry offered for a password-protected PDF %s", when)
+		}
+	}
+	failedAs("live")
+	e.page.Reload()
+	e.page.WaitFor(`the status "live" after a reload`, `document.querySelector("#conn").textContent === "live"`, 10*time.Second)
+	failedAs("after a reload")
 	e.screenshot("dashboard-failed")
 	e.checkAxe("failed")
 
@@ -288,18 +310,31 @@ func TestDashboard_RetryFailed(t *testing.T) {
 	}
 	var jobs struct{ Jobs []httpapi.JobView }
 	e.get("/v1/jobs", &jobs)
-	if len(jobs.Jobs) != 2 || jobs.Jobs[0].RetryOf == nil || *jobs.Jobs[0].RetryOf != jobs.Jobs[1].ID || jobs.Jobs[1].Status != "failed" {
+	var retried, failed httpapi.JobView
+	for _, j := range jobs.Jobs {
+		switch {
+		case j.RetryOf != nil:
+			retried = j
+		case j.DocumentID == id:
+			failed = j
+		}
+	}
+	if len(jobs.Jobs) != 3 || retried.RetryOf == nil || *retried.RetryOf != failed.ID || failed.Status != "failed" {
 		t.Errorf("jobs %+v: want the failed one kept and a completed retry linking to it", jobs.Jobs)
 	}
 	e.noPageErrors()
 }
 
-// A tenant with two uploads an hour drops three files: two go up, the
-// third gets the 429 toast with a countdown that moves, the zone is
-// disabled and says no uploads are left; a reload keeps all of it.
+// A tenant with three uploads an hour uploads one through the API, which
+// the page counts at once (the server's count, not the page's own); it
+// then drops three files: two go up, the third gets the 429 toast with a
+// countdown that moves, the zone is disabled and says no uploads are left;
+// a reload keeps all of it.
 func TestDashboard_RateLimit(t *testing.T) {
-	e := setup(t, 4, 2)
-	e.page.WaitFor("two uploads left", `document.querySelector("#ratelimit").textContent === "2 of 2 uploads left this hour"`, 10*time.Second)
+	e := setup(t, 4, 3)
+	e.page.WaitFor("three uploads left", `document.querySelector("#ratelimit").textContent === "3 of 3 uploads left this hour"`, 10*time.Second)
+	e.upload("elsewhere.txt", memo(9))
+	e.page.WaitFor("two uploads left after an upload elsewhere", `document.querySelector("#ratelimit").textContent === "2 of 3 uploads left this hour"`, 10*time.Second)
 	var paths []string
 	for _, n := range []string{"a.txt", "b.txt", "c.txt"} {
 		paths = append(paths, writeFile(t, n, memo(len(paths))))
@@ -308,7 +343,7 @@ func TestDashboard_RateLimit(t *testing.T) {
 	limited := func(when string) {
 		e.page.WaitFor("the limit toast "+when, `!document.querySelector("#limit").hidden &&
 			document.querySelector("#limit").textContent.includes("Upload limit reached. Please try again later.")`, 10*time.Second)
-		e.page.WaitFor("no uploads left "+when, `document.querySelector("#ratelimit").textContent === "0 of 2 uploads left this hour"`, 10*time.Second)
+		e.page.WaitFor("no uploads left "+when, `document.querySelector("#ratelimit").textContent === "0 of 3 uploads left this hour"`, 10*time.Second)
 		var disabled bool
 		e.page.Eval(`document.querySelector("#file").disabled && document.querySelector("#dropzone").classList.contains("disabled")`, &disabled)
 		if !disabled {

@@ -59,6 +59,7 @@ type env struct {
 	mu      sync.Mutex
 	streams map[*http.Request]context.CancelFunc // open GET /v1/events
 	resumes []string                             // Last-Event-ID of every GET /v1/events
+	listing chan struct{}                        // while not nil, GET /v1/documents waits for it to close
 
 	console *consoleTraffic     // the operator console's requests (console_live_test.go)
 	routes  []httpapi.RouteInfo // what the API serves
@@ -112,6 +113,7 @@ func setup(t *testing.T, concurrency, rateLimit int) *env {
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /ui/", web.Handler())
 	mux.Handle("GET /v1/events", e.droppable(api.Handler()))
+	mux.Handle("GET /v1/documents", e.heldListing(api.Handler()))
 	mux.Handle("/v1/admin/", e.console.watch(api.Handler()))
 	srv := httptest.NewUnstartedServer(mux)
 	srv.Config.BaseContext = func(_ net.Listener) context.Context { return ctx }
@@ -163,6 +165,45 @@ func (e *env) droppable(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// heldListing serves GET /v1/documents through next once holdListing's
+// hold, if any, is released.
+func (e *env) heldListing(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		hold := e.listing
+		e.mu.Unlock()
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// holdListing makes GET /v1/documents wait until the function it returns
+// is called (as a large listing answers after the event stream has told
+// of the active jobs).
+func (e *env) holdListing() (release func()) {
+	hold := make(chan struct{})
+	e.mu.Lock()
+	e.listing = hold
+	e.mu.Unlock()
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			e.mu.Lock()
+			e.listing = nil
+			e.mu.Unlock()
+			close(hold)
+		})
+	}
+	e.t.Cleanup(release)
+	return release
 }
 
 // dropStreams ends every open event stream from the server's side and

@@ -4,10 +4,15 @@
 // never in a URL). Files dropped on it upload with a bar each; every
 // document shows its stage, percent, queue position, estimate and early
 // results live from one GET /v1/events stream, which resumes with
-// Last-Event-ID after a drop or a reload; a failed document says why and
-// can be retried, a waiting or running one cancelled; a 429 shows the time
-// to the next upload slot; a document of a paused tenant says "paused"
-// instead of its position. The operator console (static/admin.html, served
+// Last-Event-ID after a drop or a reload. The cards keep one order, live
+// and after a reload: waiting and running documents first, then the ended
+// ones, newest upload first within each. A failed document says why and
+// marks the stage it failed in, and offers Retry when the API says a retry
+// can help; a waiting or running one can be cancelled; an ended one says
+// how long its last attempt took. The uploads left in the hour are the
+// server's count, read again after each upload and each new job; a 429
+// shows the time to the next upload slot; a document of a paused tenant
+// says "paused" instead of its position. The operator console (static/admin.html, served
 // at /ui/admin.html) reads the admin API with the admin key and follows
 // GET /v1/admin/events: queue and database health, tenants and queues
 // with pause and resume, stuck and failed jobs with their attempt history,

@@ -13,16 +13,25 @@ const uploads = new Uploads(({ document, job }) => {
   docs.putDocument(document);
   docs.putJob(job, false);
 });
-const stream = new EventStream((job) => docs.putJob(job, true), setStatus);
+// A job the page did not know is an upload or a retry, from this page or
+// elsewhere (another tab, the API): it took a slot of the upload window.
+const stream = new EventStream((job) => { if (docs.putJob(job, true)) uploads.refreshSoon(); }, setStatus);
 
 function setStatus(text, bad) {
   setText($("conn"), text);
   $("conn").classList.toggle("bad", !!bad);
 }
 
+// loadDocuments reads the newest documents, then the newest jobs: how each
+// document ended is its job's (when its last attempt ran, where it failed,
+// whether a retry can help). A document whose job is not among them (an
+// old one, or one retried often) shows what the document alone tells.
 async function loadDocuments() {
   const res = await getJSON("/v1/documents?limit=100");
-  if (res) docs.putDocuments(res.documents);
+  if (!res) return;
+  docs.putDocuments(res.documents);
+  const jobs = await getJSON("/v1/jobs?limit=100");
+  if (jobs) docs.putJobs(jobs.jobs);
 }
 
 // connect starts the session with the key typed (or kept): nothing of a
@@ -45,7 +54,7 @@ async function connect(ev) {
   }
   uploads.tick();
   stream.start();
-  uploads.refresh();
+  uploads.refreshSoon();
   loadDocuments();
 }
 

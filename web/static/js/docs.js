@@ -2,6 +2,11 @@
 // percent bar, elapsed time, queue position and estimate, early results as
 // they arrive, the error in plain words, Cancel and Retry. Job changes come
 // from the event stream; a document is read again when its job ends.
+//
+// The cards are in one order however they arrived (live, or read after a
+// reload): the documents waiting or being processed first, then the ended
+// ones; newest upload first within each. A card moves when its document
+// starts again (a retry) and, when it ends, to the top of the ended ones.
 
 import { api, getJSON, problem } from "./api.js";
 import { el, setText, clock, about, plural } from "./dom.js";
@@ -22,6 +27,7 @@ export class DocList {
 
   clear() {
     this.entries = new Map(); // document id -> entry
+    this.jobs = new Set(); // ids of the jobs seen
     this.fetching = new Set();
     this.tp = new Throughput();
     this.list.replaceChildren();
@@ -33,9 +39,14 @@ export class DocList {
     return e && e.doc ? e.doc.filename : "";
   }
 
-  // putDocuments shows a listing (newest first).
+  // putDocuments shows a listing.
   putDocuments(docs) {
-    for (const d of [...docs].reverse()) this.putDocument(d);
+    for (const d of docs) this.putDocument(d);
+  }
+
+  // putJobs shows the jobs of a listing whose documents are shown.
+  putJobs(jobs) {
+    for (const j of jobs) if (this.entries.has(j.document_id)) this.putJob(j, false);
   }
 
   putDocument(doc) {
@@ -46,7 +57,9 @@ export class DocList {
 
   // putJob shows a job. A job from a response (not the stream) is taken
   // only when it is newer than the one shown: the stream may have told of
-  // its progress, even its end, before the response arrived.
+  // its progress, even its end, before the response arrived. It returns
+  // whether the job is one the page did not know: a new upload or retry,
+  // made here or elsewhere.
   putJob(job, fromStream) {
     const known = this.entries.has(job.document_id);
     const e = this.entry(job.document_id);
@@ -54,7 +67,9 @@ export class DocList {
     // read: the document is asked for again until it is there.
     if (!e.doc) this.fetchDocument(job.document_id);
     const old = e.job;
-    if (old && !newer(job, old, fromStream)) return;
+    const fresh = !this.jobs.has(job.id);
+    this.jobs.add(job.id);
+    if (old && !newer(job, old, fromStream)) return fresh;
     e.job = job;
     this.tp.record(job);
     if (!ENDED.includes(job.stage) && job.stage !== "failed") e.lastStage = job.stage;
@@ -63,6 +78,7 @@ export class DocList {
     this.render(e);
     const changed = !old || old.id !== job.id || old.status !== job.status;
     if (known && changed && ENDED.includes(job.status)) this.fetchDocument(job.document_id);
+    return fresh;
   }
 
   // fetchDocument reads a document again until the read shows what the
@@ -101,7 +117,7 @@ export class DocList {
       e.ui.retry.addEventListener("click", () => this.retry(e));
       e.ui.chunks.addEventListener("toggle", () => { if (e.ui.chunks.open) this.loadChunks(e); });
       this.entries.set(id, e);
-      this.list.prepend(e.ui.li);
+      this.list.append(e.ui.li); // render puts it in its place
       this.empty.hidden = true;
     }
     return e;
@@ -154,7 +170,8 @@ export class DocList {
     setText(ui.name, name);
     setText(ui.badge, STATUS[st] || st);
     ui.badge.className = "badge s-" + st;
-    renderStepper(ui.steps, st === "failed" || st === "cancelled" ? e.lastStage : j ? j.stage : stageOf(st), st);
+    const stopped = st === "failed" ? (j && j.failed_stage) || e.lastStage : e.lastStage;
+    renderStepper(ui.steps, st === "failed" || st === "cancelled" ? stopped : j ? j.stage : stageOf(st), st);
     const pct = st === "completed" ? 100 : j ? j.progress_percent : 0;
     ui.fill.style.width = pct + "%";
     ui.bar.setAttribute("aria-valuenow", String(pct));
@@ -169,13 +186,24 @@ export class DocList {
     setText(ui.errorText, err ? plainError(err) : "");
     setText(ui.errorRaw, err);
     ui.cancel.hidden = !(st === "pending" || st === "processing");
-    ui.retry.hidden = !(st === "failed" || st === "cancelled");
+    ui.retry.hidden = !retryable(e, st);
     ui.chunks.hidden = !(st === "completed" && d && d.status === "completed");
     if (st !== "completed") { e.chunksLoaded = false; ui.chunks.open = false; }
     const fields = d && d.status === "completed" ? d.fields : null;
     renderResults(ui.results, resultRows(e.early, fields, d ? d.warnings : []));
     ui.results.dataset.early = fields ? "false" : "true"; // found so far, not final yet
     this.timing(e, Date.now());
+    this.place(e);
+  }
+
+  // place moves e's card to its place in the list's order (before), when
+  // it is not there already: a card is moved only when its order changed.
+  place(e) {
+    const li = e.ui.li, prev = li.previousElementSibling, next = li.nextElementSibling;
+    const at = (x) => this.entries.get(x.dataset.id);
+    if ((!prev || before(at(prev), e)) && (!next || before(e, at(next)))) return;
+    const after = [...this.list.children].find((x) => x !== li && before(e, at(x)));
+    this.list.insertBefore(li, after || null);
   }
 
   // timing shows the elapsed time and the estimate.
@@ -183,8 +211,10 @@ export class DocList {
     const j = e.job, st = status(e), ui = e.ui;
     const created = Date.parse((j || e.doc || {}).created_at);
     if (ENDED.includes(st)) {
-      const end = Date.parse((j && (j.completed_at || j.updated_at)) || (e.doc && e.doc.updated_at));
-      setText(ui.elapsed, created && end ? "took " + clock((end - created) / 1000) : "");
+      // The time its last attempt ran: not the wait before it, nor the
+      // attempts that failed before it.
+      const start = Date.parse(j && j.started_at), end = Date.parse(j && j.completed_at);
+      setText(ui.elapsed, start && end >= start ? "took " + clock((end - start) / 1000) : "");
       setText(ui.eta, "");
       return;
     }
@@ -213,6 +243,32 @@ function newer(job, old, fromStream) {
   if (fromStream) return true;
   if (ENDED.includes(old.status) && !ENDED.includes(job.status)) return false;
   return Date.parse(job.updated_at) > Date.parse(old.updated_at);
+}
+
+// before reports whether a's card goes before b's: active documents
+// first, then newest upload first (then by id, so that the order is total).
+function before(a, b) {
+  const ra = ENDED.includes(status(a)) ? 1 : 0, rb = ENDED.includes(status(b)) ? 1 : 0;
+  if (ra !== rb) return ra < rb;
+  const ta = uploaded(a), tb = uploaded(b);
+  if (ta !== tb) return ta > tb;
+  return a.id > b.id;
+}
+
+// uploaded is when e's document was uploaded, in ms since the epoch: its
+// job's creation until the document is read (the first job is made with
+// the document).
+function uploaded(e) {
+  return Date.parse((e.doc || e.job || {}).created_at) || 0;
+}
+
+// retryable reports whether Retry is offered: the document failed or was
+// cancelled, and the server says a retry could end otherwise (a rejected
+// file fails the same way again).
+function retryable(e, st) {
+  if (st !== "failed" && st !== "cancelled") return false;
+  if (e.job && ENDED.includes(e.job.status)) return e.job.retryable !== false;
+  return !e.doc || e.doc.retryable !== false;
 }
 
 function settled(e, doc) {

@@ -1,7 +1,9 @@
 // The upload zone: files dropped on it or chosen go up one after another,
 // each with its own bar. A 429 shows the limit toast with a live countdown
 // to the next slot and disables the zone until then; the uploads left in
-// the window are shown beside it.
+// the window are shown beside it, as the server counts them (uploads and
+// retries from anywhere: this page, another tab, the API), read again
+// after each upload and whenever the event stream tells of a new job.
 
 import { getJSON, upload, session } from "./api.js";
 import { $, el, setText, clock } from "./dom.js";
@@ -16,6 +18,8 @@ export class Uploads {
     this.limit = null; // {limit, remaining}
     this.until = 0; // ms since the epoch when the next slot opens; 0: open
     this.busy = false;
+    this.reading = false; // a read of the window is in flight
+    this.again = false; // another was asked for meanwhile
     this.queue = [];
     this.input.addEventListener("change", () => {
       this.add([...this.input.files]);
@@ -70,7 +74,6 @@ export class Uploads {
       await this.send(u);
     }
     this.busy = false;
-    this.refresh();
   }
 
   async send(u) {
@@ -87,7 +90,7 @@ export class Uploads {
         show(1);
         setText(u.note, "uploaded");
         u.row.classList.add("done");
-        if (this.limit) this.showLimit(this.limit.limit, Math.max(0, this.limit.remaining - 1));
+        this.refreshSoon();
         this.onUploaded(r.body);
         return;
       }
@@ -123,7 +126,7 @@ export class Uploads {
     this.zone.classList.toggle("disabled", closed || !session.key);
     this.input.disabled = closed || !session.key;
     if (closed) setText($("countdown"), clock(Math.ceil(left)));
-    else if (this.until) { this.until = 0; this.refresh(); }
+    else if (this.until) { this.until = 0; this.refreshSoon(); }
   }
 
   showLimit(limit, remaining) {
@@ -131,11 +134,23 @@ export class Uploads {
     setText($("ratelimit"), `${remaining} of ${limit} uploads left this hour`);
   }
 
+  // refreshSoon reads the window again; reads asked for while one is in
+  // flight make one more after it, so that a burst of uploads makes two
+  // reads, not one each, and the last read is answered after the last ask.
+  refreshSoon() {
+    if (this.reading) { this.again = true; return; }
+    this.reading = true;
+    this.refresh().catch(() => {}).finally(() => { // a failed read: the next one tells
+      this.reading = false;
+      if (this.again) { this.again = false; this.refreshSoon(); }
+    });
+  }
+
   // refresh reads the window: uploads left and, when none, when the next
   // slot opens.
   async refresh() {
     const r = await getJSON("/v1/rate-limit");
-    if (!r) return;
+    if (!r || !session.key) return;
     this.showLimit(r.limit, r.remaining);
     if (r.remaining === 0 && r.retry_after_seconds > 0) this.close(r.retry_after_seconds);
   }
