@@ -15,7 +15,7 @@ import (
 	"github.com/docketq/docket/queue"
 )
 
-// RELIABILITY test 35 through the job: every hostile input ends its job
+// The bomb table through the job: every hostile input ends its job
 // within the parse deadline, either completed (where the table allows it,
 // active content flagged) or failed for good after exactly one attempt with
 // its reason code, and the worker keeps working.
