@@ -168,8 +168,8 @@ type pdfCall func(inst pdfiumCalls) (broken bool, err error)
 // pdfiumCalls is the part of PDFium's API that documents are parsed with. The calls go to the
 // instance's implementation (go-pdfium's Pdfium.GetImplementation) rather than to the instance:
 // the instance's own methods read state that Kill writes without a lock, so a call in flight
-// and a kill at the deadline would race on it. The implementation's methods touch nothing that
-// Kill does; Kill cancels the context they run under and closes their module.
+// and a kill at the deadline would race on it. The implementation's methods read none of it;
+// Kill cancels the context they run under and closes their module.
 type pdfiumCalls interface {
 	OpenDocument(*requests.OpenDocument) (*responses.OpenDocument, error)
 	FPDF_CloseDocument(*requests.FPDF_CloseDocument) (*responses.FPDF_CloseDocument, error)
