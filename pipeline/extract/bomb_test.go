@@ -10,9 +10,9 @@ import (
 	xt "github.com/docketq/docket/pipeline/extract/extracttest"
 )
 
-// TestExtract_Bombs runs the bomb table (RELIABILITY.md test 35) in-process: every hostile or
-// broken input ends within the wall budget with one of its acceptable outcomes, and no panic.
-// The job layer runs the same cases in a resource-limited child process.
+// TestExtract_Bombs runs the bomb table in process: every hostile or broken input ends within
+// the wall budget with one of its acceptable outcomes, and no panic. pipeline/sandbox runs the
+// rows whose memory only a child process's limits bound (TestProcess_Bombs).
 func TestExtract_Bombs(t *testing.T) {
 	t.Parallel()
 	for _, c := range append(xt.PDFCases(), xt.DOCXCases()...) {

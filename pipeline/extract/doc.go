@@ -1,6 +1,6 @@
 // Package extract turns an uploaded document into normalised text, page by page.
 //
-// It is the "parsing" stage of the document pipeline (DESIGN §3). Three steps:
+// It is the "parsing" stage of the document pipeline. Three steps:
 //
 //  1. [Sniff] (or [SniffBytes]) decides the [Type] from the first 512 bytes. Magic bytes win over
 //     any file name or Content-Type: only PDF, DOCX, HTML, Markdown and plain UTF-8 text are
@@ -15,9 +15,21 @@
 // PDFs are parsed by PDFium compiled to WebAssembly and run by wazero (pure Go, no cgo), inside a
 // [PDFEngine]: a pool of sandboxed instances with a memory limit, no host filesystem, a compilation
 // cache on disk, and a per-document deadline after which the instance running the document is
-// killed and replaced. One engine is shared by default ([DefaultPDFEngine]); a worker can make its
-// own with [NewPDFEngine] and pass it in [Options.PDF]. Each instance's WebAssembly memory is
-// mapped outside the Go heap (on Linux), so its cap bounds what it costs the process.
+// killed (go-pdfium's Kill, with wazero closing the module on its context) and replaced. One
+// engine is shared by default ([DefaultPDFEngine]); a worker can make its own with
+// [NewPDFEngine] and pass it in [Options.PDF]. The engine uses go-pdfium's and wazero's
+// supported APIs only.
+//
+// What the engine bounds in process, and what it does not: an instance's memory is capped
+// ([PDFConfig.MemoryLimit]), but it lives in the Go heap and grows by copying, and PDFium hands
+// metadata over whole (a 30 MB /Title is built in the instance and copied out), so a PDF costs
+// the process up to four times the cap; the [Budget] reckons it so, and the default cap is
+// sized for that (256 MiB). PDFium gives up on what does not fit in the cap, and where it
+// cannot go on the document fails as [ErrMalformed]: in process a document too large for the
+// engine is not told from a broken one. The CPU a parse takes is bounded only by its deadline.
+// pipeline/sandbox parses each document in a child process whose memory, CPU time and wall
+// clock the operating system and the parent bound, and reports too_large, too_slow or timeout;
+// that is where hostile input is meant to be parsed.
 //
 // Every parse is first admitted against a [Budget] of memory shared by the parses of a process
 // ([DefaultBudget], or [Options.Budget]), at the most it can cost: parses wait while the budget

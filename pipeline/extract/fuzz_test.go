@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -88,19 +87,6 @@ func FuzzExtractPDF(f *testing.F) {
 	})
 }
 
-func FuzzTitleUnread(f *testing.F) {
-	f.Add(xt.ObjStmPDF{Info: "<< /Title (t) >>"}.Bytes())
-	f.Fuzz(func(t *testing.T, data []byte) {
-		why := extract.TitleUnread(data)
-		for _, known := range []string{"", "a string over ", "its string is over ", "its string in an object stream is over ", "object stream not checked: "} {
-			if why == known || known != "" && strings.HasPrefix(why, known) {
-				return
-			}
-		}
-		t.Fatalf("TitleUnread = %q", why)
-	})
-}
-
 func FuzzNormalize(f *testing.F) {
 	f.Add("exam-\nple  ﬁ\r\n\r\n\r\nx")
 	f.Fuzz(func(t *testing.T, s string) {
@@ -137,14 +123,6 @@ func TestFuzzSeeds(t *testing.T) {
 			"prev": xt.CircularPrevPDF(), "length": xt.LengthLiePDF(), "xref": xt.XRefIndexBombPDF(),
 			"outline": xt.CircularOutlinePDF(), "truncated": xt.ProsePDF(1).Bytes()[:900],
 			"objstm": xt.ObjStmPDF{Info: "<< /Title (Object stream) >>"}.Bytes(), "objstm_cut": xt.ObjStmPDF{Info: "<< /Title (%FILL%) >>", Fill: 1 << 20, Cut: 100}.Bytes(),
-		},
-		"FuzzTitleUnread": {
-			"objstm": xt.ObjStmPDF{Info: `<< /Title (a\) (b) c) /Author 8 0 R >>`, Extra: []string{"<FEFF0041>"}}.Bytes(),
-			"long":   xt.ObjStmTitlePDF(1 << 20), "ref": xt.ObjStmPDF{Info: "<< /Title 8 0 R >>", Extra: []string{"(%FILL%)"}, Fill: 70_000}.Bytes(),
-			"cut":     xt.ObjStmPDF{Info: "<< /Title (%FILL%) >>", Fill: 1 << 20, Cut: 100}.Bytes(),
-			"shifted": xt.ObjStmPDF{Info: "<< /Title (t) >>", Shift: 1}.Bytes(),
-			"filter":  xt.ObjStmPDF{Info: "<< /Title (t) >>", Filter: "[/FlateDecode /AHx]"}.Bytes(),
-			"plain":   xt.LongTitlePDF(100),
 		},
 		"FuzzNormalize": {"mixed": []byte("A\u00a0b\tc\r\nexam-\nple\f\ufb01\u200b")},
 	}

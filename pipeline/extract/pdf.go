@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/klippa-app/go-pdfium"
 	pdfiumerr "github.com/klippa-app/go-pdfium/errors"
 	"github.com/klippa-app/go-pdfium/references"
 	"github.com/klippa-app/go-pdfium/requests"
@@ -35,8 +34,7 @@ func extractPDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 		return nil, err
 	}
 	engine := opts.PDF // set by admit
-	job := &pdfJob{data: data, opts: opts, ctx: ctx, doc: &Document{},
-		skipTitle: titleUnread(data)}
+	job := &pdfJob{data: data, opts: opts, ctx: ctx, doc: &Document{}}
 	job.gate.fn = opts.Progress
 	defer job.gate.close()
 	if err := engine.run(ctx, job.run); err != nil {
@@ -72,15 +70,13 @@ type pdfJob struct {
 	ctx    context.Context
 	doc    *Document
 	active bool // PDFium counted document JavaScript or attachments
-	// skipTitle, when not empty, says why the title is not read (titleUnread).
-	skipTitle string
-	total     int // bytes of text so far
-	gate      progressGate
+	total  int  // bytes of text so far
+	gate   progressGate
 }
 
 // run implements pdfCall. Errors from PDFium's own checks (format, password) leave the
 // instance clean; any other failure of a call marks it broken.
-func (j *pdfJob) run(inst pdfium.Pdfium) (bool, error) {
+func (j *pdfJob) run(inst pdfiumCalls) (bool, error) {
 	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &j.data})
 	if err != nil {
 		return openErr(err)
@@ -134,10 +130,8 @@ func openErr(err error) (bool, error) {
 
 // meta reads the title, the security handler and PDFium's view of active content. Failures
 // here are not fatal: the page loop will meet a broken instance soon enough.
-func (j *pdfJob) meta(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT) {
-	if j.skipTitle != "" {
-		j.doc.Warnings = append(j.doc.Warnings, "title not read: "+j.skipTitle)
-	} else if t, err := readTitle(inst, doc); err == nil {
+func (j *pdfJob) meta(inst pdfiumCalls, doc references.FPDF_DOCUMENT) {
+	if t, err := readTitle(inst, doc); err == nil {
 		j.doc.Title = t
 	}
 	if s, err := inst.FPDF_GetSecurityHandlerRevision(&requests.FPDF_GetSecurityHandlerRevision{Document: doc}); err == nil && s.SecurityHandlerRevision >= 0 {
@@ -152,7 +146,7 @@ func (j *pdfJob) meta(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT) {
 }
 
 // page returns the raw text of page i (0-based) through FPDFText.
-func (j *pdfJob) page(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, i int) (string, bool, error) {
+func (j *pdfJob) page(inst pdfiumCalls, doc references.FPDF_DOCUMENT, i int) (string, bool, error) {
 	pg, broken, err := loadPage(inst, doc, i)
 	if err != nil {
 		return "", broken, err
@@ -188,7 +182,7 @@ func (j *pdfJob) page(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, i int) (
 // FPDFText reads only the content stream, and text that a reader shows in a FreeText comment,
 // a form field or a shape's label is still text the page carries. The page is flattened in
 // memory (the document is never saved) and then loaded again, as PDFium requires.
-func loadPage(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, i int) (references.FPDF_PAGE, bool, error) {
+func loadPage(inst pdfiumCalls, doc references.FPDF_DOCUMENT, i int) (references.FPDF_PAGE, bool, error) {
 	load := func() (references.FPDF_PAGE, bool, error) {
 		pg, err := inst.FPDF_LoadPage(&requests.FPDF_LoadPage{Document: doc, Index: i})
 		if errors.Is(err, pdfiumerr.ErrPage) {

@@ -2,26 +2,28 @@ package extract
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/klippa-app/go-pdfium"
+	"github.com/klippa-app/go-pdfium/requests"
+	"github.com/klippa-app/go-pdfium/responses"
 	"github.com/klippa-app/go-pdfium/webassembly"
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 )
 
 // Defaults for PDFConfig fields left zero.
 const (
-	DefaultPDFMemoryLimit = 512 << 20
+	// DefaultPDFMemoryLimit is an instance's memory cap, sized for a parse in process, where
+	// an instance costs the process up to four times as much (see Budget). The sandbox's
+	// children take their own memory limit as the cap.
+	DefaultPDFMemoryLimit = 256 << 20
 	// killGrace is how long a killed call may take to notice that its module is closed.
 	killGrace = 5 * time.Second
 )
@@ -32,7 +34,10 @@ type PDFConfig struct {
 	// (default GOMAXPROCS). Extract waits for a free instance.
 	Instances int
 	// MemoryLimit caps each instance's WebAssembly memory, in bytes, rounded down to 64 KiB
-	// pages (default DefaultPDFMemoryLimit). A document that needs more fails with ErrTooLarge.
+	// pages (default DefaultPDFMemoryLimit). PDFium gives up on what does not fit: the part of
+	// the document that needed it is missing (a page's text, the title), or, where PDFium
+	// cannot go on, the document fails as ErrMalformed. The memory lives in the Go heap and
+	// grows by copying, so an instance costs the process up to four times MemoryLimit.
 	MemoryLimit int64
 	// CacheDir keeps wazero's compiled machine code between processes, so only the first start
 	// on a machine pays for compiling PDFium (seconds). Default: <os.UserCacheDir>/docket/wazero,
@@ -48,8 +53,8 @@ type PDFConfig struct {
 
 // PDFEngine runs PDFium (WebAssembly, via wazero) in a pool of sandboxed instances: no host
 // filesystem mounted (documents are passed as bytes), a memory cap per instance, and a kill
-// switch: a call still running at the document's deadline has its module closed and its
-// instance discarded and replaced. Safe for concurrent use.
+// switch: a call still running at the document's deadline is stopped and its instance
+// discarded and replaced. Safe for concurrent use.
 type PDFEngine struct {
 	pool     pdfium.Pool
 	cache    wazero.CompilationCache
@@ -58,9 +63,6 @@ type PDFEngine struct {
 	kills    atomic.Int64
 	closeMu  sync.Mutex
 	closed   bool
-
-	arenaMu sync.Mutex
-	arenas  map[api.Module]*arena // instance memories moved out of the Go heap
 }
 
 // NewPDFEngine compiles PDFium (or loads it from the compilation cache) and returns an engine.
@@ -77,7 +79,7 @@ func NewPDFEngine(cfg PDFConfig) (*PDFEngine, error) {
 	}
 	pages := uint32(min(cfg.MemoryLimit>>16, 65536))
 	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(pages).WithCloseOnContextDone(true)
-	e := &PDFEngine{memLimit: int64(pages) << 16, reuse: cfg.ReuseInstances, arenas: map[api.Module]*arena{}}
+	e := &PDFEngine{memLimit: int64(pages) << 16, reuse: cfg.ReuseInstances}
 	if dir := cacheDir(cfg.CacheDir); dir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(dir)
 		if err != nil {
@@ -128,12 +130,6 @@ func (e *PDFEngine) Close() error {
 	e.closed = true
 	err := e.pool.Close()
 	e.closeCache()
-	e.arenaMu.Lock()
-	defer e.arenaMu.Unlock()
-	for mod, a := range e.arenas { // reused instances, closed with the pool
-		a.free()
-		delete(e.arenas, mod)
-	}
 	return err
 }
 
@@ -167,11 +163,45 @@ func DefaultPDFEngine() (*PDFEngine, error) {
 }
 
 // pdfCall is one document's work on one instance, run on its own goroutine.
-type pdfCall func(inst pdfium.Pdfium) (broken bool, err error)
+type pdfCall func(inst pdfiumCalls) (broken bool, err error)
+
+// pdfiumCalls is the part of PDFium's API that documents are parsed with. The calls go to the
+// instance's implementation (go-pdfium's Pdfium.GetImplementation) rather than to the instance:
+// the instance's own methods read state that Kill writes without a lock, so a call in flight
+// and a kill at the deadline would race on it. The implementation's methods read none of it;
+// Kill cancels the context they run under and closes their module.
+type pdfiumCalls interface {
+	OpenDocument(*requests.OpenDocument) (*responses.OpenDocument, error)
+	FPDF_CloseDocument(*requests.FPDF_CloseDocument) (*responses.FPDF_CloseDocument, error)
+	FPDF_GetPageCount(*requests.FPDF_GetPageCount) (*responses.FPDF_GetPageCount, error)
+	FPDF_GetMetaText(*requests.FPDF_GetMetaText) (*responses.FPDF_GetMetaText, error)
+	FPDF_GetSecurityHandlerRevision(*requests.FPDF_GetSecurityHandlerRevision) (*responses.FPDF_GetSecurityHandlerRevision, error)
+	FPDFDoc_GetJavaScriptActionCount(*requests.FPDFDoc_GetJavaScriptActionCount) (*responses.FPDFDoc_GetJavaScriptActionCount, error)
+	FPDFDoc_GetAttachmentCount(*requests.FPDFDoc_GetAttachmentCount) (*responses.FPDFDoc_GetAttachmentCount, error)
+	FPDF_LoadPage(*requests.FPDF_LoadPage) (*responses.FPDF_LoadPage, error)
+	FPDF_ClosePage(*requests.FPDF_ClosePage) (*responses.FPDF_ClosePage, error)
+	FPDFPage_GetAnnotCount(*requests.FPDFPage_GetAnnotCount) (*responses.FPDFPage_GetAnnotCount, error)
+	FPDFPage_Flatten(*requests.FPDFPage_Flatten) (*responses.FPDFPage_Flatten, error)
+	FPDFText_LoadPage(*requests.FPDFText_LoadPage) (*responses.FPDFText_LoadPage, error)
+	FPDFText_ClosePage(*requests.FPDFText_ClosePage) (*responses.FPDFText_ClosePage, error)
+	FPDFText_CountChars(*requests.FPDFText_CountChars) (*responses.FPDFText_CountChars, error)
+	FPDFText_GetText(*requests.FPDFText_GetText) (*responses.FPDFText_GetText, error)
+}
+
+// callsOf returns what inst's documents are parsed with: its implementation, or, should a
+// version of go-pdfium not offer these calls there, the instance itself (correct, but a kill
+// at the deadline then races with the call it stops).
+func callsOf(inst pdfium.Pdfium) pdfiumCalls {
+	if impl, ok := inst.GetImplementation().(pdfiumCalls); ok {
+		return impl
+	}
+	return inst
+}
 
 // run borrows an instance and runs call on it until call returns or ctx is done. At ctx's end
-// the instance's module is closed, which stops the WebAssembly code at its next check, and the
-// instance is killed; so is an instance whose call reports it broken (a trap, a panic).
+// the instance is killed (Pdfium.Kill): that cancels the context its calls run under, which,
+// with the runtime's WithCloseOnContextDone, stops the WebAssembly code at its next check, and
+// closes its module. An instance whose call reports it broken (a trap, a panic) is killed too.
 func (e *PDFEngine) run(ctx context.Context, call pdfCall) error {
 	inst, err := e.pool.GetInstanceWithContext(ctx)
 	if err != nil {
@@ -180,8 +210,7 @@ func (e *PDFEngine) run(ctx context.Context, call pdfCall) error {
 		}
 		return fmt.Errorf("pdf: engine: %w", err)
 	}
-	mod := moduleOf(inst)
-	e.placeMemory(mod)
+	calls := callsOf(inst)
 	type result struct {
 		broken bool
 		err    error
@@ -195,118 +224,24 @@ func (e *PDFEngine) run(ctx context.Context, call pdfCall) error {
 			}
 			done <- res
 		}()
-		res.broken, res.err = call(inst)
+		res.broken, res.err = call(calls)
 	}()
 	select {
 	case res := <-done:
 		if res.broken {
-			err := e.memoryErr(mod, res.err)
-			e.kill(inst, nil, nil)
-			e.dropMemory(mod, nil)
-			return err
+			e.kills.Add(1)
+			_ = inst.Kill()
+			return res.err
 		}
 		_ = inst.Close() // returns (or, by default, discards) the instance whatever it says
-		if !e.reuse {
-			e.dropMemory(mod, nil)
-		}
 		return res.err
 	case <-ctx.Done():
-		finished := make(chan struct{})
-		e.kill(inst, mod, func() bool {
-			select {
-			case <-done:
-				close(finished)
-				return true
-			case <-time.After(killGrace):
-				go func() { <-done; close(finished) }()
-				return false
-			}
-		})
-		e.dropMemory(mod, finished)
+		e.kills.Add(1)
+		_ = inst.Kill()
+		select { // the call stops at its next check; one stuck in host code is left to finish
+		case <-done:
+		case <-time.After(killGrace):
+		}
 		return deadlineErr(ctx, "pdf")
 	}
-}
-
-// placeMemory moves the memory of an instance's module into an arena before its first call.
-func (e *PDFEngine) placeMemory(mod api.Module) {
-	if mod == nil {
-		return
-	}
-	e.arenaMu.Lock()
-	defer e.arenaMu.Unlock()
-	if _, ok := e.arenas[mod]; ok {
-		return // a reused instance: moved already
-	}
-	if a := moveMemory(mod); a != nil {
-		e.arenas[mod] = a
-	}
-}
-
-// dropMemory frees the arena of a module that is closed, once finished is closed (nil: now).
-// The module's code must have stopped: unmapping memory it still runs on would crash the process.
-func (e *PDFEngine) dropMemory(mod api.Module, finished <-chan struct{}) {
-	e.arenaMu.Lock()
-	a, ok := e.arenas[mod]
-	delete(e.arenas, mod)
-	e.arenaMu.Unlock()
-	if !ok {
-		return
-	}
-	if finished == nil {
-		a.free()
-		return
-	}
-	select {
-	case <-finished:
-		a.free()
-	default:
-		go func() { <-finished; a.free() }()
-	}
-}
-
-// kill stops inst. With its module at hand, it closes the module first (stopping a running
-// call) and waits for the call's goroutine before discarding the instance, so the instance is
-// never touched by two goroutines at once.
-func (e *PDFEngine) kill(inst pdfium.Pdfium, mod api.Module, wait func() bool) {
-	e.kills.Add(1)
-	if mod != nil {
-		_ = mod.CloseWithExitCode(context.Background(), 1)
-	}
-	if wait != nil {
-		wait()
-	}
-	_ = inst.Kill()
-}
-
-// memoryErr reports a broken call as ErrTooLarge when its instance had grown past half its
-// memory cap: a trap there is most likely an allocation that the cap refused (PDFium aborts).
-func (e *PDFEngine) memoryErr(mod api.Module, err error) error {
-	if mod == nil || !errors.Is(err, ErrMalformed) {
-		return err
-	}
-	if mem := mod.Memory(); mem != nil && int64(mem.Size()) > e.memLimit/2 {
-		return fmt.Errorf("pdf: instance memory cap %d bytes reached: %w", e.memLimit, ErrTooLarge)
-	}
-	return err
-}
-
-// moduleOf digs the wazero module out of a go-pdfium WebAssembly instance (its implementation's
-// exported Module field), or returns nil if the library's shape changed. Closing the module is
-// how a running call is stopped without racing on the instance's own fields.
-func moduleOf(inst pdfium.Pdfium) (mod api.Module) {
-	defer func() {
-		if recover() != nil {
-			mod = nil
-		}
-	}()
-	v := reflect.ValueOf(inst.GetImplementation())
-	if v.Kind() != reflect.Pointer || v.IsNil() {
-		return nil
-	}
-	f := v.Elem().FieldByName("Module")
-	if !f.IsValid() || !f.CanInterface() {
-		return nil
-	}
-	mod, _ = f.Interface().(api.Module)
-	return mod
 }

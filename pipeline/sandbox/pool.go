@@ -65,8 +65,9 @@ type Config struct {
 	WatchInterval time.Duration
 	// PDFMemoryLimit and PDFCacheDir configure the children's PDF engine
 	// (extract.PDFConfig's MemoryLimit and CacheDir). Zero PDFMemoryLimit:
-	// extract's default, at most half of MemoryLimit, so that PDFium's own
-	// cap refuses a document before the child's limit stops it.
+	// MemoryLimit, so that the child's own limits stop a PDF that needs
+	// too much memory, and it fails as too_large (PDFium cannot tell the
+	// engine's cap from a fault of its own).
 	PDFMemoryLimit int64
 	PDFCacheDir    string
 	// Path is the executable to run; it must call Main first. Default:
@@ -100,8 +101,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.WatchInterval == 0 {
 		c.WatchInterval = DefaultWatchInterval
 	}
-	if c.PDFMemoryLimit == 0 { // the engine's own cap fails a PDF cleanly before the child's does
-		c.PDFMemoryLimit = min(extract.DefaultPDFMemoryLimit, c.MemoryLimit/2)
+	if c.PDFMemoryLimit == 0 {
+		c.PDFMemoryLimit = c.MemoryLimit
 	}
 	if c.Path == "" {
 		exe, err := os.Executable()

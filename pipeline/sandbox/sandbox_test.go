@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,23 +147,112 @@ func TestProcess_Cancel(t *testing.T) {
 }
 
 // TestProcess_Bombs: hostile documents of the parser's bomb table end,
-// in a child, with one of the outcomes the table expects.
+// in a child, with one of the outcomes the table expects, and within the
+// child's memory limit: the PDF rows here are those whose memory only the
+// sandbox bounds (PDFium's memory lives in the Go heap and grows by
+// copying; a title is handed over whole). A child that finished its
+// document is idle, and its peak resident set is read; one stopped for its
+// memory reports too_large.
 func TestProcess_Bombs(t *testing.T) {
 	t.Parallel()
-	p := newPool(t, Config{Procs: 1, MemoryLimit: 768 << 20})
-	for _, name := range []string{"pdf/flate 14 MB to 2 GiB", "docx/zip bomb 6 MB to 1 GiB, claims 4 KB"} {
-		c, ok := xt.Named(name)
-		if !ok {
-			t.Fatalf("no bomb case %q in %v", name, xt.Names())
+	const limit = 128 << 20
+	for _, name := range []string{
+		"pdf/flate 14 MB to 2 GiB",
+		"pdf/title 30 MB",
+		"pdf/title 8 MB",
+		"pdf/title 30 MB in an object stream",
+		"pdf/title 1 GiB in an object stream",
+		"pdf/title a 1 GiB stream",
+		"pdf/title a 1 GiB stream, from an object stream",
+		"docx/zip bomb 6 MB to 1 GiB, claims 4 KB",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, ok := xt.Named(name)
+			if !ok {
+				t.Fatalf("no bomb case %q in %v", name, xt.Names())
+			}
+			p := newPool(t, Config{Procs: 1, MemoryLimit: limit})
+			_, err := p.Process(t.Context(), extract.Type(c.Type), bytes.NewReader(c.Data), int64(len(c.Data)), extract.Options{Timeout: 10 * time.Second})
+			got := extract.Reason(err)
+			if !slices.Contains(c.Want, got) {
+				t.Errorf("%v, want one of %q", err, c.Want)
+			}
+			// It needs gigabytes: the child's limit, not the engine's cap (which PDFium cannot
+			// tell from a fault of its own), stops it.
+			if strings.HasPrefix(name, "pdf/flate") && got != "too_large" {
+				t.Errorf("%v, want too_large", err)
+			}
+			assertNoChildren(t, p)
+			if err != nil {
+				t.Logf("%q (%v)", got, err)
+				return
+			}
+			peak, base := idlePeak(t, p)
+			t.Logf("completed, peak RSS %d MiB over the child's start", (peak-base)>>20)
+			if peak-base > limit+xt.RSSSlack {
+				t.Errorf("peak RSS %d MiB over the child's start > limit %d MiB", (peak-base)>>20, limit>>20)
+			}
+		})
+	}
+}
+
+// idlePeak returns the peak resident set of p's one idle child (VmHWM) and
+// its resident set when it started, in bytes.
+func idlePeak(t *testing.T, p *Pool) (peak, base int64) {
+	t.Helper()
+	p.mu.Lock()
+	if len(p.idle) != 1 {
+		p.mu.Unlock()
+		t.Fatalf("%d idle children, want 1", len(p.idle))
+	}
+	c := p.idle[0]
+	p.mu.Unlock()
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/status")
+	if err != nil {
+		t.Skip("no /proc:", err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10, c.base
 		}
-		typ := extract.TypePDF
-		if c.Type == "docx" {
-			typ = extract.TypeDOCX
+	}
+	t.Fatal("no VmHWM in /proc/PID/status")
+	return 0, 0
+}
+
+// TestProcess_PDFTitleStaysInChild: PDFium hands a title over whole, and
+// the child is where it is: a 1 MiB /Title costs the parent's heap no more
+// than the same string under /Subject, which nothing reads; the title comes
+// back cut to extract.MaxTitleBytes. Not parallel: it counts the process's
+// allocations (the watch, which allocates a little at every look at the
+// child, looks seldom).
+func TestProcess_PDFTitleStaysInChild(t *testing.T) {
+	const n = 1 << 20
+	p := newPool(t, Config{Procs: 1, WatchInterval: time.Second})
+	allocated := func(data []byte) (uint64, *Result) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res, err := run(t, p, t.Context(), extract.TypePDF, data)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
 		}
-		_, err := p.Process(t.Context(), typ, bytes.NewReader(c.Data), int64(len(c.Data)), extract.Options{Timeout: 20 * time.Second})
-		if !slices.Contains(c.Want, extract.Reason(err)) {
-			t.Errorf("%s: %v, want one of %q", name, err, c.Want)
-		}
+		return after.TotalAlloc - before.TotalAlloc, res
+	}
+	allocated(xt.LongInfoPDF("Subject", n)) // warm: the child, its engine
+	base, _ := allocated(xt.LongInfoPDF("Subject", n))
+	title, res := allocated(xt.LongTitlePDF(n))
+	if res.Doc.Title != strings.Repeat("T", extract.MaxTitleBytes) {
+		t.Errorf("title %q…", res.Doc.Title[:min(len(res.Doc.Title), 20)])
+	}
+	t.Logf("parent allocated %d KiB with a %d MiB title, %d KiB without", title>>10, n>>20, base>>10)
+	if title > base+n/4 {
+		t.Errorf("a %d MiB title cost the parent's heap %d KiB more than none (want under %d KiB)", n>>20, (title-base)>>10, n/4>>10)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// docxRows returns the ZIP and XML rows of the bomb table (RELIABILITY.md test 35).
+// docxRows returns the ZIP and XML rows of the bomb table.
 func docxRows() []row {
 	valid := DOCX{Body: Para("Hello.")}
 	return []row{

@@ -1,6 +1,6 @@
 // Package extracttest generates documents for tests of package extract and of the pipeline
 // above it: well-formed PDFs (standard 14 fonts, WinAnsi text, any layout), DOCX files, and the
-// malformed and hostile inputs of the bomb table (RELIABILITY.md test 35), all built in memory
+// malformed and hostile inputs of the bomb table, all built in memory
 // by code, never downloaded.
 package extracttest
 
