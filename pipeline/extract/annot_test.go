@@ -12,7 +12,7 @@ import (
 
 // Text drawn by annotations (a FreeText comment, shapes with text) is part of the text layer:
 // these two files of pdfcpu's test data have no text in their page content streams, only in
-// annotation appearances, and were flagged "no text layer; OCR needed" (issue 11, bug 2.3).
+// annotation appearances, and must not be taken for scanned pages that need OCR.
 func TestExtract_PDFAnnotationText(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

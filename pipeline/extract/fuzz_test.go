@@ -14,7 +14,7 @@ import (
 	xt "github.com/docketq/docket/pipeline/extract/extracttest"
 )
 
-// The fuzz targets of RELIABILITY.md test 36. Their seeds live in testdata/fuzz/<target>/ and
+// The parsers' fuzz targets (make fuzz runs them). Their seeds live in testdata/fuzz/<target>/ and
 // run in every plain `go test`; `go test -update -run TestFuzzSeeds` regenerates them.
 
 func FuzzSniffType(f *testing.F) {
