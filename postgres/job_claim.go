@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strconv"
 	"time"
@@ -11,311 +12,27 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
-// claimSQL claims jobs in one statement. Parameters: $1 queue, $2 max,
-// $3 lease in microseconds, $4 worker id.
-//
-//   - tenants: the least recently served claimable tenants of the queue,
-//     locked; none while the queue is paused (a one-time probe of
-//     docket_queues), and no paused tenant (pause.go). SKIP LOCKED lets concurrent claimers take other tenants; under
-//     READ COMMITTED a row changed since the statement's snapshot is
-//     re-checked on its newest version, so running < max_running holds for
-//     every row locked here, whatever the race.
-//   - picked: each tenant's next jobs from the fetch index, at most its free
-//     slots and at most ceil(max / tenants), locked. The index scan starts
-//     at the tenant's claim floor (see floorSQL), past the entries of the
-//     jobs claimed before, which stay in the index until VACUUM. SKIP LOCKED again: a
-//     job pending in our snapshot may since have been claimed by a
-//     transaction that committed, and now be locked by its worker's finish,
-//     which waits for the tenant row we hold. The claim thus never waits for
-//     a lock, and a changed row is re-checked to be still pending.
-//   - chosen: round-robin over the tenants (first job of each, then second
-//     ...), at most max.
-//   - claimed: the jobs start a new attempt.
-//   - tally: per tenant, the jobs picked and claimed and the first job
-//     taken, in one grouping of picked and claimed together. It used to be
-//     two groupings joined by tenant; the planner cannot estimate a CTE's
-//     rows, and with a fresh table's statistics it joined them, and quiet
-//     to them, by nested loops over CTE scans, tenants x tenants: 13 ms of
-//     a 22 ms claim of 100 tenants (EXPLAIN ANALYZE, before the first
-//     ANALYZE). Nothing here joins one CTE to another by tenant.
-//   - quiet, served: running grows by what was claimed (counted once
-//     per tenant: a count over claimed per tenant row costs tenants x jobs,
-//     ~10 ms at 1,000 jobs, with the tenant rows locked), served_at moves
-//     the tenant to the back, and, if no insert for the tenant is in
-//     progress (quiet: the claim took its advisory lock exclusively), a
-//     tenant that had fewer pending jobs than asked for is marked idle
-//     (has_work false; see rewakeSQL) and the first job taken becomes the
-//     candidate for its claim floor (see floorSQL). A tenant marked idle
-//     that got nothing (its last job taken by an earlier claim that did
-//     not run short) keeps its served_at: it was not served, and when it
-//     gets work again its turn comes before the tenants served since
-//     (JobClaimEmptiedTenant/KeepsItsTurn; moreSQL reports it). Others
-//     that got nothing (their jobs locked by other transactions) move to
-//     the back all the same, when rewakeSQL finds them a pending job, so
-//     that they do not hold the front of every claim
-//     (TestJobClaim_LockedTenantGoesBack). The lock is tried for
-//     every such tenant, and for about 100 of the others (all of them up
-//     to 100 tenants; at random beyond, so that each gets its turn): an
-//     advisory lock takes a slot of the server's shared lock table
-//     (max_locks_per_transaction x max_connections), which a few claims of
-//     1,000 tenants each could fill. The rows are joined to quiet by key:
-//     with many tenant rows PostgreSQL looks each up by index, with few it
-//     may read them all and hash quiet (TestJobClaim_PlanLinear). They were
-//     restricted to = ANY (the locked tenants) as well, and then planned as
-//     a nested loop over that index scan that read quiet once per tenant.
-//
-// It does not notify: JobClaim does, after the commit (notify_post.go).
-var claimSQL = `
-WITH tenants AS (
-    SELECT tq.tenant_id, tq.served_at, tq.max_running - tq.running AS free, tq.floor_priority, tq.floor_id
-    FROM docket_tenant_queues tq
-    WHERE tq.queue = $1 AND tq.has_work AND tq.running < tq.max_running AND NOT tq.paused
-      AND NOT EXISTS (SELECT FROM docket_queues q WHERE q.name = $1 AND q.paused_at IS NOT NULL)
-      AND NOT EXISTS (SELECT FROM docket_tenant_pauses p WHERE p.tenant_id = tq.tenant_id)
-    ORDER BY tq.served_at, tq.tenant_id
-    LIMIT $2
-    FOR NO KEY UPDATE SKIP LOCKED
-), shares AS (
-    SELECT tenant_id, served_at, floor_priority, floor_id,
-           least(free, ceil($2::numeric / count(*) OVER ())::int) AS wanted
-    FROM tenants
-), picked AS (
-    SELECT s.tenant_id, s.served_at, s.wanted, p.id, p.priority
-    FROM shares s
-    LEFT JOIN LATERAL (
-` + fromFloorSQL("$1", "s", "s.wanted", "FOR NO KEY UPDATE SKIP LOCKED") + `
-    ) p ON true
-), chosen AS (
-    SELECT id
-    FROM (SELECT id, tenant_id, served_at,
-                 row_number() OVER (PARTITION BY tenant_id ORDER BY priority DESC, id) AS rn
-          FROM picked WHERE id IS NOT NULL) r
-    ORDER BY rn, served_at, tenant_id
-    LIMIT $2
-), claimed AS (
-    UPDATE docket_jobs j SET
-        state = 'running',
-        attempt = j.attempt + 1,
-        lease_token = 1 + floor(random() * 9.2e18)::bigint,
-        lease_expires_at = clock_timestamp() + $3::bigint * interval '1 microsecond',
-        started_at = clock_timestamp(),
-        worker_id = $4,
-        stage = '', progress = 0, progress_message = '',
-        updated_at = clock_timestamp()
-    FROM chosen c
-    WHERE j.id = c.id
-    RETURNING ` + jobCols("j.") + `
-), tally AS (
-    SELECT tenant_id, min(wanted) AS wanted, count(picked_id) AS picked, count(claimed_id) AS n,
-           max(priority) AS first_priority,
-           (array_agg(claimed_id ORDER BY priority DESC, claimed_id) FILTER (WHERE claimed_id IS NOT NULL))[1] AS first_id
-    FROM (SELECT tenant_id, wanted, id AS picked_id, NULL::bigint AS claimed_id, NULL::smallint AS priority FROM picked
-          UNION ALL
-          SELECT tenant_id, NULL, NULL, id, priority FROM claimed) u
-    GROUP BY tenant_id
-), quiet AS (
-    SELECT tenant_id, n, first_priority, first_id, short,
-           CASE WHEN short OR random() * count(*) OVER () < 100
-                THEN pg_try_advisory_xact_lock(1684763761, docket_tenant_lock_key($1, tenant_id))
-                ELSE false END AS quiet
-    FROM (SELECT tenant_id, n, first_priority, first_id, picked < wanted AS short FROM tally) g
-), served AS (
-    UPDATE docket_tenant_queues t SET
-        running = t.running + f.n,
-        served_at = CASE WHEN f.n = 0 AND f.short AND f.quiet THEN t.served_at ELSE clock_timestamp() END,
-        has_work = NOT (f.short AND f.quiet),
-        cleared_at = CASE WHEN f.short AND f.quiet THEN clock_timestamp() ELSE t.cleared_at END,
-        cleared_by = CASE WHEN f.short AND f.quiet THEN txid_current() ELSE t.cleared_by END
-    FROM quiet f
-    WHERE t.queue = $1 AND t.tenant_id = f.tenant_id
-), floors AS (
-    SELECT set_config('docket.claim_floor', coalesce(json_agg(json_build_object(
-        'tenant_id', f.tenant_id, 'priority', f.first_priority, 'id', f.first_id))::text, '[]'), true) AS floors
-    FROM quiet f
-    WHERE f.quiet AND f.n > 0
+// The claim's statements, which JobClaim runs in this order in one
+// transaction after foldFreedSQL (tenant_lock.go): claim.sql takes the jobs
+// and keeps the tenant rows' books, claim_rewake.sql and claim_floor.sql
+// settle the tenants it marked idle and their claim floors, claim_more.sql
+// says whether a claim should follow. Each file states its contract;
+// docs/claiming.md describes them as a state machine, and the conformance
+// suite's differential test (queue/drivertest) is their executable spec.
+// None notifies: JobClaim does, after the commit (notify_post.go).
+var (
+	//go:embed sql/claim.sql
+	claimSQL string
+	//go:embed sql/claim_rewake.sql
+	rewakeSQL string
+	//go:embed sql/claim_floor.sql
+	floorSQL string
+	//go:embed sql/claim_more.sql
+	moreSQL string
 )
-SELECT ` + jobColumns + ` FROM claimed, floors
-ORDER BY id`
 
-// rewakeSQL runs right after claimSQL, in its transaction and with a new
-// snapshot, and marks claimable again the tenants the claim marked idle
-// that have a pending job after all.
-//
-// The race it closes, with the advisory lock of docket_insert_jobs: a
-// claim's snapshot predates a concurrent insert's commit, so the claim
-// finds the tenant empty and marks it idle; the insert, which skips
-// tenants already marked claimable (so that inserts for one tenant do not
-// serialise on its row), read has_work before the claim's change
-// committed. Inserters hold a shared advisory lock of the tenant from
-// before their snapshot to their commit, and a claim marks a tenant idle
-// only if it gets that lock exclusively, without waiting. So an insert is
-// either in progress at that moment (the tenant stays claimable), or
-// starts after it (it waits for the claim to commit and sees the tenant
-// idle), or committed before it, when this statement's snapshot sees its
-// job. Finishes, rescues and the schedule sweep update the tenant row,
-// which waits for the claim's row lock and re-reads the newest version.
-//
-// OFFSET 0 keeps the EXISTS a per-row subplan, a probe of the fetch index
-// by (queue, tenant_id). Without it PostgreSQL may turn it into a semi
-// join that reads every pending job of the queue for each idle tenant
-// (fresh tables have no statistics): 7-37 ms per claim in a drain, while
-// the claim holds its tenant rows and finishes wait for them. The ORDER BY
-// (the fetch index's order; OFFSET 0 keeps PostgreSQL from dropping it
-// from an EXISTS) keeps the probe on that index: with statistics that
-// say most jobs are the tenant's (one tenant's flood), a bare EXISTS was
-// planned as a sequential scan expected to stop at the first match, and
-// read the whole table when every job it passed was claimed already
-// (316 ms in the fairness benchmark behind 200,000 jobs).
-//
-// A tenant the claim gave nothing kept its served_at (claimSQL's served:
-// it looked empty). One that has a pending job after all got nothing for
-// another reason, most often jobs another transaction holds (SKIP LOCKED
-// passed them), which may hold them for long: it moves to the back, as a
-// tenant served does, rather than hold the front of every claim, each of
-// which would come back empty from it (TestJobClaim_LockedTenantGoesBack).
-const rewakeSQL = `
-UPDATE docket_tenant_queues t SET has_work = true,
-    served_at = CASE WHEN t.served_at < now() THEN clock_timestamp() ELSE t.served_at END
-WHERE NOT t.has_work AND t.cleared_at >= now() AND t.cleared_by = txid_current_if_assigned()
-  AND t.queue = $1
-  AND EXISTS (SELECT FROM docket_jobs j WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
-              ORDER BY j.priority DESC, j.id LIMIT 1 OFFSET 0)`
-
-// floorSQL runs after rewakeSQL, in the claim's transaction and with a new
-// snapshot, and moves the claim floor of the tenants the claim left a
-// candidate for (the transaction-local setting docket.claim_floor, which
-// claimSQL's floors CTE writes): to the tenant's first pending job at or
-// after its old floor, or, when it has none, to the first job the claim
-// took. See migration 012_claim_floor.sql.
-//
-// The floor is a position (priority, id) at or before every pending job of
-// the tenant in fetch order (priority DESC, id); the claim starts its index
-// scan there and so skips the entries of jobs claimed before, which stay in
-// the fetch index until VACUUM. That it holds:
-//   - The claim leaves a candidate only for tenants whose advisory lock it
-//     took exclusively (quiet), as it does to mark one idle: no insert of
-//     the tenant is in progress, and one that starts waits for the claim's
-//     commit, then allocates ids above the floor's and clears the floor if
-//     its job has a higher priority (docket_insert_jobs).
-//   - This statement's snapshot is taken after that lock, so the search
-//     sees an insert that committed after the claim's snapshot, and a job
-//     the claim skipped as locked (SKIP LOCKED) that is still pending; both
-//     are at or after the old floor (the first by the rule above for the
-//     claim that set it, the second because it was pending then). The
-//     search passes only the entries of the jobs this claim took.
-//   - Anything else that makes a job pending (a retry, a release, a rescue,
-//     the schedule sweep) locks the tenant row, which the claim holds, and
-//     clears the floor after the claim's commit (tenant_lock.go).
-//
-// The search is the claim's picked step for one job: two ordered range
-// scans of the fetch index (the floor's priority from its id, then the
-// lower priorities). The priority is bounded by BETWEEN, not =: with an
-// equality the ORDER BY reduces to id, which the primary key also serves,
-// and the planner took it with one tenant's flood in the statistics,
-// reading every job below the bound (914 ms per tenant in the fairness
-// benchmark behind 10^6 jobs).
-var floorSQL = `
-UPDATE docket_tenant_queues t SET (floor_priority, floor_id) = (
-    SELECT coalesce(q.priority, c.priority), coalesce(q.id, c.id)
-    FROM (SELECT) one LEFT JOIN LATERAL (
-` + fromFloorSQL("t.queue", "t", "1", "") + `
-    ) q ON true)
-FROM json_to_recordset(coalesce(nullif(current_setting('docket.claim_floor', true), ''), '[]')::json)
-    AS c(tenant_id text, priority smallint, id bigint)
-WHERE t.queue = $1 AND t.tenant_id = c.tenant_id`
-
-// fromFloorSQL is a tenant's first limit pending jobs (id, priority) in
-// fetch order from its claim floor, for the claim's picked step and
-// floorSQL alike: row is the alias of a row with tenant_id, floor_priority
-// and floor_id, queue the queue's expression, lock a locking clause or
-// "". Two ordered range scans of the fetch index, joined by UNION ALL and
-// read lazily: the floor's priority from its id, then the lower
-// priorities. The priority is bounded by BETWEEN, not =: with an equality
-// the ORDER BY reduces to id, which the primary key also serves (see
-// floorSQL).
-func fromFloorSQL(queue, row, limit, lock string) string {
-	branch := func(cond, name string) string {
-		return `        SELECT * FROM (
-            SELECT j.id, j.priority FROM docket_jobs j
-            WHERE j.queue = ` + queue + ` AND j.tenant_id = ` + row + `.tenant_id AND j.state = 'pending'
-              AND ` + cond + `
-            ORDER BY j.priority DESC, j.id
-            LIMIT ` + limit + ` ` + lock + `) ` + name + `
-`
-	}
-	return branch("j.priority BETWEEN "+row+".floor_priority AND "+row+".floor_priority AND j.id >= "+row+".floor_id", "at_floor") +
-		"        UNION ALL\n" +
-		branch("j.priority < coalesce("+row+".floor_priority::int, 32768)", "below_floor") +
-		"        LIMIT " + limit
-}
-
-// moreSQL runs last in the claim's transaction, with a new snapshot, and
-// reports whether a claimable tenant is left that the claim did not take
-// (one another transaction held, which SKIP LOCKED passed by, or one beyond
-// the claim's limit) with at least two pending jobs. Every tenant row the
-// claim took it also updated (served), so its version is the transaction's
-// own (age(xmin) = 0), with the newest served_at: in the claimable index's
-// order (served_at) another tenant comes first, and the probe stops there
-// (OFFSET 0 keeps the ORDER BY, which PostgreSQL drops from a plain
-// EXISTS; see rewakeSQL). A row of the transaction's own that the claim
-// did not serve, only folded (foldFreedSQL writes the row of every tenant
-// with a finish since the last claim), keeps its served_at from before the
-// transaction (now()): it was left out with the served ones, and a claim
-// that came back empty from a stale tenant said nothing of a folded tenant
-// with work (TestJobClaim_MoreSeesFoldedTenant). When the claim served every claimable tenant (a
-// one-worker drain) the probe reads their entries to the end: one index
-// entry and heap visit per tenant served, a small part of what the claim
-// itself read for them.
-//
-// Two jobs, not one: the row's holder is most often another claim, which
-// takes the tenant's next job. When one insert wakes many idle workers,
-// one claim wins the tenant and its one job; the others, had they counted
-// it, would each claim once more for nothing (the chaos thundering-herd
-// scenario: 15 claims for one insert against at most 8). A tenant left with one job after a claim
-// that held it is found at the next wake-up or poll, as before.
-//
-// The probe looks at the first moreProbeTenants of those tenants only. A
-// tenant still marked claimable may have no pending job left (a claim that
-// took its last job without finding it short, see claimSQL's quiet), and
-// claims clear such tenants a claim's worth at a time: unbounded, the probe
-// read each of them, 1.1 s per claim with 10^5 tenants and 10^3 pending
-// jobs (the scale scenario, 2026-11-25). The tenants another transaction
-// holds, the case the probe is for, are the least recently served, at the
-// front.
-//
-// Its second column counts the tenants the claim found empty: still
-// marked claimable, but their last pending job taken by a claim that did
-// not run short of it (see claimSQL's quiet). The claim spent one of its
-// tenants on each and marked it idle without serving it (served_at kept).
-// When those and the tenants served fill the claim's limit of tenants,
-// a tenant with work may have been left out, whatever its pending jobs,
-// and JobClaim reports more (the conformance case
-// JobClaimEmptiedTenant/OthersClaimed: a claim of one job came back empty
-// with a tenant's job pending behind it, until the next poll). Each claim
-// clears up to its limit of such tenants, so the claims this adds are
-// bounded by them. A tenant served by a claim that committed after this
-// transaction began (served_at after now()) is not counted: its job then
-// waits for a wake-up or a poll, as before.
-var moreSQL = `
-SELECT EXISTS (
-    SELECT FROM (
-        SELECT tq.queue, tq.tenant_id, tq.floor_priority, tq.floor_id
-        FROM docket_tenant_queues tq
-        WHERE tq.queue = $1 AND tq.has_work AND tq.running < tq.max_running AND NOT tq.paused
-          AND (age(tq.xmin) <> 0 OR tq.served_at < now())
-          AND NOT EXISTS (SELECT FROM docket_queues q WHERE q.name = $1 AND q.paused_at IS NOT NULL)
-          AND NOT EXISTS (SELECT FROM docket_tenant_pauses p WHERE p.tenant_id = tq.tenant_id)
-        ORDER BY tq.served_at, tq.tenant_id
-        LIMIT ` + strconv.Itoa(moreProbeTenants) + `
-    ) tq
-    WHERE (SELECT count(*) FROM (
-` + fromFloorSQL("tq.queue", "tq", "2", "") + `
-          ) two) = 2),
-    (SELECT count(*) FROM docket_tenant_queues t
-     WHERE t.queue = $1 AND NOT t.has_work AND t.cleared_at >= now()
-       AND t.cleared_by = txid_current_if_assigned() AND t.served_at < now())`
-
-// moreProbeTenants is how many tenants moreSQL looks at, at most.
+// moreProbeTenants is how many tenants claim_more.sql looks at, at most
+// (its LIMIT; TestClaimSQL_Files checks that they agree).
 const moreProbeTenants = 100
 
 // JobClaim claims up to params.Max jobs in one round trip: foldFreedSQL

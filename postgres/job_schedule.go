@@ -40,7 +40,7 @@ SELECT count(*) FROM moved WHERE (SELECT count(*) FROM notified) >= 0`
 // The job would then wait with its tenant marked idle.
 //
 // The claim closes that race itself (an advisory lock and a second look
-// with a new snapshot; see rewakeSQL in job_claim.go), so this is a safety
+// with a new snapshot; see sql/claim_rewake.sql), so this is a safety
 // net, for rows changed by hand or by a future bug: set has_work again on
 // idle rows that have a pending job. Rows marked idle in the last 30
 // seconds are checked on every sweep (an index on cleared_at keeps that
@@ -58,7 +58,7 @@ WITH repaired AS (
     WHERE NOT t.has_work AND ` + cond + `
       AND EXISTS (SELECT FROM docket_jobs j
                   WHERE j.queue = t.queue AND j.tenant_id = t.tenant_id AND j.state = 'pending'
-                  ORDER BY j.priority DESC, j.id LIMIT 1 OFFSET 0) -- a probe of the fetch index per row; see rewakeSQL
+                  ORDER BY j.priority DESC, j.id LIMIT 1 OFFSET 0) -- a probe of the fetch index per row; see sql/claim_rewake.sql
     RETURNING t.queue
 )
 SELECT count(*) FROM (SELECT pg_notify('docket_insert', q.queue) FROM (SELECT DISTINCT queue FROM repaired) q) n`
