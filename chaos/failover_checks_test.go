@@ -144,6 +144,9 @@ func (r *failoverRun) checkUploads(f failoverTimes) {
 	}
 	t.Logf("uploads: %d acknowledged, %d lost (%d of their job ids handed out again), %d refused in the failover window",
 		len(acked), lost, reissued, inWindow)
+	if len(refused) > 0 {
+		t.Logf("first refusal: %v", refused[0].err)
+	}
 	if !r.cfg.sync {
 		t.Logf("asynchronous: %d committed before the standby's received position (kept), %d begun after it (lost), "+
 			"%d straddling it, %d acknowledged by the new primary", mustKeep, mustLose, between, afterPromotion)
