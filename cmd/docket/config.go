@@ -45,7 +45,8 @@ type storeFlags struct {
 
 func (f *storeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&f.databaseURL, "database-url", getenv("DATABASE_URL"),
-		"PostgreSQL URL (postgres://...); empty uses embedded SQLite in the data dir [DATABASE_URL]")
+		"PostgreSQL URL (postgres://...) or keyword/value string (host=a,b ... target_session_attrs=read-write); "+
+			"empty uses embedded SQLite in the data dir [DATABASE_URL]")
 	fs.StringVar(&f.dataDir, "data-dir", envOr(getenv, "DOCKET_DATA_DIR", "./docket-data"),
 		"directory for the embedded database and local blobs [DOCKET_DATA_DIR]")
 	fs.StringVar(&f.logLevel, "log-level", envOr(getenv, "DOCKET_LOG_LEVEL", "info"),
