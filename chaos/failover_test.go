@@ -60,7 +60,10 @@ type failoverConfig struct {
 //
 // Nightly tier only: with the pair, the build of docket and the four
 // processes it took 32-75 s on the 2-core box, as loaded, over the 60 s a
-// smoke scenario may take.
+// smoke scenario may take. Not parallel: two servers and four processes
+// load the box, and its bounds (work again within 5 s, a 10 ms notify
+// median) are the ones a neighbour breaks; it runs alone, before the
+// parallel scenarios, as the full-size variants do.
 func TestFailover_SyncStandby(t *testing.T) {
 	nightlyOnly(t)
 	runFailover(t, failoverConfig{sync: true, rate: 15, produce: 20 * time.Second, faultAfter: 5 * time.Second})
@@ -75,7 +78,8 @@ func TestFailover_SyncStandby(t *testing.T) {
 // (the position read before it was past) is gone; those in between may be
 // either. Acknowledged completions lost are counted, and their jobs run
 // again to completion. serve and every worker warn at start that a
-// failover can lose acknowledged jobs.
+// failover can lose acknowledged jobs. Nightly tier only and not
+// parallel, as TestFailover_SyncStandby.
 func TestFailover_AsyncStandby(t *testing.T) {
 	nightlyOnly(t)
 	runFailover(t, failoverConfig{sync: false, rate: 15, produce: 20 * time.Second, faultAfter: 5 * time.Second,
