@@ -158,9 +158,9 @@ func benchStore(url string) (bench.Store, error) {
 	switch {
 	case url == "":
 		return &bench.SQLiteStore{}, nil
-	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+	case isPostgres(url):
 		return bench.NewPostgresStore(url), nil
 	default:
-		return nil, errors.New("--database-url: want postgres://... or postgresql://..., or empty for SQLite")
+		return nil, errors.New("--database-url: want postgres://..., postgresql://... or host=..., or empty for SQLite")
 	}
 }

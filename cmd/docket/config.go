@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -44,7 +45,8 @@ type storeFlags struct {
 
 func (f *storeFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&f.databaseURL, "database-url", getenv("DATABASE_URL"),
-		"PostgreSQL URL (postgres://...); empty uses embedded SQLite in the data dir [DATABASE_URL]")
+		"PostgreSQL URL (postgres://...) or keyword/value string (host=a,b ... target_session_attrs=read-write); "+
+			"empty uses embedded SQLite in the data dir [DATABASE_URL]")
 	fs.StringVar(&f.dataDir, "data-dir", envOr(getenv, "DOCKET_DATA_DIR", "./docket-data"),
 		"directory for the embedded database and local blobs [DOCKET_DATA_DIR]")
 	fs.StringVar(&f.logLevel, "log-level", envOr(getenv, "DOCKET_LOG_LEVEL", "info"),
@@ -102,7 +104,7 @@ func (f *storeFlags) open(ctx context.Context) (driver.Driver, error) {
 		}
 		d, err = sqlite.Open(ctx, path)
 	default:
-		return nil, fmt.Errorf("--database-url: want postgres://..., postgresql://... or sqlite://PATH, got %q", redact(u))
+		return nil, fmt.Errorf("--database-url: want postgres://..., postgresql://..., host=... or sqlite://PATH, got %q", redact(u))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -144,10 +146,33 @@ func documents(d driver.Driver) (documentStore, bool) {
 // data dir's or a sqlite:// one), which serves one process.
 func (f *storeFlags) embedded() bool { return !isPostgres(f.databaseURL) }
 
-// isPostgres reports whether a --database-url names PostgreSQL.
+// isPostgres reports whether a --database-url names PostgreSQL: a URL
+// (postgres://, postgresql://) or a keyword/value connection string
+// ("host=/a,/b port=5432,5433 dbname=docket"). Both forms may list several
+// hosts, with target_session_attrs=read-write choosing the primary among
+// them (docs/operations.md, "Running on a PostgreSQL HA pair").
 func isPostgres(u string) bool {
-	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") || isKeywordValue(u)
 }
+
+// isKeywordValue reports whether s is a libpq keyword/value connection
+// string: its first word is one of libpq's keywords followed by "=".
+func isKeywordValue(s string) bool {
+	key, _, ok := strings.Cut(strings.TrimSpace(s), "=")
+	if !ok || strings.Contains(s, "://") {
+		return false
+	}
+	switch strings.TrimSpace(key) {
+	case "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "service",
+		"sslmode", "connect_timeout", "application_name", "options", "target_session_attrs":
+		return true
+	}
+	return false
+}
+
+// keywordSecret is a password of a keyword/value connection string, quoted
+// or not.
+var keywordSecret = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
 
 // privateFile creates the database file readable by its owner only (0600),
 // or makes an existing one so: SQLite gives its WAL and shared-memory
@@ -169,6 +194,9 @@ func privateFile(path string) error {
 // are secrets (PostgreSQL's password=, an S3 secret). A string that does
 // not parse as a URL is shown without anything between "://" and "@".
 func redact(raw string) string {
+	if isKeywordValue(raw) {
+		return keywordSecret.ReplaceAllString(raw, "${1}xxxxx")
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		if i := strings.LastIndex(raw, "@"); i >= 0 {

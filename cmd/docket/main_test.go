@@ -147,6 +147,8 @@ func TestRedact(t *testing.T) {
 		"postgres://app@db/docket":                             "postgres://app@db/docket",
 		"mysql://app:s3cret@db:bad port/x":                     "mysql://xxxxx@db:bad port/x",
 		"sqlite://./docket-data/docket.db":                     "sqlite://./docket-data/docket.db",
+		"host=/a,/b port=5432,5433 password=s3cret dbname=d":   "host=/a,/b port=5432,5433 password=xxxxx dbname=d",
+		"host=db password='s3 cret' dbname=d":                  "host=db password=xxxxx dbname=d",
 	} {
 		if got := redact(in); got != want {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)

@@ -22,6 +22,11 @@ import (
 //     × (pool + 1) against the slots left plus those the others hold. A
 //     warning with the numbers when they do not. Processes not started yet
 //     are not seen, and pools may grow later, so fitting now is no promise.
+//   - a server with standbys should replicate synchronously: when it has
+//     one (a physical walsender or replication slot) and its commits do not
+//     wait for one (synchronous_standby_names empty, or synchronous_commit
+//     local or off), a failover to that standby can lose jobs the old
+//     primary acknowledged. A warning naming the setting (replicationRisk).
 func checkPostgres(ctx context.Context, d *postgres.Driver, allowAsync bool, logger *slog.Logger) error {
 	if err := postgres.CheckSyncCommit(ctx, d.Pool()); err != nil {
 		if !errors.Is(err, postgres.ErrAsyncCommit) {
@@ -31,6 +36,15 @@ func checkPostgres(ctx context.Context, d *postgres.Driver, allowAsync bool, log
 			return fmt.Errorf("%w; to start anyway, at that risk: --allow-async-commit (DOCKET_ALLOW_ASYNC_COMMIT=true)", err)
 		}
 		logger.Error("ACKNOWLEDGED JOBS MAY BE LOST: started with --allow-async-commit", "err", err)
+	}
+	r, err := readReplication(ctx, d.Pool())
+	if err != nil {
+		return err
+	}
+	if risk := r.risk(); risk != "" {
+		logger.Warn("A FAILOVER CAN LOSE ACKNOWLEDGED JOBS: "+risk,
+			"standbys", r.Standbys, "physical_slots", r.Slots,
+			"synchronous_standby_names", r.SyncStandbyNames, "synchronous_commit", r.SyncCommit)
 	}
 	b, err := postgres.ReadConnBudget(ctx, d.Pool())
 	if err != nil {
