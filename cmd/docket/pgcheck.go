@@ -10,7 +10,8 @@ import (
 )
 
 // checkPostgres is what serve and worker check of a PostgreSQL database
-// before they migrate it and start (docs/reliability.md, tests 16 and 19):
+// before they migrate it and start (the chaos tests of docs/reliability.md
+// prove what each check prevents):
 //
 //   - synchronous_commit must not be off for their sessions: a crash would
 //     lose jobs the database acknowledged. They refuse to start, unless

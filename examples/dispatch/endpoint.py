@@ -11,7 +11,16 @@ Docket POSTs each job of a dispatched kind here, signed per Standard Webhooks
             the job instead (no retry)
 
 Run:  DOCKET_DISPATCH_SECRET=whsec_... python3 endpoint.py [--port 8090]
-It prints "listening on PORT" once it serves.
+It prints "listening on PORT" once it serves. Then point Docket at it:
+
+  cat > dispatch.json <<JSON
+  {"allow": ["127.0.0.1"], "endpoints": [
+    {"kind": "upper", "url": "http://127.0.0.1:8090/", "secrets": ["$DOCKET_DISPATCH_SECRET"]},
+    {"kind": "sum",   "url": "http://127.0.0.1:8090/", "secrets": ["$DOCKET_DISPATCH_SECRET"]}]}
+  JSON
+  docket serve --dispatch-config dispatch.json
+  curl -X POST localhost:8080/v1/dispatch/jobs -H "Authorization: Bearer $KEY" \
+    -d '{"kind": "sum", "args": {"numbers": [1, 2, 3.5]}}'
 """
 
 import argparse
