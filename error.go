@@ -17,4 +17,7 @@ var (
 	// idempotency key already recorded, a tenant name taken): every unique
 	// violation, in the engine's tables too.
 	ErrDuplicate = queue.ErrDuplicate
+	// ErrUnavailable: the database could not be reached or would not take
+	// the statement now (a failover, a restart); the request may be retried.
+	ErrUnavailable = queue.ErrUnavailable
 )

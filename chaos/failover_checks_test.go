@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -101,9 +102,12 @@ func (r *failoverRun) checkUploads(f failoverTimes) {
 	windowEnd := f.promotedAt.Add(failoverResume)
 	inWindow := 0
 	for _, e := range refused {
-		if e.at.Before(f.killAt) || e.at.After(windowEnd) {
+		switch {
+		case e.at.Before(f.killAt) || e.at.After(windowEnd):
 			t.Errorf("upload refused outside the failover window: %v", e.err)
-		} else {
+		case !strings.HasPrefix(e.err.Error(), "upload: 503 "):
+			t.Errorf("upload refused in the failover window with %v, want 503 (the database unavailable: retry)", e.err)
+		default:
 			inWindow++
 		}
 	}

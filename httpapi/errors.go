@@ -60,6 +60,8 @@ func errorStatus(err error) (status int, title, detail string) {
 		return 499, "Client Closed Request", "the request was cancelled"
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, "Service Unavailable", "timed out"
+	case errors.Is(err, queue.ErrUnavailable):
+		return http.StatusServiceUnavailable, "Service Unavailable", "the database is unavailable for a moment (a restart or failover); retry"
 	}
 	return http.StatusInternalServerError, "Internal Server Error", "internal error"
 }
@@ -98,6 +100,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		if he.retryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(he.retryAfter))
 		}
+	}
+	if errors.Is(err, queue.ErrUnavailable) {
+		w.Header().Set("Retry-After", "1")
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

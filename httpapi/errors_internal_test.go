@@ -3,7 +3,9 @@ package httpapi
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -47,5 +49,21 @@ func TestErrorStatus_NoDatabaseText(t *testing.T) {
 				t.Errorf("%s: detail %q shows the database's text (%q)", tc.name, detail, leak)
 			}
 		}
+	}
+}
+
+// A store that cannot be reached (a failover, a restart) is a 503 with
+// Retry-After, never a 500: the client retries, as it would after a 429.
+func TestWriteError_StoreUnavailable(t *testing.T) {
+	t.Parallel()
+	s := &Server{logger: slog.New(slog.DiscardHandler)}
+	rec := httptest.NewRecorder()
+	err := fmt.Errorf("upload: %w: %w", queue.ErrUnavailable, &queue.DatabaseError{Err: errors.New("FATAL: terminating connection due to administrator command (SQLSTATE 57P01)")})
+	s.writeError(rec, httptest.NewRequest(http.MethodPost, "/v1/documents", nil), err)
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "1" {
+		t.Fatalf("status %d, Retry-After %q; want 503 and 1", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if body := rec.Body.String(); strings.Contains(body, "SQLSTATE") || !strings.Contains(body, "retry") {
+		t.Errorf("body %s: want a retry hint and no database text", body)
 	}
 }

@@ -1,8 +1,12 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,6 +23,9 @@ func interpretError(err error) error {
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: %w", driver.ErrNotFound, err)
+	}
+	if Unavailable(err) {
+		return fmt.Errorf("%w: %w", driver.ErrUnavailable, asDatabaseError(err))
 	}
 	err = asDatabaseError(err)
 	var pgErr *pgconn.PgError
@@ -40,6 +47,25 @@ func interpretError(err error) error {
 		}
 	}
 	return err
+}
+
+// Unavailable reports whether err says the server could not be reached or
+// would not take the statement now: a failed connection attempt, a
+// connection lost, or the server shutting down, starting or in recovery
+// (SQLSTATE classes 08 and 57P, too_many_connections). A cancelled or
+// expired context is the caller's, never the server's: not unavailable.
+func Unavailable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || pgErr.Code == "53300"
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // asDatabaseError marks a PostgreSQL error as the database's own text

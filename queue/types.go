@@ -83,6 +83,9 @@ var (
 	ErrInvalid = driver.ErrInvalid
 	// ErrDuplicate means an object with the same unique key exists.
 	ErrDuplicate = driver.ErrDuplicate
+	// ErrUnavailable means the store could not be reached, or would not
+	// take the statement now (a failover, a restart): retry later.
+	ErrUnavailable = driver.ErrUnavailable
 )
 
 // Defaults used when a field is left zero.

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/postgres"
 	"github.com/docketq/docket/queue"
 )
 
@@ -27,6 +28,9 @@ func docsError(err error) error {
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: %w", docket.ErrNotFound, err)
+	}
+	if postgres.Unavailable(err) {
+		return fmt.Errorf("%w: %w", docket.ErrUnavailable, err)
 	}
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {

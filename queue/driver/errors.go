@@ -23,6 +23,13 @@ var (
 	// unique violation of a store is this error, never ErrConflict, which
 	// is about an object's state.
 	ErrDuplicate = errors.New("already exists")
+
+	// ErrUnavailable means the store could not be reached or would not
+	// take the statement now: the connection was refused or lost, the
+	// server is shutting down, starting or recovering (as during a
+	// failover). Whether the statement took effect is unknown; retry it
+	// later, as an idempotent request.
+	ErrUnavailable = errors.New("store unavailable")
 )
 
 // DatabaseError carries an error of the database itself (a constraint's
