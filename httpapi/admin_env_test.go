@@ -88,10 +88,11 @@ func newAdminEnvStore(t *testing.T, d httpapi.TestStore, edit func(*httpapi.Conf
 
 func embeddingForTests() embedding.Embedder { return embedding.NewHashing(0) }
 
-// startAPIServer serves srv on loopback until the test ends.
+// startAPIServer serves srv on loopback until the test ends, every answer
+// checked against openapi.json (httpapi.ValidateResponses).
 func startAPIServer(t *testing.T, srv *httpapi.Server) string {
 	t.Helper()
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewServer(httpapi.ValidateResponses(t, srv.Handler()))
 	t.Cleanup(hs.Close)
 	return hs.URL
 }

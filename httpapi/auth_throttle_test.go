@@ -98,7 +98,7 @@ func TestAuth_ForgedKeyIDLocksOnlyTheForger(t *testing.T) {
 		req.RemoteAddr = addr
 		req.Header.Set("Authorization", "Bearer "+key)
 		rec := httptest.NewRecorder()
-		e.srv.Handler().ServeHTTP(rec, req)
+		e.handler.ServeHTTP(rec, req)
 		return rec.Code
 	}
 	const forger, holder = "192.0.2.1:40000", "198.51.100.7:50000"

@@ -82,7 +82,7 @@ func newSSEEnvConfig(t testing.TB, edit func(*httpapi.Config)) *sseEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewServer(httpapi.ValidateResponses(t, srv.Handler()))
 	t.Cleanup(hs.Close)
 	e.url = hs.URL
 	return e

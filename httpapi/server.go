@@ -192,18 +192,52 @@ func New(cfg Config) (*Server, error) {
 // Handler returns the API's HTTP handler.
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
-// serveHTTP routes r. A request that announces a body and matches no
-// route (404, 405 or a redirect) is answered at once and its connection
-// closed, since nothing will read that body; a route sets its own body
+// serveHTTP routes r. A request that matches no route (404, 405 or a
+// redirect) gets its 404 or 405 as a problem document, like every other
+// error; if it announces a body, it is answered at once and its connection
+// closed, since nothing will read that body. A route sets its own body
 // deadline (bodyDeadline).
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.ContentLength != 0 {
-		if _, pattern := s.mux.Handler(r); !s.patterns[pattern] {
+	if _, pattern := s.mux.Handler(r); !s.patterns[pattern] {
+		if r.ContentLength != 0 {
 			closeUnread(w)
 		}
+		w = &unroutedWriter{ResponseWriter: w, s: s, r: r}
 	}
 	s.mux.ServeHTTP(w, r)
 }
+
+// unroutedWriter turns the mux's own 404 and 405 answers (plain text) into
+// problem documents; the mux's headers (Allow on a 405) stay, its text
+// goes. Any other answer, a redirect, passes through.
+type unroutedWriter struct {
+	http.ResponseWriter
+	s        *Server
+	r        *http.Request
+	replaced bool
+}
+
+func (w *unroutedWriter) WriteHeader(code int) {
+	if w.replaced || (code != http.StatusNotFound && code != http.StatusMethodNotAllowed) {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.replaced = true
+	detail := "no such route"
+	if code == http.StatusMethodNotAllowed {
+		detail = "the route does not take this method (see Allow)"
+	}
+	w.s.writeError(w.ResponseWriter, w.r, errorf(code, "%s", detail))
+}
+
+func (w *unroutedWriter) Write(b []byte) (int, error) {
+	if w.replaced {
+		return len(b), nil // the mux's text, replaced by the problem
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *unroutedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // access says who may call a route.
 type access int

@@ -33,7 +33,9 @@ type tenantEnv struct {
 	queue  *queue.Client
 	blobs  *blob.Local
 	srv    *Server
-	url    string
+	// handler is srv's handler, its answers checked against openapi.json.
+	handler http.Handler
+	url     string
 }
 
 // apiTenant is a tenant with an API key.
@@ -73,10 +75,11 @@ func newTenantEnvStore(t testing.TB, d TestStore, edit func(*Config)) *tenantEnv
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	h := ValidateResponses(t, srv.Handler())
+	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	tt, _ := t.(*testing.T)
-	return &tenantEnv{t: tt, driver: d, store: cs, queue: q, blobs: blobs, srv: srv, url: hs.URL}
+	return &tenantEnv{t: tt, driver: d, store: cs, queue: q, blobs: blobs, srv: srv, handler: h, url: hs.URL}
 }
 
 // newTenant creates a tenant (rateLimit 0: the plan's) with a key.
