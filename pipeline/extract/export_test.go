@@ -2,9 +2,11 @@ package extract
 
 import (
 	"context"
+	"image"
 	"time"
 
 	"github.com/klippa-app/go-pdfium"
+	"github.com/klippa-app/go-pdfium/requests"
 )
 
 // EngineReachesModule reports whether e can reach an instance's wazero module, which is how a
@@ -69,3 +71,32 @@ func EngineMemoryAfter(e *PDFEngine, pdf []byte) (size uint32, err error) {
 	})
 	return size, err
 }
+
+// RenderGray renders every page of pdf to a gray image at dpi on one of e's instances, as OCR
+// renders a page.
+func RenderGray(e *PDFEngine, pdf []byte, dpi int) ([]*image.Gray, error) {
+	var pages []*image.Gray
+	err := e.run(context.Background(), func(inst pdfium.Pdfium) (bool, error) {
+		opened, err := inst.OpenDocument(&requests.OpenDocument{File: &pdf})
+		if err != nil {
+			return openErr(err)
+		}
+		defer inst.FPDF_CloseDocument(&requests.FPDF_CloseDocument{Document: opened.Document}) //nolint:errcheck // best effort
+		count, err := inst.FPDF_GetPageCount(&requests.FPDF_GetPageCount{Document: opened.Document})
+		if err != nil {
+			return true, err
+		}
+		for i := range count.PageCount {
+			img, _, broken, err := renderGray(inst, opened.Document, i, dpi, DefaultOCRMaxPixels)
+			if err != nil {
+				return broken, err
+			}
+			pages = append(pages, img)
+		}
+		return false, nil
+	})
+	return pages, err
+}
+
+// RenderSize is renderSize.
+var RenderSize = renderSize

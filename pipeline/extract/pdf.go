@@ -76,6 +76,7 @@ type pdfJob struct {
 	skipTitle string
 	total     int // bytes of text so far
 	gate      progressGate
+	ocr       ocrState
 }
 
 // run implements pdfCall. Errors from PDFium's own checks (format, password) leave the
@@ -105,6 +106,9 @@ func (j *pdfJob) run(inst pdfium.Pdfium) (bool, error) {
 			return false, err
 		}
 		text, broken, err := j.page(inst, doc, i)
+		if err == nil && j.needsOCR(text) {
+			text, broken, err = j.ocrPage(inst, doc, i)
+		}
 		if errors.Is(err, errPageUnreadable) {
 			j.doc.Warnings = append(j.doc.Warnings, fmt.Sprintf("page %d: unreadable, skipped", i+1))
 		} else if err != nil {
@@ -114,7 +118,11 @@ func (j *pdfJob) run(inst pdfium.Pdfium) (bool, error) {
 		j.gate.report(i+1, n)
 	}
 	j.doc.Pages = pagesFrom(texts)
-	j.doc.Warnings = append(j.doc.Warnings, textLayerWarnings(j.doc.Pages)...)
+	if j.opts.OCR != nil {
+		j.doc.Warnings = append(j.doc.Warnings, j.ocrWarnings()...)
+	} else {
+		j.doc.Warnings = append(j.doc.Warnings, textLayerWarnings(j.doc.Pages)...)
+	}
 	return false, nil
 }
 
