@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/klippa-app/go-pdfium"
 	"github.com/klippa-app/go-pdfium/references"
@@ -158,9 +159,18 @@ type ocrState struct {
 	failed map[int]bool // 0-based pages OCR could not read; their warning says why
 }
 
-// needsOCR reports whether a page whose text layer gave text is to be read by OCR.
+// needsOCR reports whether a page whose text layer gave text is to be read by OCR: OCR is on
+// and the text normalises to nothing.
 func (j *pdfJob) needsOCR(text string) bool {
-	return j.opts.OCR != nil && Normalize(text) == ""
+	if j.opts.OCR == nil {
+		return false
+	}
+	for _, r := range text {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) { // kept by Normalize: no need to run it
+			return false
+		}
+	}
+	return Normalize(text) == ""
 }
 
 // ocrPage reads page i (0-based) by OCR. A page OCR cannot read (tesseract failed, hit a

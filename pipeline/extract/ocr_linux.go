@@ -16,7 +16,8 @@ func ocrProcAttr() *syscall.SysProcAttr {
 
 // limitOCRProcess sets the limits of cfg on the tesseract process pid, which has not been sent
 // its input yet: its address space (PageMemory), its CPU time (PageCPU: SIGXCPU at the limit,
-// SIGKILL a second later), no core dump and no file written.
+// SIGKILL a second later), no core dump and no file written. A limit it inherited lower (a
+// sandbox child's own address space) stays.
 func limitOCRProcess(pid int, cfg *OCRConfig) error {
 	cpu := uint64((cfg.PageCPU + 999_999_999) / 1_000_000_000)
 	for _, l := range []struct {
@@ -28,7 +29,12 @@ func limitOCRProcess(pid int, cfg *OCRConfig) error {
 		{unix.RLIMIT_CORE, 0, 0},
 		{unix.RLIMIT_FSIZE, 0, 0},
 	} {
-		if err := unix.Prlimit(pid, l.resource, &unix.Rlimit{Cur: l.cur, Max: l.max}, nil); err != nil {
+		var old unix.Rlimit
+		if err := unix.Prlimit(pid, l.resource, nil, &old); err != nil {
+			return err
+		}
+		lim := unix.Rlimit{Cur: min(l.cur, old.Max), Max: min(l.max, old.Max)}
+		if err := unix.Prlimit(pid, l.resource, &lim, nil); err != nil {
 			return err
 		}
 	}

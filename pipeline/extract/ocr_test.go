@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -40,55 +41,75 @@ func tesseract(t testing.TB) *extract.OCRConfig {
 	return &cfg
 }
 
+// ocrEngine is the PDF engine of the tests that run OCR, which hold an instance while
+// tesseract reads a page: on the shared engine, the deadline tests waited for an instance past
+// their deadline.
+var ocrEngine = sync.OnceValues(func() (*extract.PDFEngine, error) {
+	return extract.NewPDFEngine(extract.PDFConfig{Instances: 2, MemoryLimit: 256 << 20})
+})
+
+// closeOCREngine closes ocrEngine if a test started it.
+func closeOCREngine() error {
+	if ocrEngineUsed.Load() {
+		if e, err := ocrEngine(); err == nil {
+			return e.Close()
+		}
+	}
+	return nil
+}
+
+var ocrEngineUsed atomic.Bool
+
+// ocrOptions returns opts with the OCR tests' engine.
+func ocrOptions(t testing.TB, opts extract.Options) extract.Options {
+	t.Helper()
+	ocrEngineUsed.Store(true)
+	e, err := ocrEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.PDF = e
+	return opts
+}
+
 // scanned returns pdf as a scanner would have made it: each page rendered at dpi, written as an
 // image and nothing else.
 func scanned(t testing.TB, pdf []byte, dpi int) []byte {
 	t.Helper()
-	pages, err := extract.RenderGray(engine, pdf, dpi)
+	pages, err := extract.RenderGray(ocrOptions(t, extract.Options{}).PDF, pdf, dpi)
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
 	return xt.ImagePDF(pages, dpi)
 }
 
-// TestOCR_Quality reads scans of text PDFs back through Extract and scores the text against
-// the originals' text layers with the extraction benchmarks' similarity. The letter is prose as
-// a word processor sets it; the table's cells are read row by row, as its text layer has them.
+// TestOCR_Quality reads a scan (300 dpi) of a two-page letter, prose as a word processor sets
+// it, back through Extract and scores the text against the original's text layer with the
+// extraction benchmarks' similarity.
 func TestOCR_Quality(t *testing.T) {
 	t.Parallel()
 	ocr := tesseract(t)
-	for _, c := range []struct {
-		name string
-		pdf  []byte
-	}{
-		{"letter", xt.LetterPDF().Bytes()},
-		{"table", xt.TablePDF().Bytes()},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			want, err := extractBytes(t, extract.TypePDF, c.pdf, extract.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			scan := scanned(t, c.pdf, 300)
-			if off, err := extractBytes(t, extract.TypePDF, scan, extract.Options{}); err != nil || off.Text() != "" {
-				t.Fatalf("the scan has a text layer: %q, %v", off.Text(), err)
-			}
-			got, err := extractBytes(t, extract.TypePDF, scan, extract.Options{OCR: ocr})
-			if err != nil {
-				t.Fatal(err)
-			}
-			score := xt.Similarity(want.Text(), got.Text())
-			t.Logf("similarity %.4f (%d runes in the text layer, %d read by OCR)", score,
-				len([]rune(want.Text())), len([]rune(got.Text())))
-			if score < 0.90 {
-				t.Errorf("similarity %.4f < 0.90\n--- text layer\n%s\n--- OCR\n%s", score, want.Text(), got.Text())
-			}
-			wantWarn := fmt.Sprintf("text of %d of %d pages read by OCR (eng)", len(got.Pages), len(got.Pages))
-			if !slices.Equal(got.Warnings, []string{wantWarn}) {
-				t.Errorf("warnings = %q, want [%q]", got.Warnings, wantWarn)
-			}
-		})
+	pdf := xt.LetterPDF().Bytes()
+	want, err := extractBytes(t, extract.TypePDF, pdf, extract.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan := scanned(t, pdf, 300)
+	if off, err := extractBytes(t, extract.TypePDF, scan, extract.Options{}); err != nil || off.Text() != "" {
+		t.Fatalf("the scan has a text layer: %q, %v", off.Text(), err)
+	}
+	got, err := extractBytes(t, extract.TypePDF, scan, ocrOptions(t, extract.Options{OCR: ocr}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := xt.Similarity(want.Text(), got.Text())
+	t.Logf("similarity %.4f (%d runes in the text layer, %d read by OCR)", score,
+		len([]rune(want.Text())), len([]rune(got.Text())))
+	if score < 0.90 {
+		t.Errorf("similarity %.4f < 0.90\n--- text layer\n%s\n--- OCR\n%s", score, want.Text(), got.Text())
+	}
+	if want := []string{"text of 2 of 2 pages read by OCR (eng)"}; !slices.Equal(got.Warnings, want) {
+		t.Errorf("warnings = %q, want %q", got.Warnings, want)
 	}
 }
 
@@ -116,7 +137,7 @@ func TestOCR_Progress(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d/%d", done, total))
 		mu.Unlock()
 	}}
-	doc, err := extractBytes(t, extract.TypePDF, xt.MixedPDF().Bytes(), opts)
+	doc, err := extractBytes(t, extract.TypePDF, xt.MixedPDF().Bytes(), ocrOptions(t, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +159,7 @@ func TestOCR_Progress(t *testing.T) {
 func TestOCR_NothingFound(t *testing.T) {
 	t.Parallel()
 	cmd := script(t, `/bin/cat >/dev/null; printf '\f'`)
-	opts := extract.Options{OCR: &extract.OCRConfig{Command: cmd, DPI: 72}}
+	opts := ocrOptions(t, extract.Options{OCR: &extract.OCRConfig{Command: cmd, DPI: 72}})
 	doc, err := extractBytes(t, extract.TypePDF, xt.NoTextPDF().Bytes(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +185,7 @@ func TestOCR_Process(t *testing.T) {
 		`echo "as=$(ulimit -v) cpu=$(ulimit -t) core=$(ulimit -c) fsize=$(ulimit -f) args=$*"; /bin/cat >/dev/null`)
 	ocr := &extract.OCRConfig{Command: cmd, DPI: 144, Languages: "eng+deu", PageMemory: 256 << 20,
 		PageCPU: 6500 * time.Millisecond, TessdataDir: "/opt/tessdata"}
-	doc, err := extractBytes(t, extract.TypePDF, xt.NoTextPDF().Bytes(), extract.Options{OCR: ocr})
+	doc, err := extractBytes(t, extract.TypePDF, xt.NoTextPDF().Bytes(), ocrOptions(t, extract.Options{OCR: ocr}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +216,7 @@ func TestOCR_PageFailures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.ocr.DPI = 72
-			doc, err := extractBytes(t, extract.TypePDF, xt.MixedPDF().Bytes(), extract.Options{OCR: &c.ocr})
+			doc, err := extractBytes(t, extract.TypePDF, xt.MixedPDF().Bytes(), ocrOptions(t, extract.Options{OCR: &c.ocr}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +235,7 @@ func TestOCR_Memory(t *testing.T) {
 	t.Parallel()
 	ocr := *tesseract(t)
 	ocr.PageMemory, ocr.DPI = 32<<20, 72
-	doc, err := extractBytes(t, extract.TypePDF, xt.MixedPDF().Bytes(), extract.Options{OCR: &ocr})
+	doc, err := extractBytes(t, extract.TypePDF, xt.MixedPDF().Bytes(), ocrOptions(t, extract.Options{OCR: &ocr}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +264,7 @@ func TestOCR_Cancel(t *testing.T) {
 	}()
 	pdf := xt.NoTextPDF().Bytes()
 	_, err := extract.Extract(ctx, extract.TypePDF, bytes.NewReader(pdf), int64(len(pdf)),
-		extract.Options{PDF: engine, OCR: &extract.OCRConfig{Command: cmd, DPI: 72}})
+		ocrOptions(t, extract.Options{OCR: &extract.OCRConfig{Command: cmd, DPI: 72}}))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -283,7 +304,7 @@ func childRunning(cmdline string) int {
 func TestOCR_TextCap(t *testing.T) {
 	t.Parallel()
 	cmd := script(t, `/bin/cat >/dev/null; /usr/bin/head -c 5000 /dev/zero | /usr/bin/tr '\0' a`)
-	opts := extract.Options{OCR: &extract.OCRConfig{Command: cmd, DPI: 72}, MaxTextLength: 4096}
+	opts := ocrOptions(t, extract.Options{OCR: &extract.OCRConfig{Command: cmd, DPI: 72}, MaxTextLength: 4096})
 	if _, err := extractBytes(t, extract.TypePDF, xt.NoTextPDF().Bytes(), opts); !errors.Is(err, extract.ErrTooLarge) {
 		t.Errorf("err = %v, want ErrTooLarge", err)
 	}
@@ -352,4 +373,25 @@ func script(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestOCR_Cost: a parse with OCR is reckoned at a rendered page and its copy more.
+func TestOCR_Cost(t *testing.T) {
+	t.Parallel()
+	plain := extract.Cost(extract.TypePDF, 1<<20, extract.Options{})
+	ocr := extract.Cost(extract.TypePDF, 1<<20, extract.Options{OCR: &extract.OCRConfig{Command: "tesseract"}})
+	if ocr-plain != 2*extract.DefaultOCRMaxPixels {
+		t.Errorf("cost with OCR %d, without %d: want %d more", ocr, plain, 2*extract.DefaultOCRMaxPixels)
+	}
+}
+
+// TestOCR_InvalidConfig: Extract refuses OCR settings that cannot work, as the caller's error
+// (not the document's).
+func TestOCR_InvalidConfig(t *testing.T) {
+	t.Parallel()
+	_, err := extractBytes(t, extract.TypePDF, xt.NoTextPDF().Bytes(),
+		extract.Options{OCR: &extract.OCRConfig{Command: "/usr/bin/tesseract", Languages: "-c tessedit_write_images=1"}})
+	if err == nil || extract.Permanent(err) {
+		t.Errorf("err = %v, want a caller's error", err)
+	}
 }

@@ -34,6 +34,11 @@ func extractPDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	if err := precheckPDF(data); err != nil {
 		return nil, err
 	}
+	if opts.OCR != nil {
+		if err := opts.OCR.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	engine := opts.PDF // set by admit
 	job := &pdfJob{data: data, opts: opts, ctx: ctx, doc: &Document{},
 		skipTitle: titleUnread(data)}
