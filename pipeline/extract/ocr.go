@@ -159,8 +159,8 @@ type ocrState struct {
 	failed map[int]bool // 0-based pages OCR could not read; their warning says why
 }
 
-// needsOCR reports whether a page whose text layer gave text is to be read by OCR: OCR is on
-// and the text normalises to nothing.
+// needsOCR reports whether a page is to be read by OCR: OCR is on and text, what its text layer
+// gave, normalises to nothing.
 func (j *pdfJob) needsOCR(text string) bool {
 	if j.opts.OCR == nil {
 		return false
