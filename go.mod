@@ -30,6 +30,7 @@ require (
 	go.yaml.in/yaml/v2 v2.4.2
 	golang.org/x/net v0.58.0
 	golang.org/x/sync v0.24.0
+	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.41.0
 	google.golang.org/protobuf v1.36.11
 	modernc.org/sqlite v1.61.1

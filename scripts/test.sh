@@ -9,7 +9,9 @@
 #          `postgres` OS user (internal/testpg runs initdb through `runuser -u postgres`);
 #          Chromium for the dashboard's browser test (else `apt-get install chromium`);
 #          libfaketime for the chaos clock-skew test (else `apt-get install libfaketime`)
-#          Firefox for the dashboard's Firefox tests (else `apt-get install firefox-esr`)
+#          Firefox for the dashboard's Firefox tests (else `apt-get install firefox-esr`);
+#          Tesseract with English for the OCR tests (else `apt-get install tesseract-ocr
+#          tesseract-ocr-eng`)
 #   tools  golangci-lint and versitygw (the S3 server the blob tests start), pinned, built
 #          from source once per machine into a cache outside the checkout
 #          ($DOCKET_TOOLS_CACHE, default ~/.cache/docket-tools) and linked into ./bin; when
@@ -47,6 +49,8 @@
 #                        firefox, on PATH)
 #   DOCKET_REQUIRE_FAKETIME  1 (the default here) makes the chaos clock-skew test fail, not
 #                        skip, when libfaketime is missing; 0 lets it skip
+#   DOCKET_REQUIRE_TESSERACT  1 (the default here) makes the OCR tests fail, not skip, when
+#                        tesseract or its English data is missing; 0 lets them skip
 #
 # It never runs `go mod tidy`, never commits, and changes the system only to install what is
 # missing (with apt-get as root, or through passwordless sudo).
@@ -311,6 +315,15 @@ setup_firefox() { # the dashboard's Firefox tests drive a real headless Firefox 
 	log "firefox: $bin ($("$bin" --version 2>/dev/null | head -n 1))"
 }
 
+setup_tesseract() { # pipeline/extract reads scanned pages back with a real Tesseract
+	if ! command -v tesseract >/dev/null 2>&1 || ! tesseract --list-langs 2>/dev/null | grep -qx eng; then
+		log "tesseract with English not found; installing tesseract-ocr and tesseract-ocr-eng (for the OCR tests)"
+		apt_install tesseract-ocr tesseract-ocr-eng
+		command -v tesseract >/dev/null 2>&1 || die "tesseract-ocr installed but tesseract not found on PATH"
+	fi
+	log "tesseract: $(command -v tesseract) ($(tesseract --version 2>&1 | head -n 1))"
+}
+
 setup_python3() { # HTTP dispatch's example endpoint (examples/dispatch) runs in a Go test
 	command -v python3 >/dev/null 2>&1 || { log "python3 not found; installing python3"; apt_install python3; }
 	log "python3: $(python3 --version 2>&1)"
@@ -324,6 +337,7 @@ setup() {
 	setup_chromium
 	setup_faketime
 	setup_firefox
+	setup_tesseract
 	setup_python3
 }
 
@@ -451,6 +465,8 @@ go_test() {
 	export DOCKET_REQUIRE_BROWSER=${DOCKET_REQUIRE_BROWSER:-1}
 	# Likewise the chaos clock-skew test and libfaketime.
 	export DOCKET_REQUIRE_FAKETIME=${DOCKET_REQUIRE_FAKETIME:-1}
+	# Likewise the OCR tests and tesseract.
+	export DOCKET_REQUIRE_TESSERACT=${DOCKET_REQUIRE_TESSERACT:-1}
 	local flags pkgs=("${PKGS[@]}") rc=0
 	read -r -a flags <<<"${GOTESTFLAGS:-}"
 	go build -o "$TESTREPORT" ./internal/cmd/testreport
@@ -501,7 +517,7 @@ cd "$ROOT"
 log "Docket tests in $ROOT (steps:$(for s in $ALL_STEPS; do wanted "$s" && printf ' %s' "$s"; done))"
 
 tools_start
-wanted setup && step "setup: PostgreSQL $PG_MAJOR, C compiler, postgres user, Chromium, libfaketime, Firefox" setup
+wanted setup && step "setup: PostgreSQL $PG_MAJOR, C compiler, postgres user, Chromium, libfaketime, Firefox, Tesseract" setup
 if wanted tools || wanted lint; then
 	step "tools: golangci-lint $GOLANGCI_LINT_VERSION" tools_golangci_lint
 fi

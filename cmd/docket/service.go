@@ -40,6 +40,7 @@ type serviceFlags struct {
 	sandboxMemory  int64 // --sandbox-memory-bytes: one child's memory limit
 	sandboxCPU     time.Duration
 	allowAsync     bool // --allow-async-commit: start on synchronous_commit = off (checkPostgres)
+	ocr            ocrFlags
 	dispatch       dispatchFlags
 	env            envFlags
 }
@@ -74,6 +75,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	e.boolVar(&f.allowAsync, "allow-async-commit", "DOCKET_ALLOW_ASYNC_COMMIT", false,
 		"start on a PostgreSQL whose sessions run with synchronous_commit = off, logging an error, "+
 			"instead of refusing: a crash of the server can then lose jobs it acknowledged")
+	f.ocr.register(e)
 	f.dispatch.register(e)
 }
 
@@ -96,6 +98,9 @@ func (f *serviceFlags) check() error {
 		return fmt.Errorf("--lease %s: want at least 1s", f.lease)
 	case f.grace < 0:
 		return fmt.Errorf("--shutdown-grace %s: want a duration >= 0", f.grace)
+	}
+	if err := f.ocr.check(); err != nil {
+		return err
 	}
 	return f.dispatch.check()
 }
@@ -153,7 +158,8 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 		return nil, errors.New("the store does not keep documents")
 	}
 	pcfg := pipeline.Config{Store: store, Blobs: blobs, Embedder: emb, Logger: logger,
-		Extract: extract.Options{Budget: extract.NewBudget(extract.BudgetConfig{Bytes: vf.parseMemory})}}
+		Extract: extract.Options{Budget: extract.NewBudget(extract.BudgetConfig{Bytes: vf.parseMemory}),
+			OCR: vf.ocr.config(ctx, logger)}}
 	if sf.embedded() {
 		pcfg.SaveYield = 1 // SQLite's one writer: a long document leaves it free half the time
 	}

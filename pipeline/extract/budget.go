@@ -175,6 +175,9 @@ func parseCost(typ Type, size int64, opts *Options) int64 {
 		if opts.PDF != nil {
 			limit = opts.PDF.memLimit
 		}
+		if opts.OCR != nil { // a rendered page, and its copy on the way to tesseract
+			text += 2 * int64(opts.OCR.MaxPixels)
+		}
 		return pdfGrowth*limit + 2*size + text
 	case TypeDOCX:
 		return 2*size + text

@@ -31,6 +31,10 @@
 // clock the operating system and the parent bound, and reports too_large, too_slow or timeout;
 // that is where hostile input is meant to be parsed.
 //
+// A PDF page without a text layer (a scan) is left empty with the warning [WarnNoTextLayer],
+// unless [Options.OCR] is set: then PDFium renders it to a gray bitmap and Tesseract reads it, in
+// a process of its own per page under the limits of [OCRConfig].
+//
 // Every parse is first admitted against a [Budget] of memory shared by the parses of a process
 // ([DefaultBudget], or [Options.Budget]), at the most it can cost: parses wait while the budget
 // is taken, and past the budget's wait Extract returns [ErrBusy], which the caller retries.

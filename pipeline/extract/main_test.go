@@ -47,6 +47,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if err := closeOCREngine(); err != nil {
+		fmt.Fprintln(os.Stderr, "close OCR engine:", err)
+		code = 1
+	}
 	if err := engine.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "close engine:", err)
 		code = 1

@@ -33,6 +33,11 @@ func extractPDF(ctx context.Context, r io.ReaderAt, size int64, opts *Options) (
 	if err := precheckPDF(data); err != nil {
 		return nil, err
 	}
+	if opts.OCR != nil {
+		if err := opts.OCR.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	engine := opts.PDF // set by admit
 	job := &pdfJob{data: data, opts: opts, ctx: ctx, doc: &Document{}}
 	job.gate.fn = opts.Progress
@@ -70,8 +75,9 @@ type pdfJob struct {
 	ctx    context.Context
 	doc    *Document
 	active bool // PDFium counted document JavaScript or attachments
-	total  int  // bytes of text so far
+	total  int // bytes of text so far
 	gate   progressGate
+	ocr    ocrState
 }
 
 // run implements pdfCall. Errors from PDFium's own checks (format, password) leave the
@@ -101,6 +107,9 @@ func (j *pdfJob) run(inst pdfiumCalls) (bool, error) {
 			return false, err
 		}
 		text, broken, err := j.page(inst, doc, i)
+		if err == nil && j.needsOCR(text) {
+			text, broken, err = j.ocrPage(inst, doc, i)
+		}
 		if errors.Is(err, errPageUnreadable) {
 			j.doc.Warnings = append(j.doc.Warnings, fmt.Sprintf("page %d: unreadable, skipped", i+1))
 		} else if err != nil {
@@ -110,7 +119,11 @@ func (j *pdfJob) run(inst pdfiumCalls) (bool, error) {
 		j.gate.report(i+1, n)
 	}
 	j.doc.Pages = pagesFrom(texts)
-	j.doc.Warnings = append(j.doc.Warnings, textLayerWarnings(j.doc.Pages)...)
+	if j.opts.OCR != nil {
+		j.doc.Warnings = append(j.doc.Warnings, j.ocrWarnings()...)
+	} else {
+		j.doc.Warnings = append(j.doc.Warnings, textLayerWarnings(j.doc.Pages)...)
+	}
 	return false, nil
 }
 

@@ -186,6 +186,16 @@ type pdfiumCalls interface {
 	FPDFText_ClosePage(*requests.FPDFText_ClosePage) (*responses.FPDFText_ClosePage, error)
 	FPDFText_CountChars(*requests.FPDFText_CountChars) (*responses.FPDFText_CountChars, error)
 	FPDFText_GetText(*requests.FPDFText_GetText) (*responses.FPDFText_GetText, error)
+
+	// Rendering a page for OCR (pdf_render.go).
+	FPDF_GetPageWidthF(*requests.FPDF_GetPageWidthF) (*responses.FPDF_GetPageWidthF, error)
+	FPDF_GetPageHeightF(*requests.FPDF_GetPageHeightF) (*responses.FPDF_GetPageHeightF, error)
+	FPDFBitmap_CreateEx(*requests.FPDFBitmap_CreateEx) (*responses.FPDFBitmap_CreateEx, error)
+	FPDFBitmap_Destroy(*requests.FPDFBitmap_Destroy) (*responses.FPDFBitmap_Destroy, error)
+	FPDFBitmap_FillRect(*requests.FPDFBitmap_FillRect) (*responses.FPDFBitmap_FillRect, error)
+	FPDF_RenderPageBitmap(*requests.FPDF_RenderPageBitmap) (*responses.FPDF_RenderPageBitmap, error)
+	FPDFBitmap_GetStride(*requests.FPDFBitmap_GetStride) (*responses.FPDFBitmap_GetStride, error)
+	FPDFBitmap_GetBuffer(*requests.FPDFBitmap_GetBuffer) (*responses.FPDFBitmap_GetBuffer, error)
 }
 
 // callsOf returns what inst's documents are parsed with: its implementation, or, should a

@@ -162,6 +162,9 @@ type Options struct {
 	// Progress, when set, is called with the pages parsed so far and the page total, from the
 	// goroutine doing the work, never after Extract returns.
 	Progress func(done, total int)
+	// OCR, when set, reads PDF pages without a text layer by OCR (see OCRConfig); nil leaves
+	// them empty, with the warning WarnNoTextLayer.
+	OCR *OCRConfig
 }
 
 // DOCXLimits bounds what a DOCX container may claim and hold.
@@ -212,6 +215,10 @@ func (o Options) withDefaults() Options {
 		o.MaxTextLength = DefaultMaxTextLength
 	}
 	o.DOCX = o.DOCX.withDefaults()
+	if o.OCR != nil {
+		ocr := o.OCR.withDefaults()
+		o.OCR = &ocr
+	}
 	return o
 }
 

@@ -19,7 +19,10 @@ import (
 const clockTick = 10 * time.Millisecond
 
 // usage returns the CPU time (user and system) and the resident memory of
-// process pid.
+// process pid. The CPU time includes that of the children pid has waited
+// for: the tesseract processes a child runs to read a document's scanned
+// pages (extract.OCRConfig) count against the document's CPU limit as each
+// one ends.
 func usage(pid int) (cpu time.Duration, rss int64, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
@@ -27,7 +30,7 @@ func usage(pid int) (cpu time.Duration, rss int64, err error) {
 	}
 	// The command name, in parentheses, may hold anything: fields start
 	// after its last ')'. Counted from there: 1 state ... 12 utime,
-	// 13 stime ... 22 rss (pages).
+	// 13 stime, 14 cutime, 15 cstime ... 22 rss (pages).
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return 0, 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
@@ -36,13 +39,13 @@ func usage(pid int) (cpu time.Duration, rss int64, err error) {
 	if len(f) < 22 {
 		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
 	}
-	var n [3]int64
-	for k, idx := range [3]int{11, 12, 21} {
+	var n [5]int64
+	for k, idx := range [5]int{11, 12, 13, 14, 21} {
 		if n[k], err = strconv.ParseInt(string(f[idx]), 10, 64); err != nil {
 			return 0, 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 		}
 	}
-	return time.Duration(n[0]+n[1]) * clockTick, n[2] * int64(os.Getpagesize()), nil
+	return time.Duration(n[0]+n[1]+n[2]+n[3]) * clockTick, n[4] * int64(os.Getpagesize()), nil
 }
 
 // limitMemory caps this process's address space at what it has mapped now

@@ -28,6 +28,8 @@ type request struct {
 	// PDFMemoryLimit and PDFCacheDir configure the child's PDF engine.
 	PDFMemoryLimit int64
 	PDFCacheDir    string
+	// OCR is extract.Options.OCR: its tesseract runs as the child's own child.
+	OCR *extract.OCRConfig
 }
 
 // requestOf returns the request for a document of typ, size bytes, parsed
@@ -37,7 +39,7 @@ func requestOf(typ extract.Type, size int64, opts *extract.Options, cfg *Config)
 		Type: typ, Size: size,
 		MaxBytes: opts.MaxBytes, MaxPages: opts.MaxPages, Timeout: opts.Timeout,
 		MaxTextLength: opts.MaxTextLength, DOCX: opts.DOCX,
-		PDFMemoryLimit: cfg.PDFMemoryLimit, PDFCacheDir: cfg.PDFCacheDir,
+		PDFMemoryLimit: cfg.PDFMemoryLimit, PDFCacheDir: cfg.PDFCacheDir, OCR: opts.OCR,
 	}
 }
 
@@ -45,7 +47,7 @@ func requestOf(typ extract.Type, size int64, opts *extract.Options, cfg *Config)
 func (r *request) options() extract.Options {
 	return extract.Options{
 		MaxBytes: r.MaxBytes, MaxPages: r.MaxPages, Timeout: r.Timeout,
-		MaxTextLength: r.MaxTextLength, DOCX: r.DOCX,
+		MaxTextLength: r.MaxTextLength, DOCX: r.DOCX, OCR: r.OCR,
 	}
 }
 
