@@ -23,6 +23,7 @@ func BenchmarkStore(b *testing.B) {
 		s, _ := newS3Fixture(b).store(b)
 		benchStore(b, s)
 	})
+	b.Run("Azure", func(b *testing.B) { benchStore(b, newAzureFixture(b).store(b)) })
 }
 
 func benchStore(b *testing.B, s blob.Store) {

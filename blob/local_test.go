@@ -3,12 +3,14 @@ package blob_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/blob/blobtest"
@@ -31,12 +33,12 @@ func TestLocal(t *testing.T) {
 	})
 }
 
-// tempFiles lists Put's temporary files under root.
+// tempFiles lists Put's temporary files under root: keys hold no '.', so any file with one.
 func tempFiles(t *testing.T, root string) []string {
 	t.Helper()
 	var found []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), ".put-") {
+		if err == nil && strings.Contains(d.Name(), ".") {
 			found = append(found, path)
 		}
 		return err
@@ -90,19 +92,53 @@ func TestLocal_DeletePrunesEmptyDirectories(t *testing.T) {
 	}
 }
 
-func TestLocal_OpenIsFile(t *testing.T) {
+// OpenReaderAt reads the object's file, large reads included.
+func TestLocal_ReaderAt(t *testing.T) {
 	t.Parallel()
 	s := newLocal(t)
-	if _, err := s.Put(t.Context(), "k", bytes.NewReader([]byte("hello"))); err != nil {
+	data := blobtest.Bytes(9, 3<<20)
+	if _, err := s.Put(t.Context(), "t/ra", bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
-	rc, _, err := s.Open(t.Context(), "k")
+	ra, size, err := blob.OpenReaderAt(t.Context(), s, "t/ra")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
-	if _, ok := rc.(*os.File); !ok {
-		t.Fatalf("Open returned %T, want *os.File", rc)
+	defer ra.Close()
+	if size != int64(len(data)) {
+		t.Fatalf("OpenReaderAt size = %d, want %d", size, len(data))
+	}
+	p := make([]byte, 2<<20)
+	if n, err := ra.ReadAt(p, 1); n != len(p) || err != nil || !bytes.Equal(p, data[1:1+len(p)]) {
+		t.Fatalf("ReadAt = %d, %v; want %d bytes of the object", n, err, len(p))
+	}
+}
+
+// Put stores exactly what readers yield, whether they yield a byte at a time or data
+// together with io.EOF.
+func TestLocal_PutReaders(t *testing.T) {
+	t.Parallel()
+	s := newLocal(t)
+	readers := map[string]func(io.Reader) io.Reader{
+		"OneByte": iotest.OneByteReader,
+		"DataErr": iotest.DataErrReader,
+		"Half":    iotest.HalfReader,
+	}
+	for name, wrap := range readers {
+		for _, size := range []int{0, 1, 4099, 100_000} {
+			data := blobtest.Bytes(uint64(size), size)
+			n, err := s.Put(t.Context(), "t/readers/obj", wrap(bytes.NewReader(data)))
+			if err != nil || n != int64(size) {
+				t.Fatalf("%s reader, %d bytes: Put = %d, %v", name, size, n, err)
+			}
+			got, err := os.ReadFile(filepath.Join(s.Root(), "t", "readers", "obj"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, data) {
+				t.Errorf("%s reader, %d bytes: stored %d bytes that differ from what was put", name, size, len(got))
+			}
+		}
 	}
 }
 

@@ -11,21 +11,31 @@ import (
 
 // Open returns the store that rawURL names:
 //
-//	/var/lib/docket/blobs, ./blobs           a local directory (Local)
+//	/var/lib/docket/blobs, ./blobs           a local directory (NewLocal)
 //	file:///var/lib/docket/blobs             the same, as a URL
-//	s3://bucket                              an S3 bucket (S3)
+//	s3://bucket                              an S3 bucket (NewS3)
 //	s3://bucket/prefix?endpoint=http://127.0.0.1:7070&region=us-east-1&path_style=true
+//	azblob://container                       an Azure Blob Storage container (NewAzure)
+//	azblob://container/prefix?localemu=true&protocol=http&domain=127.0.0.1:10000
 //
 // S3 query parameters: endpoint (an http or https base URL), region, path_style (a boolean).
 // Credentials never appear in the URL: they come from AWS_ACCESS_KEY_ID and
-// AWS_SECRET_ACCESS_KEY or the rest of the SDK's default chain. Use NewLocal or NewS3
-// directly for everything else.
+// AWS_SECRET_ACCESS_KEY or the rest of the SDK's default chain.
+//
+// Azure follows gocloud's azureblob conventions: the account and its credentials come from
+// AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY (or AZURE_STORAGE_SAS_TOKEN, or
+// AZURE_STORAGE_CONNECTION_STRING, else the default Azure credential chain), the endpoint
+// from AZURE_STORAGE_DOMAIN, AZURE_STORAGE_PROTOCOL and AZURE_STORAGE_IS_LOCAL_EMULATOR, or
+// the query parameters domain, protocol, localemu, cdn and storage_account.
+//
+// A prefix (the URL's path) is prepended to every key with a slash; it follows the key rules.
+// Use NewLocal, NewS3 or NewAzure directly for everything else.
 func Open(ctx context.Context, rawURL string) (Store, error) {
 	if rawURL == "" {
 		return nil, errors.New("blob URL is empty")
 	}
 	if !strings.Contains(rawURL, "://") && !strings.HasPrefix(rawURL, "s3:") &&
-		!strings.HasPrefix(rawURL, "file:") {
+		!strings.HasPrefix(rawURL, "file:") && !strings.HasPrefix(rawURL, "azblob:") {
 		return NewLocal(rawURL)
 	}
 	u, err := url.Parse(rawURL)
@@ -49,8 +59,14 @@ func Open(ctx context.Context, rawURL string) (Store, error) {
 			return nil, fmt.Errorf("blob URL %q: %w", u.Redacted(), err)
 		}
 		return NewS3(ctx, cfg)
+	case "azblob":
+		b, err := openAzureURL(ctx, u)
+		if err != nil {
+			return nil, fmt.Errorf("blob URL %q: %w", u.Redacted(), err)
+		}
+		return b, nil
 	default:
-		return nil, fmt.Errorf("blob URL %q: unsupported scheme %q (want a path, file:// or s3://)",
+		return nil, fmt.Errorf("blob URL %q: unsupported scheme %q (want a path, file://, s3:// or azblob://)",
 			u.Redacted(), u.Scheme)
 	}
 }
@@ -68,30 +84,39 @@ func fileURLPath(u *url.URL) (string, error) {
 	return u.Path, nil
 }
 
+// containerURL checks the parts of an s3:// or azblob:// URL that name the bucket (or
+// container) and returns its prefix. keyEnv names where the credentials go instead of the URL.
+func containerURL(u *url.URL, keyEnv string) (prefix string, err error) {
+	switch {
+	case u.User != nil:
+		return "", fmt.Errorf("credentials in the URL are not supported; set %s", keyEnv)
+	case u.Host == "" || u.Opaque != "":
+		return "", fmt.Errorf("no bucket (want %s://bucket/prefix)", u.Scheme)
+	case u.Fragment != "":
+		return "", errors.New("fragment not supported")
+	}
+	prefix = strings.Trim(u.Path, "/")
+	if prefix != "" {
+		if err := CheckKey(prefix); err != nil {
+			return "", fmt.Errorf("prefix: %w", err)
+		}
+	}
+	return prefix, nil
+}
+
 // s3URLConfig returns the S3Config of an s3:// URL.
 func s3URLConfig(u *url.URL) (S3Config, error) {
-	if u.User != nil {
-		return S3Config{}, errors.New("credentials in the URL are not supported; " +
-			"set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	prefix, err := containerURL(u, "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	if err != nil {
+		return S3Config{}, err
 	}
-	if u.Host == "" || u.Opaque != "" {
-		return S3Config{}, errors.New("no bucket (want s3://bucket/prefix)")
-	}
-	if u.Fragment != "" {
-		return S3Config{}, errors.New("fragment not supported")
-	}
-	cfg := S3Config{Bucket: u.Host, Prefix: strings.Trim(u.Path, "/")}
+	cfg := S3Config{Bucket: u.Host, Prefix: prefix}
 	for name, values := range u.Query() {
 		if len(values) != 1 {
 			return S3Config{}, fmt.Errorf("parameter %s given %d times", name, len(values))
 		}
 		if err := setS3Param(&cfg, name, values[0]); err != nil {
 			return S3Config{}, err
-		}
-	}
-	if cfg.Prefix != "" {
-		if err := CheckKey(cfg.Prefix); err != nil {
-			return S3Config{}, fmt.Errorf("prefix: %w", err)
 		}
 	}
 	return cfg, nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/blob/blobtest"
 )
 
 func TestOpen_Local(t *testing.T) {
@@ -34,14 +35,34 @@ func TestOpen_S3(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Open(%q): %v", url, err)
 		}
-		if _, ok := s.(*blob.S3); !ok {
-			t.Fatalf("Open(%q) = %T, want *blob.S3", url, s)
+		if _, ok := s.(*blob.Bucket); !ok {
+			t.Fatalf("Open(%q) = %T, want *blob.Bucket", url, s)
+		}
+	}
+}
+
+func TestOpen_Azure(t *testing.T) {
+	// The store makes no request until used, so no server is needed either.
+	t.Setenv("AZURE_STORAGE_ACCOUNT", "docket")
+	t.Setenv("AZURE_STORAGE_KEY", blobtest.AzuriteKey)
+	for _, url := range []string{
+		"azblob://container",
+		"azblob://container/docs/v1",
+		"azblob://container?localemu=true&protocol=http&domain=127.0.0.1:10000",
+	} {
+		s, err := blob.Open(t.Context(), url)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", url, err)
+		}
+		if _, ok := s.(*blob.Bucket); !ok {
+			t.Fatalf("Open(%q) = %T, want *blob.Bucket", url, s)
 		}
 	}
 }
 
 func TestOpen_BadURL(t *testing.T) {
-	t.Parallel()
+	t.Setenv("AZURE_STORAGE_ACCOUNT", "docket")
+	t.Setenv("AZURE_STORAGE_KEY", blobtest.AzuriteKey)
 	tests := []struct{ url, wantErr string }{
 		{"", "empty"},
 		{"gs://bucket", `unsupported scheme "gs"`},
@@ -65,6 +86,13 @@ func TestOpen_BadURL(t *testing.T) {
 		{"s3://b/x#frag", "fragment"},
 		{"s3://user:hunter2@b", "AWS_ACCESS_KEY_ID"},
 		{"s3://user:hunter2@b/%zz", "invalid URL escape"},
+		{"azblob://", "no bucket"},
+		{"azblob:container", "no bucket"},
+		{"azblob://c?foo=1", `unknown query parameter "foo"`},
+		{"azblob://c?protocol=http", `protocol "http" only allowed when IsLocalEmulator is true`},
+		{"azblob://c?localemu=true&protocol=http&domain=10.0.0.1:10000", "non-loopback"},
+		{"azblob://c/a.b", "prefix: invalid blob key"},
+		{"azblob://user:hunter2@c", "AZURE_STORAGE_KEY"},
 	}
 	for _, tt := range tests {
 		_, err := blob.Open(t.Context(), tt.url)

@@ -30,8 +30,8 @@ const (
 )
 
 // OpenReaderAt opens key for random access and returns it with its size. For the local
-// backend it is the object's *os.File. For other stores it is a reader that fetches aligned
-// RangeBlockSize blocks with OpenRange (one ranged GET each on S3) and keeps the last few in
+// backend it reads the object's file. For other stores it is a reader that fetches aligned
+// RangeBlockSize blocks with OpenRange (one ranged GET each on S3 and Azure) and keeps the last few in
 // memory (4 MiB at most), which serves parsers that read small pieces here and there. Its
 // reads use ctx, so they fail once ctx ends. It serialises concurrent ReadAt calls.
 //

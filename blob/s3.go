@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,21 +12,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"gocloud.dev/blob/s3blob"
 )
 
-var _ Store = (*S3)(nil)
-
-// S3 upload defaults. S3 requires parts of at least 5 MiB (except the last) and allows at
-// most 10,000 parts, so with the default part size an object can reach about 48 GiB.
-const (
-	DefaultPartSize    = 5 << 20
-	MinPartSize        = 5 << 20
-	DefaultConcurrency = 2
-	DefaultRegion      = "us-east-1"
-)
+// DefaultRegion is the S3 region when neither S3Config nor the AWS configuration names one.
+const DefaultRegion = "us-east-1"
 
 // abortTimeout bounds the clean-up of a failed multipart upload, which runs on a fresh
 // context so that a cancelled Put still aborts its upload.
@@ -53,30 +41,21 @@ type S3Config struct {
 	// default chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, shared files, instance roles).
 	AccessKeyID     string
 	SecretAccessKey string
-	// PartSize is the multipart part size in bytes (default DefaultPartSize, at least
-	// MinPartSize). A Put holds at most about (Concurrency+2)×PartSize in memory.
-	PartSize int64
-	// Concurrency is the number of parts a Put uploads at once (default DefaultConcurrency).
-	Concurrency int
 	// HTTPClient, if set, sends the requests (default: the SDK's).
 	HTTPClient *http.Client
 }
 
-// S3 stores objects in an S3-compatible bucket. Put streams with a multipart upload of
-// bounded parts (a single PUT when the body fits in one part) and aborts the upload when it
-// fails, so no partial object is ever visible.
-type S3 struct {
-	client   *s3.Client
-	transfer *transfermanager.Client
-	bucket   string
-	prefix   string // "" or ending in "/"
-}
-
-// NewS3 returns an S3 store. It checks the configuration and loads credentials but makes no
-// request: a missing bucket shows at the first operation.
-func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
-	if err := cfg.setDefaults(); err != nil {
-		return nil, fmt.Errorf("s3 blob store: %w", err)
+// NewS3 returns a store in an S3 bucket (gocloud's s3blob). Put streams with a multipart
+// upload of DefaultPartSize parts (a single PUT when the body fits in one part) and aborts
+// the upload when it fails, so no partial object is ever visible. NewS3 checks the
+// configuration and loads credentials but makes no request: a missing bucket shows at the
+// first operation.
+func NewS3(ctx context.Context, cfg S3Config) (*Bucket, error) {
+	if cfg.Bucket == "" {
+		return nil, errors.New("s3 blob store: no bucket")
+	}
+	if (cfg.AccessKeyID == "") != (cfg.SecretAccessKey == "") {
+		return nil, errors.New("s3 blob store: set both AccessKeyID and SecretAccessKey, or neither")
 	}
 	awsCfg, err := loadAWSConfig(ctx, &cfg)
 	if err != nil {
@@ -87,49 +66,31 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 		o.UsePathStyle = cfg.PathStyle
-		// Ranged and multipart GETs cannot be checked against a whole-object checksum;
-		// the SDK would log so on every such read.
+		// Ranged GETs cannot be checked against a whole-object checksum; the SDK would
+		// log so on every such read.
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
-	transfer := transfermanager.New(client, func(o *transfermanager.Options) {
-		o.PartSizeBytes = cfg.PartSize
-		o.MultipartUploadThreshold = cfg.PartSize
-		o.Concurrency = cfg.Concurrency
-		o.FailTimeout = abortTimeout
+	gb, err := s3blob.OpenBucket(ctx, client, cfg.Bucket, &s3blob.Options{
+		RequestChecksumCalculation: awsCfg.RequestChecksumCalculation,
 	})
-	s := &S3{client: client, transfer: transfer, bucket: cfg.Bucket}
-	if cfg.Prefix != "" {
-		s.prefix = cfg.Prefix + "/"
+	if err != nil {
+		return nil, fmt.Errorf("s3 blob store: %w", err)
 	}
-	return s, nil
-}
-
-// setDefaults checks cfg and fills in its defaults.
-func (cfg *S3Config) setDefaults() error {
-	if cfg.Bucket == "" {
-		return errors.New("no bucket")
+	b, err := newBucket(gb, cfg.Prefix)
+	if err != nil {
+		return nil, fmt.Errorf("s3 blob store: %w", err)
 	}
-	if cfg.Prefix != "" {
-		if err := CheckKey(cfg.Prefix); err != nil {
-			return fmt.Errorf("prefix: %w", err)
-		}
-	}
-	if (cfg.AccessKeyID == "") != (cfg.SecretAccessKey == "") {
-		return errors.New("set both AccessKeyID and SecretAccessKey, or neither")
-	}
-	if cfg.PartSize == 0 {
-		cfg.PartSize = DefaultPartSize
-	}
-	if cfg.PartSize < MinPartSize {
-		return fmt.Errorf("part size %d below the S3 minimum %d", cfg.PartSize, MinPartSize)
-	}
-	if cfg.Concurrency == 0 {
-		cfg.Concurrency = DefaultConcurrency
-	}
-	if cfg.Concurrency < 0 {
-		return fmt.Errorf("negative concurrency %d", cfg.Concurrency)
-	}
-	return nil
+	// Every Put's upload runs with this transfer manager (see Bucket.put): s3blob's own would
+	// buffer up to 16 MiB before its first part, and would abort a cancelled upload on the
+	// cancelled context, which leaves the upload behind.
+	b.transfer = transfermanager.New(client, func(o *transfermanager.Options) {
+		o.PartSizeBytes = DefaultPartSize
+		o.MultipartUploadThreshold = DefaultPartSize
+		o.Concurrency = DefaultConcurrency
+		o.FailTimeout = abortTimeout
+		o.RequestChecksumCalculation = awsCfg.RequestChecksumCalculation
+	})
+	return b, nil
 }
 
 // loadAWSConfig loads the SDK configuration that cfg does not override.
@@ -153,162 +114,4 @@ func loadAWSConfig(ctx context.Context, cfg *S3Config) (aws.Config, error) {
 		awsCfg.Region = DefaultRegion
 	}
 	return awsCfg, nil
-}
-
-// objectKey checks key and ctx and returns the object's name in the bucket.
-func (s *S3) objectKey(ctx context.Context, key string) (*string, error) {
-	if err := CheckKey(key); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return aws.String(s.prefix + key), nil
-}
-
-// Put implements Store.
-func (s *S3) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
-	name, err := s.objectKey(ctx, key)
-	if err != nil {
-		return 0, fmt.Errorf("put blob: %w", err)
-	}
-	// countReader hides any io.Seeker of r: the upload then reads r once, part by part.
-	cr := &countReader{ctx: ctx, r: r}
-	_, err = s.transfer.UploadObject(ctx, &transfermanager.UploadObjectInput{
-		Bucket: aws.String(s.bucket), Key: name, Body: cr,
-	})
-	if err != nil {
-		// Keep the cause a caller tests for (the reader's error, e.g. http.MaxBytesError,
-		// or the context's) even where the SDK reports it only as text.
-		for _, cause := range []error{cr.err, ctx.Err()} {
-			if cause != nil && !errors.Is(err, cause) {
-				err = errors.Join(cause, err)
-			}
-		}
-		return 0, fmt.Errorf("put blob %s: %w", key, s3Error(err))
-	}
-	return cr.n, nil
-}
-
-// Open implements Store.
-func (s *S3) Open(ctx context.Context, key string) (io.ReadCloser, int64, error) {
-	name, err := s.objectKey(ctx, key)
-	if err != nil {
-		return nil, 0, fmt.Errorf("open blob: %w", err)
-	}
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: name})
-	if err != nil {
-		return nil, 0, fmt.Errorf("open blob %s: %w", key, s3Error(err))
-	}
-	return out.Body, aws.ToInt64(out.ContentLength), nil
-}
-
-// OpenRange implements Store with one ranged GET.
-func (s *S3) OpenRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
-	name, err := s.objectKey(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("open blob: %w", err)
-	}
-	if off < 0 {
-		return nil, fmt.Errorf("open blob %s: negative offset %d", key, off)
-	}
-	if n == 0 { // HTTP cannot ask for zero bytes
-		if _, err := s.Stat(ctx, key); err != nil {
-			return nil, err
-		}
-		return io.NopCloser(strings.NewReader("")), nil
-	}
-	rng := fmt.Sprintf("bytes=%d-", off)
-	if n > 0 {
-		rng = fmt.Sprintf("bytes=%d-%d", off, off+n-1)
-	}
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{
-		Bucket: aws.String(s.bucket), Key: name, Range: aws.String(rng),
-	})
-	if err != nil {
-		if isInvalidRange(err) { // the object exists; off is at or past its end
-			return io.NopCloser(strings.NewReader("")), nil
-		}
-		return nil, fmt.Errorf("open blob %s: %w", key, s3Error(err))
-	}
-	return out.Body, nil
-}
-
-// Stat implements Store.
-func (s *S3) Stat(ctx context.Context, key string) (Info, error) {
-	name, err := s.objectKey(ctx, key)
-	if err != nil {
-		return Info{}, fmt.Errorf("stat blob: %w", err)
-	}
-	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: name})
-	if err != nil {
-		return Info{}, fmt.Errorf("stat blob %s: %w", key, s3Error(err))
-	}
-	return Info{Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified)}, nil
-}
-
-// Delete implements Store.
-func (s *S3) Delete(ctx context.Context, key string) error {
-	name, err := s.objectKey(ctx, key)
-	if err != nil {
-		return fmt.Errorf("delete blob: %w", err)
-	}
-	_, err = s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: name})
-	if err != nil {
-		if err := s3Error(err); !errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("delete blob %s: %w", key, err)
-		}
-	}
-	return nil
-}
-
-// s3Error translates an SDK error into the package's sentinels: a missing key (but not a
-// missing bucket, which is a configuration error) becomes ErrNotFound.
-func s3Error(err error) error {
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode() == "NoSuchBucket" {
-		return err
-	}
-	var noKey *types.NoSuchKey
-	var notFound *types.NotFound
-	var resp *smithyhttp.ResponseError
-	if errors.As(err, &noKey) || errors.As(err, &notFound) ||
-		errors.As(err, &resp) && resp.HTTPStatusCode() == http.StatusNotFound {
-		return fmt.Errorf("%w (%w)", ErrNotFound, err)
-	}
-	return err
-}
-
-// isInvalidRange reports whether err is S3's answer to a range past the end of an object.
-func isInvalidRange(err error) bool {
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode() == "InvalidRange" {
-		return true
-	}
-	var resp *smithyhttp.ResponseError
-	return errors.As(err, &resp) && resp.HTTPStatusCode() == http.StatusRequestedRangeNotSatisfiable
-}
-
-// countReader counts what it reads, stops when ctx ends, and remembers the first error.
-type countReader struct {
-	ctx context.Context
-	r   io.Reader
-	n   int64
-	err error
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	if err := c.ctx.Err(); err != nil {
-		c.err = err
-		return 0, err
-	}
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	if err != nil && !errors.Is(err, io.EOF) {
-		c.err = err
-	}
-	return n, err
 }

@@ -44,7 +44,7 @@ func (f *s3Fixture) config() blob.S3Config {
 }
 
 // store returns an S3 store with a fresh prefix.
-func (f *s3Fixture) store(tb testing.TB) (*blob.S3, blob.S3Config) {
+func (f *s3Fixture) store(tb testing.TB) (*blob.Bucket, blob.S3Config) {
 	tb.Helper()
 	cfg := f.config()
 	s, err := blob.NewS3(tb.Context(), cfg)
@@ -74,8 +74,8 @@ func TestS3_OpenURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.(*blob.S3); !ok {
-		t.Fatalf("Open(%q) = %T, want *blob.S3", url, s)
+	if _, ok := s.(*blob.Bucket); !ok {
+		t.Fatalf("Open(%q) = %T, want *blob.Bucket", url, s)
 	}
 	if _, err := s.Put(t.Context(), "t/k", bytes.NewReader([]byte("via url"))); err != nil {
 		t.Fatal(err)

@@ -14,8 +14,10 @@
 #          tesseract-ocr-eng`)
 #   tools  golangci-lint and versitygw (the S3 server the blob tests start), pinned, built
 #          from source once per machine into a cache outside the checkout
-#          ($DOCKET_TOOLS_CACHE, default ~/.cache/docket-tools) and linked into ./bin; when
-#          the cache lacks them, both build in the background from the script's start
+#          ($DOCKET_TOOLS_CACHE, default ~/.cache/docket-tools) and linked into ./bin, and
+#          Azurite (the Azure Blob Storage emulator the blob tests start), the pinned npm
+#          package installed there by npm (setup installs node and npm when missing); when
+#          the cache lacks them, they build or install in the background from the script's start
 #   vet    go mod tidy -diff (fails when go.mod or go.sum is untidy), then go vet
 #   lint   golangci-lint run (implies tools)
 #   test   go test -race -json -p 2 -parallel 4, reported by internal/cmd/testreport: a line
@@ -42,6 +44,7 @@
 #   DOCKET_TOOLS_CACHE   where the pinned tools are built (default ~/.cache/docket-tools)
 #   DOCKET_TEST_SKIP     steps to skip, same as --skip (space- or comma-separated)
 #   DOCKET_SKIP_S3=1     skip the tests against versitygw (and building it before the tests)
+#   DOCKET_SKIP_AZURE=1  skip the tests against Azurite (and installing it before the tests)
 #   DOCKET_REQUIRE_BROWSER  1 (the default here) makes the dashboard's browser tests fail, not
 #                        skip, when Chromium or Firefox is missing; 0 lets them skip
 #   DOCKET_CHROMIUM      the Chromium binary the browser test starts (default: chromium on PATH)
@@ -324,6 +327,14 @@ setup_tesseract() { # pipeline/extract reads scanned pages back with a real Tess
 	log "tesseract: $(command -v tesseract) ($(tesseract --version 2>&1 | head -n 1))"
 }
 
+setup_node() { # Azurite, the Azure Blob Storage emulator of the blob tests, is an npm package
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+		log "node or npm not found; installing nodejs and npm (for Azurite)"
+		apt_install nodejs npm
+	fi
+	log "node: $(command -v node) ($(node --version)), npm $(npm --version)"
+}
+
 setup_python3() { # HTTP dispatch's example endpoint (examples/dispatch) runs in a Go test
 	command -v python3 >/dev/null 2>&1 || { log "python3 not found; installing python3"; apt_install python3; }
 	log "python3: $(python3 --version 2>&1)"
@@ -338,6 +349,7 @@ setup() {
 	setup_faketime
 	setup_firefox
 	setup_tesseract
+	setup_node
 	setup_python3
 }
 
@@ -362,6 +374,12 @@ VERSITYGW_VERSION=v1.8.0 # the S3-compatible server the blob tests start (blob/b
 VERSITYGW_PKG=github.com/versity/versitygw/cmd/versitygw
 VERSITYGW_MOD=github.com/versity/versitygw
 VERSITYGW=$BIN_DIR/versitygw
+
+# The Azure Blob Storage emulator the blob tests start (blob/blobtest): the last release that
+# runs on node 18 and 20 (3.36 requires node 21, 3.37 node 22).
+AZURITE_VERSION=3.35.0
+AZURITE=$BIN_DIR/azurite-blob
+AZURITE_DIR=$TOOLS_CACHE/azurite-$AZURITE_VERSION
 
 # tool_cached NAME VERSION: the cached binary's path (built by this Go's minor version: a
 # golangci-lint built by an older Go refuses to lint code for a newer one).
@@ -408,12 +426,54 @@ tool_link() {
 	log "$name $version: $dest -> $bin"
 }
 
+# azurite_ok: whether the cache holds azurite-blob of AZURITE_VERSION.
+azurite_ok() {
+	[ -x "$AZURITE_DIR/node_modules/.bin/azurite-blob" ] &&
+		grep -Eq "\"version\": *\"$AZURITE_VERSION\"" "$AZURITE_DIR/node_modules/azurite/package.json" 2>/dev/null
+}
+
+# azurite_install: installs the azurite npm package, exactly AZURITE_VERSION and its runtime
+# dependencies, into the cache (npm has no build step to run for it).
+azurite_install() {
+	rm -rf "$AZURITE_DIR" && mkdir -p "$AZURITE_DIR" &&
+		npm install --prefix "$AZURITE_DIR" --no-save --no-audit --no-fund --omit=dev "azurite@$AZURITE_VERSION"
+}
+
+# azurite_start: unless the cache has it (or npm is missing: setup installs it, and
+# tools_azurite installs Azurite then), installs Azurite in the background.
+azurite_start() {
+	azurite_ok && return 0
+	command -v npm >/dev/null 2>&1 || return 0
+	mkdir -p "$TOOLS_LOG_DIR"
+	log "installing azurite $AZURITE_VERSION into $AZURITE_DIR in the background (log: .tmp/tools/azurite.log)"
+	azurite_install >"$TOOLS_LOG_DIR/azurite.log" 2>&1 &
+	TOOL_PID[azurite]=$!
+}
+
+tools_azurite() {
+	if [ -n "${TOOL_PID[azurite]:-}" ]; then
+		wait "${TOOL_PID[azurite]}" || { cat "$TOOLS_LOG_DIR/azurite.log" >&2; die "installing azurite $AZURITE_VERSION failed"; }
+		unset "TOOL_PID[azurite]"
+	elif ! azurite_ok; then
+		command -v npm >/dev/null 2>&1 || die "npm not found (the setup step installs it)"
+		log "installing azurite $AZURITE_VERSION into $AZURITE_DIR"
+		azurite_install || die "installing azurite $AZURITE_VERSION failed"
+	fi
+	azurite_ok || die "$AZURITE_DIR holds no azurite $AZURITE_VERSION"
+	mkdir -p "$BIN_DIR"
+	ln -sf "$AZURITE_DIR/node_modules/.bin/azurite-blob" "$AZURITE"
+	log "azurite $AZURITE_VERSION: $AZURITE -> $AZURITE_DIR/node_modules/.bin/azurite-blob"
+}
+
 tools_start() {
 	if wanted tools || wanted lint; then
 		tool_start golangci-lint "$GOLANGCI_LINT_PKG" "$GOLANGCI_LINT_MOD" "$GOLANGCI_LINT_VERSION"
 	fi
 	if wanted tools || { wanted test && [ "${DOCKET_SKIP_S3:-}" != 1 ]; }; then
 		tool_start versitygw "$VERSITYGW_PKG" "$VERSITYGW_MOD" "$VERSITYGW_VERSION"
+	fi
+	if wanted tools || { wanted test && [ "${DOCKET_SKIP_AZURE:-}" != 1 ]; }; then
+		azurite_start
 	fi
 }
 
@@ -523,6 +583,9 @@ if wanted tools || wanted lint; then
 fi
 if wanted tools || { wanted test && [ "${DOCKET_SKIP_S3:-}" != 1 ]; }; then # versitygw
 	step "tools: versitygw $VERSITYGW_VERSION" tools_versitygw
+fi
+if wanted tools || { wanted test && [ "${DOCKET_SKIP_AZURE:-}" != 1 ]; }; then # azurite
+	step "tools: azurite $AZURITE_VERSION" tools_azurite
 fi
 wanted vet && step "go mod tidy -diff, go vet ${PKGS[*]}" go_vet
 wanted lint && step "golangci-lint run ${PKGS[*]}" golangci_lint_run "${PKGS[@]}"

@@ -1,7 +1,7 @@
 // Package blobtest is the conformance suite of blob.Store: Run checks one backend against the
 // contract documented on blob.Store, the way testing/fstest checks an fs.FS. Every backend's
-// tests call it; a behaviour change starts here. It also starts the S3-compatible server
-// (versitygw) that the S3 backend is tested against (StartS3Server).
+// tests call it; a behaviour change starts here. It also starts the servers the S3 and Azure
+// backends are tested against: versitygw (StartS3Server) and Azurite (StartAzureServer).
 package blobtest
 
 import (
@@ -27,11 +27,12 @@ const (
 	// LargeSize is the object streamed to check that memory does not grow with size.
 	LargeSize = 64 << 20
 	// MaxHeapGrowth is how much more heap a Put of LargeSize/2 or LargeSize may use than
-	// before it began (the S3 backend's defaults hold at most about 20 MiB: four 5 MiB parts;
-	// the local one 0.2 MiB): well under either size, so a Put that buffers fails.
+	// before it began (the S3 and Azure backends hold at most about 20 MiB: four 5 MiB parts;
+	// the local one 1 MiB): well under either size, so a Put that buffers fails.
 	MaxHeapGrowth = 24 << 20
-	// failLate is where a reader fails in the "late" cases: beyond the first S3 part.
-	failLate = 12 << 20
+	// failLate is where a reader fails in the "late" cases: beyond the first S3 part, and
+	// beyond what the S3 transfer manager reads before it chooses a multipart upload (16 MiB).
+	failLate = 20 << 20
 )
 
 // Run runs the suite. newBackend returns a fresh backend for each subtest. The memory test

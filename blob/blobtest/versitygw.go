@@ -1,18 +1,13 @@
 package blobtest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -46,7 +41,7 @@ func StartS3Server(tb testing.TB) *S3Server {
 	if os.Getenv(SkipS3Env) == "1" {
 		tb.Skipf("%s=1: skipping the tests against a real S3 server", SkipS3Env)
 	}
-	bin, err := findVersitygw()
+	bin, err := findBin(versitygwBin)
 	if err != nil {
 		tb.Fatalf("%v: run `make tools` (scripts/test.sh --only tools) to build it into ./bin, "+
 			"or set %s=1 to skip the S3 tests", err, SkipS3Env)
@@ -73,39 +68,6 @@ func StartS3Server(tb testing.TB) *S3Server {
 	return s
 }
 
-// findVersitygw returns the path of the versitygw binary.
-func findVersitygw() (string, error) {
-	if root, err := repoRoot(); err == nil {
-		p := filepath.Join(root, "bin", versitygwBin)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath(versitygwBin)
-	if err != nil {
-		return "", fmt.Errorf("%s not found in ./bin nor on PATH", versitygwBin)
-	}
-	return p, nil
-}
-
-// repoRoot returns the nearest directory above the working directory with a go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // start runs versitygw on a free port with its data in dir and waits until it answers.
 func (s *S3Server) start(tb testing.TB, bin, dir string) error {
 	port, err := freePort()
@@ -114,24 +76,10 @@ func (s *S3Server) start(tb testing.TB, bin, dir string) error {
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	var out syncBuffer
-	// Not tied to the test's context: the clean-up below stops it, gracefully, by its pid.
-	cmd := exec.CommandContext(context.Background(), bin, "--port", addr, "--access", s.AccessKey, "--secret", s.SecretKey,
+	exited, stop, err := startProc(&out, bin, "--port", addr, "--access", s.AccessKey, "--secret", s.SecretKey,
 		"--region", s.Region, "--quiet", "posix", dir)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	if err != nil {
 		return err
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
 	}
 	s.Endpoint = "http://" + addr
 	if err := waitReady(s.Endpoint, exited); err != nil {
@@ -207,22 +155,4 @@ func (s *S3Server) Uploads(tb testing.TB, bucket, prefix string) []string {
 		keys = append(keys, "upload of "+aws.ToString(u.Key))
 	}
 	return keys
-}
-
-// syncBuffer is a bytes.Buffer safe for the writes of a child process's two streams.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -7,7 +7,45 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/docketq/docket/blob"
+	"github.com/docketq/docket/blob/blobtest"
 )
+
+// The start-up check passes on a store of each backend, opened from its --blob-url, and fails
+// on one whose bucket or container is missing.
+func TestCheckBlobs(t *testing.T) {
+	check := func(t *testing.T, url string, wantOK bool) {
+		t.Helper()
+		blobs, err := blob.Open(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = checkBlobs(t.Context(), blobs, url)
+		if ok := err == nil; ok != wantOK {
+			t.Fatalf("checkBlobs(%s) = %v, want success %v", url, err, wantOK)
+		}
+		if err != nil && !strings.Contains(err.Error(), "cannot be used: write") {
+			t.Fatalf("checkBlobs(%s) = %v, want a failed write", url, err)
+		}
+	}
+	t.Run("Local", func(t *testing.T) { check(t, "file://"+t.TempDir(), true) })
+	t.Run("S3", func(t *testing.T) {
+		srv := blobtest.StartS3Server(t)
+		srv.CreateBucket(t, "docs")
+		t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+		t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+		check(t, "s3://docs/check?path_style=true&endpoint="+srv.Endpoint, true)
+		check(t, "s3://missing?path_style=true&endpoint="+srv.Endpoint, false)
+	})
+	t.Run("Azure", func(t *testing.T) {
+		srv := blobtest.StartAzureServer(t)
+		srv.CreateContainer(t, "docs")
+		srv.SetEnv(t)
+		check(t, "azblob://docs/check", true)
+		check(t, "azblob://missing", false)
+	})
+}
 
 // A worker whose blob store refuses it says so at start and does not run.
 func TestWorker_BlobStoreUnreachable(t *testing.T) {

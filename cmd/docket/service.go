@@ -47,7 +47,7 @@ type serviceFlags struct {
 
 func (f *serviceFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&f.blobURL, "blob-url", getenv("DOCKET_BLOB_URL"),
-		"where uploaded files go: a directory, file://DIR or s3://bucket[/prefix]?endpoint=...; default <data-dir>/blobs [DOCKET_BLOB_URL]")
+		"where uploaded files go: a directory, file://DIR, s3://bucket[/prefix]?endpoint=... or azblob://container[/prefix]; default <data-dir>/blobs [DOCKET_BLOB_URL]")
 	fs.StringVar(&f.embedURL, "embedding-url", getenv("DOCKET_EMBEDDING_URL"),
 		"OpenAI-compatible embeddings server (OpenAI, Ollama, vLLM); empty uses the local hashing embedder [DOCKET_EMBEDDING_URL]")
 	fs.StringVar(&f.embedModel, "embedding-model", getenv("DOCKET_EMBEDDING_MODEL"),
