@@ -75,7 +75,7 @@ type pdfJob struct {
 	ctx    context.Context
 	doc    *Document
 	active bool // PDFium counted document JavaScript or attachments
-	total  int // bytes of text so far
+	total  int  // bytes of text so far
 	gate   progressGate
 	ocr    ocrState
 }
