@@ -3,7 +3,7 @@
 
 GO      ?= go
 BIN     := $(CURDIR)/bin
-PKGS    ?= ./...
+PKGS    ?= ./... ./queue/...
 BENCH   ?= .
 COUNT   ?= 1
 ARGS    ?=

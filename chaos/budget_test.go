@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketq/docket/internal/testpg"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
 )
 
@@ -64,7 +64,7 @@ func TestConnectionBudget_Smoke(t *testing.T) {
 const refusalRate = 25
 
 func runBudget(t *testing.T, c budgetConfig) {
-	cl := startCluster(t, testpg.Options{MaxConnections: c.maxConns})
+	cl := startCluster(t, pgtest.Options{MaxConnections: c.maxConns})
 	e := setupBudget(t, cl)
 	workerURL := e.connString + " user=" + budgetRole
 	// Every worker connects before any starts (a start gate), so each has
@@ -261,7 +261,7 @@ func (e *env) checkOneSessionEach(f *fleet) {
 
 // setupBudget is setupOn with a test pool of 2 connections (the reserved
 // slots are 3) and the workers' role.
-func setupBudget(t *testing.T, c *testpg.Cluster) *env {
+func setupBudget(t *testing.T, c *pgtest.Cluster) *env {
 	t.Helper()
 	connString := c.NewDatabase(t)
 	cfg, err := pgxpool.ParseConfig(connString)
@@ -399,7 +399,7 @@ func slicesContains(ps []*proc, p *proc) bool {
 func TestConnectionBudget_StartWhenFull(t *testing.T) {
 	nightlyOnly(t)
 	scheduleLight(t) // schedule_test.go: a mostly waiting scenario
-	cl := startCluster(t, testpg.Options{MaxConnections: 20})
+	cl := startCluster(t, pgtest.Options{MaxConnections: 20})
 	e := setupBudget(t, cl)
 	ctx := context.Background()
 	workerURL := e.connString + " user=" + budgetRole

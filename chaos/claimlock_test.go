@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // claimLockPoll is the worker's poll interval in
@@ -32,7 +32,7 @@ const claimLockPoll = 3 * time.Second
 func TestClaimLockedTenant_WaitsPoll(t *testing.T) {
 	scheduleLight(t) // schedule_test.go: one worker, 20 jobs; its bound is half a 3 s poll
 	if !testing.Short() && cluster.External() {
-		t.Skip("needs pg_stat_statements preloaded, as the package's own cluster has it; not with " + testpg.EnvDatabaseURL)
+		t.Skip("needs pg_stat_statements preloaded, as the package's own cluster has it; not with " + pgtest.EnvDatabaseURL)
 	}
 	e := setup(t)
 	ctx := context.Background()

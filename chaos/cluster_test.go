@@ -5,7 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // startCluster starts a PostgreSQL cluster of the test's own, for the
@@ -13,19 +13,19 @@ import (
 // cluster serves the other tests). Its template holds the migrated schema
 // and the ledger; it is stopped when the test ends, after its server log
 // is logged if the test failed.
-func startCluster(t *testing.T, opts testpg.Options) *testpg.Cluster {
+func startCluster(t *testing.T, opts pgtest.Options) *pgtest.Cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("chaos tests start real worker processes; skipped with -short")
 	}
 	if cluster.External() {
-		t.Skip("this scenario restarts, crashes or partitions its own server; not with " + testpg.EnvDatabaseURL)
+		t.Skip("this scenario restarts, crashes or partitions its own server; not with " + pgtest.EnvDatabaseURL)
 	}
 	opts.Template = migrate
 	if opts.MaxConnections == 0 {
 		opts.MaxConnections = 200
 	}
-	c, err := testpg.Start(opts)
+	c, err := pgtest.Start(opts)
 	if err != nil {
 		t.Fatalf("start cluster: %v", err)
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketq/docket/internal/testpg"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
 )
 
@@ -32,7 +32,7 @@ func setup(t *testing.T) *env {
 }
 
 // setupOn is setup on cluster c (one a test started for itself).
-func setupOn(t *testing.T, c *testpg.Cluster) *env {
+func setupOn(t *testing.T, c *pgtest.Cluster) *env {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("chaos tests start real worker processes; skipped with -short")

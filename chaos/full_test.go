@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/internal/faultproxy"
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // The full-size variants of the chaos tests (docs/reliability.md), for the
@@ -89,7 +89,7 @@ func TestPartitionReset_Full(t *testing.T) {
 // TestPGRestart_Full is the fast restart at full size: 20,000 jobs, the
 // restart at t = 10 s.
 func TestPGRestart_Full(t *testing.T) {
-	runServerFault(t, serverFault{name: "pg_ctl restart -m fast", inject: func(c *testpg.Cluster) error {
+	runServerFault(t, serverFault{name: "pg_ctl restart -m fast", inject: func(c *pgtest.Cluster) error {
 		return c.Restart("fast")
 	}}, serverFaultConfig{jobs: 20_000, procs: 4, slots: 8, produce: 30 * time.Second, faultAfter: 10 * time.Second})
 }
@@ -97,7 +97,7 @@ func TestPGRestart_Full(t *testing.T) {
 // TestPGCrash_Full is the durable crash at full size: the crash at t = 10 s.
 func TestPGCrash_Full(t *testing.T) {
 	runServerFault(t, serverFault{name: "pg_ctl stop -m immediate; pg_ctl start", durable: true,
-		inject: func(c *testpg.Cluster) error {
+		inject: func(c *pgtest.Cluster) error {
 			if err := c.StopServer("immediate"); err != nil {
 				return err
 			}

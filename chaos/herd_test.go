@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
 )
@@ -34,7 +34,7 @@ func TestThunderingHerd_Smoke(t *testing.T) {
 	scheduleHeavy(t) // schedule_test.go
 	const procs, slots = 8, 16
 	if !testing.Short() && cluster.External() {
-		t.Skip("needs pg_stat_statements preloaded, as the package's own cluster has it; not with " + testpg.EnvDatabaseURL)
+		t.Skip("needs pg_stat_statements preloaded, as the package's own cluster has it; not with " + pgtest.EnvDatabaseURL)
 	}
 	e := setup(t) // the package's cluster preloads pg_stat_statements
 	ctx := context.Background()

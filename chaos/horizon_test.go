@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/postgres/pgstore"
+	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/store/pgstore"
 	"github.com/docketq/docket/queue"
 )
 

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/internal/testpg"
-	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/postgres/pgstore"
+	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/store/pgstore"
 )
 
 var (
 	// cluster is the PostgreSQL cluster of this test process.
-	cluster *testpg.Cluster
+	cluster *pgtest.Cluster
 	// workerBin is the chaosworker binary built for this test process.
 	workerBin string
 )
@@ -59,7 +59,7 @@ func runMain(m *testing.M) int {
 	// thundering herd: every scenario that does not restart, crash, skew or budget its
 	// server shares this cluster (a cluster's start is seconds of the
 	// smoke tier's three minutes).
-	cluster, err = testpg.Start(testpg.Options{MaxConnections: 300, Template: migrate, TCP: true,
+	cluster, err = pgtest.Start(pgtest.Options{MaxConnections: 300, Template: migrate, TCP: true,
 		Settings: map[string]string{"shared_preload_libraries": "'pg_stat_statements'"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -136,7 +136,7 @@ func (l *netLink) String() string {
 }
 
 // allowPair lets the pair's /30 connect to the cluster whose data
-// directory is dataDir without a password (testpg's pg_hba.conf trusts
+// directory is dataDir without a password (pgtest's pg_hba.conf trusts
 // loopback only), reloads the server's configuration and waits until a
 // connection to the host's end (from the host's end: inside the /30)
 // gets in: the reload is asynchronous.

@@ -16,8 +16,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketq/docket/internal/testpg"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
 )
@@ -40,7 +40,7 @@ func TestNotifyCost_Smoke(t *testing.T) {
 // runNotifyCost runs each mode for span.
 func runNotifyCost(t *testing.T, span time.Duration) {
 	const producers = 8
-	c := startCluster(t, testpg.Options{Durable: true})
+	c := startCluster(t, pgtest.Options{Durable: true})
 	e := setupOn(t, c)
 	ctx := context.Background()
 	// The producers' pool: a connection each.

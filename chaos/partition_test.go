@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketq/docket/internal/faultproxy"
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue"
 )
 
@@ -60,7 +60,7 @@ func newPartition(t *testing.T, c partitionConfig) (*env, *partition) {
 	t.Helper()
 	if c.netns {
 		l := newNetLink(t) // before the cluster: the server binds its address
-		cl := startCluster(t, testpg.Options{TCP: true, Settings: map[string]string{
+		cl := startCluster(t, pgtest.Options{TCP: true, Settings: map[string]string{
 			"listen_addresses": "'127.0.0.1," + l.hostIP + "'",
 		}})
 		e := setupOn(t, cl)
@@ -69,7 +69,7 @@ func newPartition(t *testing.T, c partitionConfig) (*env, *partition) {
 		return e, &partition{host: l.hostIP, port: port, prefix: l.prefix(), cut: l.cut, heal: l.heal, stats: l.String}
 	}
 	if !testing.Short() && cluster.External() { // -short: setup skips (no cluster)
-		t.Skip("the fault proxy needs the package's own cluster (TCP); not with " + testpg.EnvDatabaseURL)
+		t.Skip("the fault proxy needs the package's own cluster (TCP); not with " + pgtest.EnvDatabaseURL)
 	}
 	e := setup(t) // the package's cluster listens on TCP too; only the victim goes through the proxy
 	proxy, err := faultproxy.Listen(faultproxy.Config{Target: cluster.TCPAddr()})

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // serverFault is a fault of the PostgreSQL server itself.
 type serverFault struct {
 	name    string
 	durable bool                        // fsync and synchronous_commit on
-	inject  func(*testpg.Cluster) error // returns once the server accepts connections again
+	inject  func(*pgtest.Cluster) error // returns once the server accepts connections again
 }
 
 // serverFaultConfig sizes a server-fault run (fast restart or durable
@@ -45,7 +45,7 @@ const (
 // connections, at most the workers' pool connections (3 × 12).
 func TestPGRestart_Smoke(t *testing.T) {
 	scheduleHeavy(t) // schedule_test.go
-	runServerFault(t, serverFault{name: "pg_ctl restart -m fast", inject: func(c *testpg.Cluster) error {
+	runServerFault(t, serverFault{name: "pg_ctl restart -m fast", inject: func(c *pgtest.Cluster) error {
 		return c.Restart("fast")
 	}}, serverFaultConfig{jobs: 1500, procs: 3, slots: 8, produce: 7 * time.Second, faultAfter: 2 * time.Second})
 }
@@ -59,7 +59,7 @@ func TestPGRestart_Smoke(t *testing.T) {
 func TestPGCrash_Smoke(t *testing.T) {
 	scheduleHeavy(t) // schedule_test.go
 	runServerFault(t, serverFault{name: "pg_ctl stop -m immediate; pg_ctl start", durable: true,
-		inject: func(c *testpg.Cluster) error {
+		inject: func(c *pgtest.Cluster) error {
 			if err := c.StopServer("immediate"); err != nil {
 				return err
 			}
@@ -68,7 +68,7 @@ func TestPGCrash_Smoke(t *testing.T) {
 }
 
 func runServerFault(t *testing.T, fault serverFault, c serverFaultConfig) {
-	cl := startCluster(t, testpg.Options{Durable: fault.durable})
+	cl := startCluster(t, pgtest.Options{Durable: fault.durable})
 	e := setupOn(t, cl)
 	// A checkpoint before the run, as a server in service has taken one in
 	// the last few minutes: crash recovery then replays the run's WAL, not

@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue"
 )
 
@@ -135,7 +135,7 @@ func runSkew(t *testing.T, c skewConfig) {
 	if c.skew != 0 {
 		env = faketimeEnv(t, c.skew)
 	}
-	cl := startCluster(t, testpg.Options{Env: env})
+	cl := startCluster(t, pgtest.Options{Env: env})
 	e := setupOn(t, cl)
 	ctx := context.Background()
 	measured := time.Until(e.dbNow())

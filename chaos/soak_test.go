@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // soakStall fails the soak when no job completes for this long after the
@@ -53,7 +53,7 @@ const soakStall = 5 * time.Minute
 // size.svg, dead.svg, claim.svg, throughput.svg and summary.md.
 func TestSoak(t *testing.T) {
 	c := soakConfigFromEnv(t)
-	cl := startCluster(t, testpg.Options{MaxConnections: 100})
+	cl := startCluster(t, pgtest.Options{MaxConnections: 100})
 	e := setupOn(t, cl)
 	ctx := context.Background()
 	out := c.out

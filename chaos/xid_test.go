@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/docketq/docket/dispatch"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 	"github.com/docketq/docket/webhook"
 )
 

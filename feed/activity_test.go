@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/feed"
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue"
 )
 
@@ -37,7 +37,7 @@ func drain(ch <-chan struct{}) {
 // closed by stop, and by Run's return.
 func TestFeed_Watch(t *testing.T) {
 	verifyNoLeaks(t)
-	db := testpg.NewDatabase(t)
+	db := pgtest.NewDatabase(t)
 	client := queue.NewClient(newPGDriver(t, db), queue.ClientConfig{})
 	other := queue.NewClient(newPGDriver(t, db), queue.ClientConfig{})
 	f := feed.New(feed.Config{Client: client, Queue: testQueue, PollInterval: time.Hour})

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/feed"
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue"
 )
 
@@ -22,11 +22,11 @@ func BenchmarkEventLatency(b *testing.B) {
 		benchLatency(b, c, c, 0)
 	})
 	b.Run("postgres", func(b *testing.B) {
-		c := queue.NewClient(newPGDriver(b, testpg.NewDatabase(b)), queue.ClientConfig{})
+		c := queue.NewClient(newPGDriver(b, pgtest.NewDatabase(b)), queue.ClientConfig{})
 		benchLatency(b, c, c, 0)
 	})
 	b.Run("postgres-other-process", func(b *testing.B) {
-		db := testpg.NewDatabase(b)
+		db := pgtest.NewDatabase(b)
 		here := queue.NewClient(newPGDriver(b, db), queue.ClientConfig{})
 		there := queue.NewClient(newPGDriver(b, db), queue.ClientConfig{})
 		benchLatency(b, here, there, feed.DefaultDebounce)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/docketq/docket/feed"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 const (

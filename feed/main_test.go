@@ -3,10 +3,10 @@ package feed_test
 import (
 	"testing"
 
-	"github.com/docketq/docket/internal/testpg"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 func TestMain(m *testing.M) {
-	testpg.Main(m, testpg.Options{Template: postgres.MigrateURL})
+	pgtest.Main(m, pgtest.Options{Template: postgres.MigrateURL})
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 func TestPositions(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketq/docket/feed"
-	"github.com/docketq/docket/internal/testpg"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
 )
@@ -43,7 +43,7 @@ func TestFeed_OtherProcess(t *testing.T) {
 		name := map[bool]string{true: "notifications", false: "poll"}[hints]
 		t.Run(name, func(t *testing.T) {
 			verifyNoLeaks(t)
-			db := testpg.NewDatabase(t)
+			db := pgtest.NewDatabase(t)
 			here, there := driver.Driver(newPGDriver(t, db)), newPGDriver(t, db)
 			cfg := feed.Config{PollInterval: time.Hour}
 			if !hints {

@@ -24,7 +24,7 @@ import (
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // The queue and kind of document jobs (pipeline.Queue, pipeline.Kind).

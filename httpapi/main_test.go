@@ -8,18 +8,18 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/internal/storepair"
-	"github.com/docketq/docket/internal/testpg"
-	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/postgres/pgstore"
+	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/store/pgstore"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // TestMain starts one throwaway PostgreSQL cluster for the test binary (the
 // httpapi and httpapi_test packages share it); every PostgreSQL test gets
 // its own database, copied from a migrated template.
 func TestMain(m *testing.M) {
-	testpg.Main(m, testpg.Options{Template: pgstore.MigrateURL})
+	pgtest.Main(m, pgtest.Options{Template: pgstore.MigrateURL})
 }
 
 // TestStore is the job engine's driver and the document store over one
@@ -42,7 +42,7 @@ func OpenTestStore(tb testing.TB, backend string) TestStore {
 		return openSQLite(tb, nil)
 	case "postgres":
 		// migrated by TestMain's template; the pool as cmd/docket opens it
-		d, err := postgres.Open(context.Background(), testpg.NewDatabase(tb))
+		d, err := postgres.Open(context.Background(), pgtest.NewDatabase(tb))
 		if err != nil {
 			tb.Fatalf("open postgres: %v", err)
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // setup opens a fresh SQLite store and a client on it.

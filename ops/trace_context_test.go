@@ -14,7 +14,7 @@ import (
 
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // TestTraceContext_RequestToJob: a request carrying a W3C traceparent runs

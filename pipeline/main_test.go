@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/pipeline/extract/extracttest"
 	"github.com/docketq/docket/pipeline/sandbox"
-	"github.com/docketq/docket/postgres/pgstore"
+	"github.com/docketq/docket/store/pgstore"
 )
 
 // TestMain starts one throwaway PostgreSQL cluster for the package; every
@@ -29,5 +29,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv(extracttest.ChildEnv) != "" {
 		os.Exit(m.Run())
 	}
-	testpg.Main(m, testpg.Options{Template: pgstore.MigrateURL})
+	pgtest.Main(m, pgtest.Options{Template: pgstore.MigrateURL})
 }

@@ -16,13 +16,13 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/internal/storepair"
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/pipeline/extract"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // Tenants every env has.
@@ -83,7 +83,7 @@ func open(tb testing.TB, backend string) store {
 		}
 	case "postgres":
 		var d *postgres.Driver
-		if d, err = postgres.Open(ctx, testpg.NewDatabase(tb)); err == nil { // migrated by TestMain's template
+		if d, err = postgres.Open(ctx, pgtest.NewDatabase(tb)); err == nil { // migrated by TestMain's template
 			db = storepair.NewPostgres(d)
 		}
 	default:

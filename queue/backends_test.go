@@ -8,10 +8,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketq/docket/internal/testpg"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 func TestMain(m *testing.M) {
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 			open func(t *testing.T) *store
 		}{"sqlite", openSQLite},
 	)
-	testpg.Main(m, testpg.Options{Template: func(conn string) error {
+	pgtest.Main(m, pgtest.Options{Template: func(conn string) error {
 		ctx := context.Background()
 		d, err := postgres.Open(ctx, conn)
 		if err != nil {
@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 func openPostgres(t *testing.T) *store {
 	t.Helper()
 	ctx := context.Background()
-	d, err := postgres.Open(ctx, testpg.NewDatabase(t))
+	d, err := postgres.Open(ctx, pgtest.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}

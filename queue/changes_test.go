@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/internal/testpg"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
 )
 
@@ -15,7 +15,7 @@ import (
 func TestClient_ListenChanges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := testpg.NewDatabase(t)
+	url := pgtest.NewDatabase(t)
 	open := func() *queue.Client {
 		d, err := postgres.Open(ctx, url)
 		if err != nil {
@@ -69,7 +69,7 @@ func TestClient_ListenChanges(t *testing.T) {
 func TestClient_ListenChangesHearsInserts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := testpg.NewDatabase(t)
+	url := pgtest.NewDatabase(t)
 	open := func() *queue.Client {
 		d, err := postgres.Open(ctx, url)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // openExampleStore opens a migrated SQLite store in a temporary directory;

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // A worker runs jobs of each tenant in order while reporting progress; the

@@ -6,7 +6,7 @@
 #
 #   setup  PostgreSQL 15 server binaries (initdb on PATH, else /usr/lib/postgresql/15/bin,
 #          else `apt-get install postgresql-15`); a C compiler for -race; as root, a
-#          `postgres` OS user (internal/testpg runs initdb through `runuser -u postgres`);
+#          `postgres` OS user (queue/pgtest runs initdb through `runuser -u postgres`);
 #          Chromium for the dashboard's browser test (else `apt-get install chromium`);
 #          libfaketime for the chaos clock-skew test (else `apt-get install libfaketime`)
 #          Firefox for the dashboard's Firefox tests (else `apt-get install firefox-esr`);
@@ -31,7 +31,8 @@
 #   --skip STEP  leave out a step (repeatable, or comma-separated: --skip lint,nested)
 #   --only STEP  run only these steps (repeatable, or comma-separated)
 #   --short      pass -short to go test
-#   PACKAGES     packages of the main module for vet, lint and test (default ./...);
+#   PACKAGES     packages for vet, lint and test (default ./... ./queue/...: the service's module and
+#                the engine's, a workspace);
 #                giving any leaves out the nested step
 #
 # Environment:
@@ -163,7 +164,10 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ ${#PKGS[@]} -gt 0 ] || PKGS=(./...)
+# The repository is a Go workspace (go.work): the service's module at the root and the engine's
+# in queue/. ALL_PKGS names both.
+ALL_PKGS=(./... ./queue/...)
+[ ${#PKGS[@]} -gt 0 ] || PKGS=("${ALL_PKGS[@]}")
 
 wanted() { # wanted STEP: whether STEP runs
 	case $SKIP in *" $1 "*) return 1 ;; esac
@@ -223,7 +227,7 @@ setup_postgres() {
 		apt_install "postgresql-$PG_MAJOR"
 		bindir=$(pg_bindir) || die "postgresql-$PG_MAJOR installed but initdb not found"
 	fi
-	export PATH="$bindir:$PATH" # internal/testpg looks on PATH first
+	export PATH="$bindir:$PATH" # queue/pgtest looks on PATH first
 	local version
 	version=$("$bindir/initdb" --version)
 	log "initdb: $bindir/initdb ($version)"
@@ -233,7 +237,7 @@ setup_postgres() {
 	esac
 
 	if [ "$(id -u)" -eq 0 ]; then
-		# initdb refuses to run as root; internal/testpg runs it as postgres via runuser.
+		# initdb refuses to run as root; queue/pgtest runs it as postgres via runuser.
 		command -v runuser >/dev/null 2>&1 || die "runuser not found (util-linux)"
 		if ! id -u postgres >/dev/null 2>&1; then
 			log "creating system user postgres"
@@ -486,7 +490,7 @@ tools_versitygw() { tool_link versitygw "$VERSITYGW_MOD" "$VERSITYGW_VERSION" "$
 
 # --- steps: vet, lint, test, nested -----------------------------------------------------------
 
-go_vet() { go mod tidy -diff && go vet "${PKGS[@]}"; }
+go_vet() { go mod tidy -diff && (cd queue && go mod tidy -diff) && go vet "${PKGS[@]}"; }
 
 # --allow-serial-runners: another golangci-lint on this machine (an editor, a second checkout)
 # makes this one wait for it instead of failing with "parallel golangci-lint is running".
@@ -534,13 +538,13 @@ go_test() {
 	# The longest packages first: go test starts packages in the order named (and names each
 	# once), so that the short ones fill the end of the run rather than a long one running
 	# alone there.
-	[ "${PKGS[*]}" = "./..." ] && pkgs=(./chaos/ ./postgres/ ./postgres/pgstore/ ./cmd/docket/ ./queue/ ./web/ ./...)
+	[ "${PKGS[*]}" = "${ALL_PKGS[*]}" ] && pkgs=(./chaos/ ./queue/postgres/ ./store/pgstore/ ./cmd/docket/ ./queue/ ./web/ "${ALL_PKGS[@]}")
 	# -p 2 -parallel 4: two packages at once, up to four tests of each; the suite is CPU-bound
 	# on two cores, and -p 4 -parallel 8 ran slower and broke load-sensitive bounds.
 	CGO_ENABLED=1 go test -race "${RACE_GCFLAGS[@]}" -json -count=1 -p "${DOCKET_TEST_P:-2}" -parallel "${DOCKET_TEST_PARALLEL:-4}" \
 		-timeout "${DOCKET_TEST_TIMEOUT:-10m}" ${SHORT:+"$SHORT"} ${flags[@]+"${flags[@]}"} "${pkgs[@]}" 2>&1 |
 		report race || rc=$?
-	if [ -z "${SHORT:-}" ] && [ -z "${GOTESTFLAGS:-}" ] && [ "${PKGS[*]}" = "./..." ]; then
+	if [ -z "${SHORT:-}" ] && [ -z "${GOTESTFLAGS:-}" ] && [ "${PKGS[*]}" = "${ALL_PKGS[*]}" ]; then
 		log "" "tests without -race: $NORACE_RUN"
 		go test -json -count=1 -timeout "${DOCKET_TEST_TIMEOUT:-10m}" -run "$NORACE_RUN" "${NORACE_PKGS[@]}" 2>&1 |
 			report norace || rc=$?
@@ -550,10 +554,10 @@ go_test() {
 	return "$rc"
 }
 
-nested_modules() { # prints the directories of nested Go modules, relative to the root
+nested_modules() { # prints the directories of nested Go modules outside the workspace, relative to the root
 	find . \( -name .git -o -name bin -o -name .tmp -o -name testdata -o -name vendor \
 		-o -name node_modules -o -name docket-data \) -prune -o \
-		-name go.mod -type f ! -path ./go.mod -print | sed 's|^\./||; s|/go.mod$||' | sort
+		-name go.mod -type f ! -path ./go.mod ! -path ./queue/go.mod -print | sed 's|^\./||; s|/go.mod$||' | sort
 }
 
 check_module() { # check_module DIR: vet, build and (unless skipped) lint one nested module
@@ -590,7 +594,7 @@ fi
 wanted vet && step "go mod tidy -diff, go vet ${PKGS[*]}" go_vet
 wanted lint && step "golangci-lint run ${PKGS[*]}" golangci_lint_run "${PKGS[@]}"
 wanted test && step "go test -race ${PKGS[*]}" go_test
-if wanted nested && [ "${PKGS[*]}" = "./..." ]; then
+if wanted nested && [ "${PKGS[*]}" = "${ALL_PKGS[*]}" ]; then
 	for dir in $(nested_modules); do
 		step "nested module $dir: vet, build$(wanted lint && printf ', lint')" check_module "$dir"
 	done

@@ -13,9 +13,9 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/internal/storepair"
-	"github.com/docketq/docket/internal/testpg"
-	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // envKeep names the directory in which BenchmarkSearch keeps its loaded
@@ -57,9 +57,9 @@ func openKept(b *testing.B, store string, n int) (s docket.Store, loaded, ok boo
 		err = d.DB().QueryRowContext(ctx, `SELECT name FROM sqlite_master WHERE name = ?`, keptMarker).Scan(&name)
 		return d, err == nil, true
 	case "postgres":
-		base := os.Getenv(testpg.EnvDatabaseURL)
+		base := os.Getenv(pgtest.EnvDatabaseURL)
 		if base == "" {
-			b.Fatalf("%s on PostgreSQL needs %s (an external server)", envKeep, testpg.EnvDatabaseURL)
+			b.Fatalf("%s on PostgreSQL needs %s (an external server)", envKeep, pgtest.EnvDatabaseURL)
 		}
 		db := fmt.Sprintf("docket_search_%s_%d", keptName(dir), n)
 		createDatabase(b, base, db)

@@ -7,16 +7,16 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/internal/storepair"
-	"github.com/docketq/docket/internal/testpg"
-	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/postgres/pgstore"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/store/pgstore"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // TestMain starts one throwaway PostgreSQL cluster for the package; every
 // PostgreSQL store gets its own database, copied from a migrated template.
 func TestMain(m *testing.M) {
-	testpg.Main(m, testpg.Options{Template: pgstore.MigrateURL})
+	pgtest.Main(m, pgtest.Options{Template: pgstore.MigrateURL})
 }
 
 // stores are the drivers a search is measured on, each opening a fresh,
@@ -46,7 +46,7 @@ func openSQLite(tb testing.TB) docket.Store {
 
 func openPostgres(tb testing.TB) docket.Store {
 	tb.Helper()
-	dRaw, err := postgres.Open(context.Background(), testpg.NewDatabase(tb))
+	dRaw, err := postgres.Open(context.Background(), pgtest.NewDatabase(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/internal/storepair"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // TestRunDocs_SelfCheck shows that the suite can fail: each check runs

@@ -26,7 +26,7 @@ import (
 	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 	"github.com/docketq/docket/web"
 	"github.com/docketq/docket/web/webtest"
 )

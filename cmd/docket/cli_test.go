@@ -15,7 +15,7 @@ import (
 	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // runCLI runs docket with args on the data dir and returns its exit

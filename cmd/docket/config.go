@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/postgres/pgstore"
+	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/store/pgstore"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
-	"github.com/docketq/docket/sqlite/sqlitestore"
+	"github.com/docketq/docket/queue/sqlite"
+	"github.com/docketq/docket/store/sqlitestore"
 )
 
 // storeFlags are the flags every command that opens the store shares; each

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // databaseOrServer is how every command that can work either on the

@@ -9,7 +9,7 @@ import (
 
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // TestDatabaseOrServer: --server goes through the admin API without

@@ -8,7 +8,7 @@ import (
 
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // docket jobs lists, shows, cancels and retries jobs of the store.

@@ -12,12 +12,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/pipeline/sandbox"
 )
 
 // cluster is this test process's throwaway PostgreSQL (nil with -short).
-var cluster *testpg.Cluster
+var cluster *pgtest.Cluster
 
 // TestMain starts one PostgreSQL cluster for the package's multi-process
 // tests (each gets its own empty database) and removes the docket binary
@@ -33,7 +33,7 @@ func testMain(m *testing.M) int {
 	if testing.Short() {
 		return m.Run()
 	}
-	c, err := testpg.Start(testpg.Options{})
+	c, err := pgtest.Start(pgtest.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

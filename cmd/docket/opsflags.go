@@ -15,9 +15,9 @@ import (
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/pipeline"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // opsFlags configure the ops listener: metrics, liveness and readiness.

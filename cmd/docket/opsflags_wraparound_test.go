@@ -3,8 +3,8 @@ package main
 import (
 	"testing"
 
-	"github.com/docketq/docket/postgres/pgstore"
-	"github.com/docketq/docket/sqlite/sqlitestore"
+	"github.com/docketq/docket/store/pgstore"
+	"github.com/docketq/docket/store/sqlitestore"
 )
 
 // The poller reads the transaction-id ages from a PostgreSQL store only.

@@ -13,7 +13,7 @@ import (
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 const periodicUsage = `usage: docket periodic list [flags]

@@ -12,7 +12,7 @@ import (
 
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // docket periodic list prints what a worker's leader recorded: the

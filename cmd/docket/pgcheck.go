@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // checkPostgres is what serve and worker check of a PostgreSQL database

@@ -11,7 +11,7 @@ import (
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // docket queue health prints the monitoring views of the store, as tables

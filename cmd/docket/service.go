@@ -19,7 +19,7 @@ import (
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/pipeline/sandbox"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
 )

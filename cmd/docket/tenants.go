@@ -11,7 +11,7 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/httpapi"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 const tenantsUsage = `usage: docket tenants <create|list|show|update|key|revoke-key|pause|resume|delete> [flags]

@@ -15,7 +15,7 @@ import (
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/internal/storepair"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // docket tenants delete on the database: the tenant, its document and the

@@ -12,7 +12,7 @@ import (
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // decodeCLI decodes a command's --json output into v.

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // GreetArgs are the arguments of a greet job.

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 func TestMain(m *testing.M) {
-	testpg.Main(m, testpg.Options{})
+	pgtest.Main(m, pgtest.Options{})
 }
 
 // tiny is a configuration small enough for a test run.
@@ -26,7 +26,7 @@ func stores(t *testing.T) map[string]Store {
 	t.Helper()
 	return map[string]Store{
 		"sqlite":   &SQLiteStore{Dir: t.TempDir()},
-		"postgres": NewPostgresStore(testpg.Default().ConnString("postgres")),
+		"postgres": NewPostgresStore(pgtest.Default().ConnString("postgres")),
 	}
 }
 

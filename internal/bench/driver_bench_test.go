@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
 )
@@ -23,7 +23,7 @@ func benchEnv(b *testing.B, kind string) *Env {
 	b.Helper()
 	var store Store = &SQLiteStore{Dir: b.TempDir()}
 	if kind == "postgres" {
-		store = NewPostgresStore(testpg.Default().ConnString("postgres"))
+		store = NewPostgresStore(pgtest.Default().ConnString("postgres"))
 	}
 	env, err := store.Open(context.Background())
 	if err != nil {

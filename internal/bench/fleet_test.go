@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/internal/testpg"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // The test binary is also the fleet's worker process: TestRun_Fleet starts
@@ -36,7 +36,7 @@ func TestRun_Fleet(t *testing.T) {
 	// machine (with tiny()'s 300 ms it once completed none).
 	cfg.Duration = 2 * time.Second
 	cfg.FleetWorker = []string{exe}
-	store := NewPostgresStore(testpg.Default().ConnString("postgres"))
+	store := NewPostgresStore(pgtest.Default().ConnString("postgres"))
 	var got []*Result
 	err = Run(t.Context(), cfg, store, []string{"fleet"}, func(r *Result) error {
 		got = append(got, r)

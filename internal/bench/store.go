@@ -13,9 +13,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 // Store hands each scenario a fresh, migrated, empty store.

@@ -9,11 +9,11 @@ import (
 	"context"
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/postgres"
-	"github.com/docketq/docket/postgres/pgstore"
+	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/store/pgstore"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/sqlite"
-	"github.com/docketq/docket/sqlite/sqlitestore"
+	"github.com/docketq/docket/queue/sqlite"
+	"github.com/docketq/docket/store/sqlitestore"
 )
 
 var (

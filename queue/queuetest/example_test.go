@@ -10,7 +10,7 @@ import (
 
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/queuetest"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 type WelcomeArgs struct {

@@ -8,14 +8,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/docketq/docket/internal/testpg"
-	"github.com/docketq/docket/postgres"
+	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/sqlite"
+	"github.com/docketq/docket/queue/sqlite"
 )
 
 func TestMain(m *testing.M) {
-	testpg.Main(m, testpg.Options{Template: func(conn string) error {
+	pgtest.Main(m, pgtest.Options{Template: func(conn string) error {
 		ctx := context.Background()
 		d, err := postgres.Open(ctx, conn)
 		if err != nil {
@@ -72,7 +72,7 @@ func openSQLite(t *testing.T) *store {
 func openPostgres(t *testing.T) *store {
 	t.Helper()
 	ctx := context.Background()
-	d, err := postgres.Open(ctx, testpg.NewDatabase(t))
+	d, err := postgres.Open(ctx, pgtest.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
