@@ -12,6 +12,7 @@ import (
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/pipeline/extract/extracttest"
+	"github.com/docketq/docket/pipeline/sandbox"
 	"github.com/docketq/docket/queue"
 )
 
@@ -24,7 +25,11 @@ func TestProcessor_BombTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("parses the whole bomb table (tens of seconds on two cores)")
 	}
-	e := setup(t, "sqlite", pipeline.Config{Extract: extract.Options{Timeout: 10 * time.Second}})
+	// Through the sandbox, as serve and worker parse: a bomb ends at the
+	// child's limits (a 256 MiB child stops a PDF title or flate bomb in
+	// seconds, where in process it runs to the parse deadline).
+	pool := newSandbox(t, sandbox.Config{Procs: 2, MemoryLimit: 256 << 20})
+	e := setup(t, "sqlite", pipeline.Config{Sandbox: pool, Extract: extract.Options{Timeout: 10 * time.Second}})
 	cases := append(extracttest.PDFCases(), extracttest.DOCXCases()...)
 	docs, jobs := make([]string, len(cases)), make([]int64, len(cases))
 	for i, c := range cases {
