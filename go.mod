@@ -19,7 +19,6 @@ require (
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.66.1
-	github.com/robfig/cron/v3 v3.0.1
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/tetratelabs/wazero v1.11.0
 	go.opentelemetry.io/otel v1.47.0
@@ -37,6 +36,8 @@ require (
 	google.golang.org/protobuf v1.36.12
 	modernc.org/sqlite v1.61.1
 )
+
+require github.com/robfig/cron/v3 v3.0.1 // indirect
 
 require (
 	cloud.google.com/go/auth v0.24.1 // indirect

@@ -14,9 +14,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
-	"github.com/docketq/docket/queue"
 )
 
 // budgetConfig sizes a connection-budget run.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
-	"github.com/docketq/docket/queue"
 )
 
 // env is one test's database, seen from the test process.

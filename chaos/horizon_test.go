@@ -10,9 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/store/pgstore"
-	"github.com/docketq/docket/queue"
 )
 
 // horizonConfig sizes an idle-in-transaction run: a session that pins

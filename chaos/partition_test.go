@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketq/docket/internal/faultproxy"
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // partitionConfig sizes a partition run.

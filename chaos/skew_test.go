@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // Clock skew: worker hosts whose clocks disagree

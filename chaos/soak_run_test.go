@@ -17,9 +17,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // soakConfig sizes the churn soak; every field has an environment

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // xidsPerJobBound is the XID budget per job: enqueue, claim and

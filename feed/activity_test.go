@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/docketq/docket/feed"
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // signalled waits for a signal on ch, failing t after waitFor.

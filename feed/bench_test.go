@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/docketq/docket/feed"
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // BenchmarkEventLatency measures the time from a handler's progress report

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/pipeline/extract/extracttest"
 	"github.com/docketq/docket/pipeline/sandbox"
+	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/store/pgstore"
 )
 

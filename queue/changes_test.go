@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
-	"github.com/docketq/docket/queue"
 )
 
 // A second process (here: a second driver on the same database) hears of

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // The worker's own heartbeat deadline under a skewed clock that jumps

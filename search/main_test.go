@@ -9,8 +9,8 @@ import (
 	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
-	"github.com/docketq/docket/store/pgstore"
 	"github.com/docketq/docket/queue/sqlite"
+	"github.com/docketq/docket/store/pgstore"
 )
 
 // TestMain starts one throwaway PostgreSQL cluster for the package; every

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/queue/postgres"
-	"github.com/docketq/docket/store/pgstore"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/sqlite"
+	"github.com/docketq/docket/store/pgstore"
 	"github.com/docketq/docket/store/sqlitestore"
 )
 

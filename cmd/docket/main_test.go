@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/pipeline/sandbox"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // cluster is this test process's throwaway PostgreSQL (nil with -short).

@@ -15,8 +15,8 @@ import (
 	"github.com/docketq/docket/httpapi"
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/pipeline"
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/sqlite"
 )
 

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // benchEnv opens a fresh store of the named kind for a benchmark.

@@ -1,18 +1,17 @@
 // Package storepair pairs an engine driver with the document store over it
-// as one value that is both a queue.Driver and a docket.Store, for tests
-// and tools that hand one object to both sides (as the drivers were before
-// the document stores moved to postgres/pgstore and sqlite/sqlitestore).
-// Migrate migrates both lines.
+// as one value that is both a queue.Driver and a docket.Store (the stores
+// are store/pgstore and store/sqlitestore), for tests and tools that hand
+// one object to both sides. Migrate migrates both lines.
 package storepair
 
 import (
 	"context"
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/queue/postgres"
-	"github.com/docketq/docket/store/pgstore"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/sqlite"
+	"github.com/docketq/docket/store/pgstore"
 	"github.com/docketq/docket/store/sqlitestore"
 )
 

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/pgtest"
 )
 
 // BenchmarkDrain measures claim + finish throughput: b.N jobs over 100

@@ -3,8 +3,8 @@ package postgres_test
 import (
 	"testing"
 
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // TestJobClaim_GenericPlans: a worker's claims run their statements on

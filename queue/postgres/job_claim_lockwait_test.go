@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // The claim bounds every lock wait of its transaction (claimLockTimeoutSQL

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // TestJobList_Explain checks the plan of a tenant's listing since

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // TestLease_LateInTransaction: a lease

@@ -21,7 +21,7 @@ type MigrationLine = migration.Line
 // engineLine is the engine's migration line: its tables in migrations/,
 // its functions, triggers and views in repeatable/ (one file each, run
 // again when it changes), nothing of the document service. Legacy maps it
-// onto the single sequence of before the lines (see internal/migration and
+// onto the single sequence of before the lines (see queue/internal/migration and
 // docs/migrations.md).
 var engineLine = MigrationLine{
 	Name: "engine", FS: migrationFS, Dir: "migrations", RepeatableDir: "repeatable",

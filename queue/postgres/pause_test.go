@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // TestPause_Explain checks the claim's plan with paused tenants and a

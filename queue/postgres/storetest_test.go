@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/queue/drivertest"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // TestConformance runs the driver conformance suite, each subtest on a

@@ -1,7 +1,7 @@
 package postgres
 
 // The statements a store uses to delete a tenant's jobs
-// (postgres/pgstore/docs_tenant_delete.go). They are here, beside
+// (store/pgstore/docs_tenant_delete.go). They are here, beside
 // jobListSQL, because they depend on which index holds a tenant's jobs in
 // which state: docket_jobs_tenant the scheduled and finished ones
 // (migrations 014 and 017), the fetch index the pending ones (every

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
-	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/sqlite"
 )
 

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // errIsolation is the error of a statement that row-level security or the

@@ -7,11 +7,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketq/docket"
+	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/store/pgstore"
-	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/queue/driver"
 )
 
 // TestRLS_NonSuperuserOwner: with an owner that is no superuser (so

@@ -8,14 +8,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // Tenant deletion: the tombstone, the purge in batches and the end, as
 // docket/tenant_delete.go specifies; the tombstone's row is in
 // docket_tenant_deletions (migrations/006_tenant_delete.sql). Every statement runs as the
-// owner, across row-level security. sqlite/sqlitestore/docs_tenant_delete.go
+// owner, across row-level security. store/sqlitestore/docs_tenant_delete.go
 // mirrors this file.
 
 // tenantLive keeps out of the tenant reads a tenant whose deletion has

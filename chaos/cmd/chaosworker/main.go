@@ -56,8 +56,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 func main() {
