@@ -94,28 +94,6 @@ func (f *fixture) lockTenantQueues() (release func()) {
 	return release
 }
 
-// claimWaiter identifies one transaction waiting for a lock.
-type claimWaiter struct {
-	PID       int32
-	XactStart time.Time
-}
-
-// lockWaiters lists the transactions of f's database waiting for a lock.
-func (f *fixture) lockWaiters() []claimWaiter {
-	f.t.Helper()
-	rows, err := f.d.Pool().Query(f.ctx, `
-SELECT pid, xact_start FROM pg_stat_activity
-WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	ws, err := pgx.CollectRows(rows, pgx.RowToStructByPos[claimWaiter])
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return ws
-}
-
 // TestJobClaim_LockWaitRetried: a claim waiting for a lock gives up after
 // its lock_timeout, runs again in a new transaction, and takes its job once
 // the lock is free. The lock is released as the claim's second attempt
@@ -197,35 +175,4 @@ func (f *fixture) claimAsync(ctx context.Context, x driver.Executor) <-chan clai
 		done <- claimResult{len(jobs), err, time.Since(start)}
 	}()
 	return done
-}
-
-// waitForWaiters waits, 20 s at most, until it has seen n transactions
-// waiting for a lock one after the other (each starting later than the one
-// before) while the claim reporting to done has not ended, and returns when
-// it first saw each.
-func (f *fixture) waitForWaiters(n int, done <-chan claimResult) []time.Time {
-	f.t.Helper()
-	var (
-		seen []claimWaiter
-		at   []time.Time
-	)
-	deadline := time.Now().Add(20 * time.Second)
-	for len(seen) < n {
-		if time.Now().After(deadline) {
-			f.t.Fatalf("waiting transactions seen in 20 s: %d (%+v), want %d one after the other: a claim's attempt and its retries", len(seen), seen, n)
-		}
-		select {
-		case r := <-done:
-			f.t.Fatalf("the claim ended while the lock was held: %d jobs, %v", r.n, r.err)
-		default:
-		}
-		for _, w := range f.lockWaiters() {
-			if len(seen) == 0 || w.XactStart.After(seen[len(seen)-1].XactStart) {
-				seen = append(seen, w)
-				at = append(at, time.Now())
-			}
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return at
 }

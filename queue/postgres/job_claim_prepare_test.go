@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,32 +23,81 @@ import (
 // until the caller's context ended.
 
 // lockWaitBound is how long after a claim's attempt first waits its retry
-// must wait in a new transaction: the claim's lock_timeout (100 ms) and a
+// must start in a new transaction: the claim's lock_timeout (100 ms) and a
 // round trip, with room for a loaded box.
 const lockWaitBound = 5 * time.Second
 
 // TestJobClaim_ColdLockWaitRetried: a connection's first claim, behind a
 // relation lock, gives up after its lock_timeout while it prepares, runs
-// again, and takes its job once the lock is free.
+// again, and takes its job once the lock is free. The lock is released as
+// the second attempt's prepare transaction starts (a tracer of its
+// statements), so the test does not depend on seeing the waits as they
+// happen.
 func TestJobClaim_ColdLockWaitRetried(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	x := f.coldClaimer(nil)
+	var attempts secondPrepare
+	x := f.coldClaimer(&attempts)
 	f.enqueue(1, "a")
-	release := f.lockTenantQueues()
-	done := f.claimAsync(f.ctx, x)
-	at := f.waitForWaiters(2, done)
-	t.Logf("the retry waited %v after the first attempt was seen waiting", at[1].Sub(at[0]).Round(time.Millisecond))
-	if gap := at[1].Sub(at[0]); gap > lockWaitBound {
-		t.Errorf("the retry waited %v after the first attempt, want within %v (lock_timeout 100 ms)", gap, lockWaitBound)
-	}
-	release()
-	r := <-done
+	attempts.arm(f.lockTenantQueues())
+	r := <-f.claimAsync(f.ctx, x)
 	if r.err != nil || r.n != 1 {
 		t.Fatalf("claim after the lock was released: %d jobs, %v; want 1 job", r.n, r.err)
 	}
+	gap, n := attempts.result()
+	if n < 2 {
+		t.Fatalf("the claim prepared %d time(s); want a retry after its lock wait timed out", n)
+	}
+	t.Logf("the retry started %v after the first attempt", gap.Round(time.Millisecond))
+	if gap > lockWaitBound {
+		t.Errorf("the retry started %v after the first attempt, want within %v (lock_timeout 100 ms)", gap, lockWaitBound)
+	}
 	f.checkCounters()
 }
+
+// secondPrepare is a pgx tracer that counts a connection's prepare
+// transactions (a cold claim's attempts) once armed, and calls release as
+// the second one starts, noting how long after the first.
+type secondPrepare struct {
+	mu      sync.Mutex
+	n       int
+	first   time.Time
+	gap     time.Duration
+	release func()
+}
+
+func (s *secondPrepare) arm(release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n, s.release = 0, release
+}
+
+func (s *secondPrepare) result() (gap time.Duration, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gap, s.n
+}
+
+func (s *secondPrepare) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if !strings.HasPrefix(d.SQL, "BEGIN; SET LOCAL lock_timeout") {
+		return ctx
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.release == nil {
+		return ctx
+	}
+	switch s.n++; s.n {
+	case 1:
+		s.first = time.Now()
+	case 2:
+		s.gap = time.Since(s.first)
+		s.release()
+	}
+	return ctx
+}
+
+func (s *secondPrepare) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // TestJobClaim_LockHeldGivesUp: behind a relation lock held past every
 // retry, a claim returns lock_not_available (55P03) after its retries, on a
