@@ -102,8 +102,8 @@ func TestJobClaim_MoreBounded(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.enqueue(2, "busy")
-	f.exec(`INSERT INTO docket_tenant_queues (queue, tenant_id, has_work, served_at)
-SELECT 'q', 'stale' || g, true, now() - interval '1 hour' FROM generate_series(1, 5000) g`)
+	f.bulkTenantRows(`INSERT INTO docket_tenant_queues (queue, tenant_id, has_work, served_at, max_running)
+SELECT 'q', 'stale' || g, true, now() - interval '1 hour', 10 FROM generate_series(1, 5000) g`)
 	f.exec(`UPDATE docket_tenant_queues SET served_at = now() WHERE tenant_id = 'busy'`) // behind every stale tenant
 	f.exec(`ANALYZE`)
 	rows, err := f.d.Pool().Query(f.ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "+postgres.MoreSQL, "q")

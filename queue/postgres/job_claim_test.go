@@ -157,7 +157,7 @@ func TestJobClaim_Explain(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.enqueue(100, tenantNames("t", 200)...)
-	f.exec(`INSERT INTO docket_tenant_queues (queue, tenant_id, has_work)
+	f.bulkTenantRows(`INSERT INTO docket_tenant_queues (queue, tenant_id, has_work)
 SELECT 'q', 'idle' || g, false FROM generate_series(1, 100000) g`)
 	f.exec(`ANALYZE`)
 	j := f.claim(f.x, 1)[0]

@@ -27,7 +27,7 @@ FROM generate_series(1, 40000) g`)
 	f.exec(`INSERT INTO docket_jobs (queue, kind, tenant_id, state) SELECT 'q', 'k', 'quiet', 'pending' FROM generate_series(1, 20)`)
 	// Claim rows, as docket_insert_jobs makes them, and those of many
 	// tenants of another queue.
-	f.exec(`INSERT INTO docket_tenant_queues (queue, tenant_id, max_running)
+	f.bulkTenantRows(`INSERT INTO docket_tenant_queues (queue, tenant_id, max_running)
 SELECT DISTINCT queue, tenant_id, 10 FROM docket_jobs
 UNION ALL SELECT 'other', 'o' || g, 10 FROM generate_series(1, 20000) g`)
 	f.exec(`ANALYZE`)

@@ -34,7 +34,7 @@ SELECT 'q', 'k', 't' || lpad((g % 2000)::text, 4, '0'), 'pending' FROM generate_
 SELECT 't' || lpad(g::text, 4, '0') FROM generate_series(0, 999) g`)
 	f.exec(`INSERT INTO docket_tenant_queues (queue, tenant_id, has_work)
 SELECT 'q', 't' || lpad(g::text, 4, '0'), true FROM generate_series(0, 1999) g`)
-	f.exec(`INSERT INTO docket_tenant_queues (queue, tenant_id, has_work)
+	f.bulkTenantRows(`INSERT INTO docket_tenant_queues (queue, tenant_id, has_work)
 SELECT 'q', 'idle' || g, false FROM generate_series(1, 100000) g`)
 	if n := f.queryInt(`SELECT count(*) FROM docket_tenant_queues WHERE paused`); n != 1000 {
 		t.Fatalf("%d claim rows paused by the insert trigger, want 1000", n)

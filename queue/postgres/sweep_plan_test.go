@@ -24,7 +24,7 @@ SELECT 'q', 'k', 't' || (g % 50),
        CASE WHEN g % 5 = 3 THEN now() + interval '1 hour' END,
        now() + interval '1 hour'
 FROM generate_series(1, 20000) g`)
-	f.exec(`INSERT INTO docket_tenant_queues (queue, tenant_id, has_work)
+	f.bulkTenantRows(`INSERT INTO docket_tenant_queues (queue, tenant_id, has_work)
 SELECT 'q', 't' || g, g < 50 FROM generate_series(0, 9999) g`)
 	f.exec(`ANALYZE`)
 	cases := []struct {
