@@ -23,10 +23,15 @@ var docketBin struct {
 }
 
 // buildDocket builds this command (once per test process) and returns the
-// binary's path.
+// binary's path: $DOCKET_TEST_BINARY when set (the test command builds it
+// once for every package).
 func buildDocket(t *testing.T) string {
 	t.Helper()
 	docketBin.once.Do(func() {
+		if bin := os.Getenv("DOCKET_TEST_BINARY"); bin != "" {
+			docketBin.path = bin
+			return
+		}
 		dir, err := os.MkdirTemp("", "docket-bin-")
 		if err != nil {
 			docketBin.err = err

@@ -70,8 +70,12 @@ type Config struct {
 	// engine's cap from a fault of its own).
 	PDFMemoryLimit int64
 	PDFCacheDir    string
-	// Path is the executable to run; it must call Main first. Default:
-	// this process's (os.Executable).
+	// Path is the executable to run; it must call Main first and be the
+	// same build as this process. Default: $DOCKET_SANDBOX_PATH when set,
+	// else this process's own (os.Executable). The test command points
+	// DOCKET_SANDBOX_PATH at a docket binary built without the race
+	// detector, so that tests built with it do not parse every document
+	// in an instrumented child.
 	Path string
 	// Logger receives a line for each child stopped for a limit or that
 	// crashed. Default: discarded.
@@ -105,6 +109,9 @@ func (c Config) withDefaults() (Config, error) {
 		c.PDFMemoryLimit = c.MemoryLimit
 	}
 	if c.Path == "" {
+		c.Path = os.Getenv(EnvPath)
+	}
+	if c.Path == "" {
 		exe, err := os.Executable()
 		if err != nil {
 			return c, fmt.Errorf("sandbox: own executable: %w", err)
@@ -116,6 +123,10 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	return c, nil
 }
+
+// EnvPath names the environment variable that, when set, is the default
+// Config.Path.
+const EnvPath = "DOCKET_SANDBOX_PATH"
 
 // Pool runs documents in child processes, at most Config.Procs at once.
 // Safe for concurrent use.

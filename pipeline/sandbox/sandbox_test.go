@@ -19,6 +19,9 @@ import (
 
 func TestMain(m *testing.M) {
 	Main()
+	// These tests are of the child too: run this binary (built with -race
+	// when the tests are), not the prebuilt one the test command names.
+	_ = os.Unsetenv(EnvPath)
 	os.Exit(m.Run())
 }
 
