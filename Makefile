@@ -3,7 +3,7 @@
 
 GO      ?= go
 BIN     := $(CURDIR)/bin
-PKGS    ?= ./... ./queue/...
+PKGS    ?= ./... ./queue/... ./queue/enginetest/... ./queue/postgres/... ./queue/sqlite/...
 BENCH   ?= .
 COUNT   ?= 1
 ARGS    ?=

@@ -66,6 +66,8 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/docketq/docket/queue v0.0.0
+	github.com/docketq/docket/queue/postgres v0.0.0
+	github.com/docketq/docket/queue/sqlite v0.0.0
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260214004413-d219187c3433 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
@@ -115,4 +117,8 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 )
 
-replace github.com/docketq/docket/queue => ./queue
+replace (
+	github.com/docketq/docket/queue => ./queue
+	github.com/docketq/docket/queue/postgres => ./queue/postgres
+	github.com/docketq/docket/queue/sqlite => ./queue/sqlite
+)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/docketq/docket/internal/faultproxy"
-	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // The full-size variants of the chaos tests (docs/reliability.md), for the

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 	"github.com/docketq/docket/store/pgstore"
 )
 

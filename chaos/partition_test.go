@@ -13,7 +13,7 @@ import (
 
 	"github.com/docketq/docket/internal/faultproxy"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // partitionConfig sizes a partition run.

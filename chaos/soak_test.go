@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // soakStall fails the soak when no job completes for this long after the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/docketq/docket/feed"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // signalled waits for a signal on ch, failing t after waitFor.

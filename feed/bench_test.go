@@ -9,7 +9,7 @@ import (
 
 	"github.com/docketq/docket/feed"
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // BenchmarkEventLatency measures the time from a handler's progress report

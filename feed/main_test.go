@@ -3,8 +3,8 @@ package feed_test
 import (
 	"testing"
 
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 func TestMain(m *testing.M) {

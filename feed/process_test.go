@@ -10,8 +10,8 @@ import (
 	"github.com/docketq/docket/feed"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // newPGDriver returns a driver with its own pool on connString: another

@@ -8,7 +8,7 @@ import (
 
 	"github.com/docketq/docket/pipeline/extract/extracttest"
 	"github.com/docketq/docket/pipeline/sandbox"
-	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 	"github.com/docketq/docket/store/pgstore"
 )
 

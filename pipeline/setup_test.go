@@ -20,8 +20,8 @@ import (
 	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 	"github.com/docketq/docket/queue/sqlite"
 )
 

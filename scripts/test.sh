@@ -6,7 +6,7 @@
 #
 #   setup  PostgreSQL 15 server binaries (initdb on PATH, else /usr/lib/postgresql/15/bin,
 #          else `apt-get install postgresql-15`); a C compiler for -race; as root, a
-#          `postgres` OS user (queue/pgtest runs initdb through `runuser -u postgres`);
+#          `postgres` OS user (queue/postgres/pgtest runs initdb through `runuser -u postgres`);
 #          Chromium for the dashboard's browser test (else `apt-get install chromium`);
 #          libfaketime for the chaos clock-skew test (else `apt-get install libfaketime`)
 #          Firefox for the dashboard's Firefox tests (else `apt-get install firefox-esr`);
@@ -18,21 +18,22 @@
 #          Azurite (the Azure Blob Storage emulator the blob tests start), the pinned npm
 #          package installed there by npm (setup installs node and npm when missing); when
 #          the cache lacks them, they build or install in the background from the script's start
-#   vet    go mod tidy -diff (fails when go.mod or go.sum is untidy), then go vet
+#   vet    go mod tidy -diff in each workspace module (fails when a go.mod or go.sum is untidy),
+#          then go vet
 #   lint   golangci-lint run (implies tools)
 #   test   go test -race -json -p 2 -parallel 4, reported by internal/cmd/testreport: a line
 #          per package, failed tests' output, the ten slowest tests and the wall time; a
 #          package over its budget in scripts/test-budgets.txt fails the run. Then the few
 #          tests that skip under -race (NORACE_RUN below) in a pass without it.
-#   nested every nested Go module (e.g. bench/river): go vet, go build, golangci-lint;
-#          its tests and benchmarks are not run
+#   nested every nested Go module outside the workspace (e.g. bench/river): go vet, go build,
+#          golangci-lint; its tests and benchmarks are not run
 #
 # Usage: scripts/test.sh [--skip STEP]... [--only STEP]... [--short] [-h] [PACKAGES...]
 #   --skip STEP  leave out a step (repeatable, or comma-separated: --skip lint,nested)
 #   --only STEP  run only these steps (repeatable, or comma-separated)
 #   --short      pass -short to go test
-#   PACKAGES     packages for vet, lint and test (default ./... ./queue/...: the service's module and
-#                the engine's, a workspace);
+#   PACKAGES     packages for vet, lint and test (default: every package of the workspace's modules,
+#                ALL_PKGS below);
 #                giving any leaves out the nested step
 #
 # Environment:
@@ -164,9 +165,12 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-# The repository is a Go workspace (go.work): the service's module at the root and the engine's
-# in queue/. ALL_PKGS names both.
-ALL_PKGS=(./... ./queue/...)
+# The repository is a Go workspace (go.work): the service's module at the root, the engine's in
+# queue/, each engine driver's (queue/postgres/, queue/sqlite/) and the engine's tests against
+# both drivers (queue/enginetest/). A pattern such as ./queue/... stops at a nested module, so
+# ALL_PKGS names each module's tree.
+WORK_MODULES=(. queue queue/enginetest queue/postgres queue/sqlite) # go.work's use list
+ALL_PKGS=(./... ./queue/... ./queue/enginetest/... ./queue/postgres/... ./queue/sqlite/...)
 [ ${#PKGS[@]} -gt 0 ] || PKGS=("${ALL_PKGS[@]}")
 
 wanted() { # wanted STEP: whether STEP runs
@@ -227,7 +231,7 @@ setup_postgres() {
 		apt_install "postgresql-$PG_MAJOR"
 		bindir=$(pg_bindir) || die "postgresql-$PG_MAJOR installed but initdb not found"
 	fi
-	export PATH="$bindir:$PATH" # queue/pgtest looks on PATH first
+	export PATH="$bindir:$PATH" # queue/postgres/pgtest looks on PATH first
 	local version
 	version=$("$bindir/initdb" --version)
 	log "initdb: $bindir/initdb ($version)"
@@ -237,7 +241,7 @@ setup_postgres() {
 	esac
 
 	if [ "$(id -u)" -eq 0 ]; then
-		# initdb refuses to run as root; queue/pgtest runs it as postgres via runuser.
+		# initdb refuses to run as root; queue/postgres/pgtest runs it as postgres via runuser.
 		command -v runuser >/dev/null 2>&1 || die "runuser not found (util-linux)"
 		if ! id -u postgres >/dev/null 2>&1; then
 			log "creating system user postgres"
@@ -490,7 +494,13 @@ tools_versitygw() { tool_link versitygw "$VERSITYGW_MOD" "$VERSITYGW_VERSION" "$
 
 # --- steps: vet, lint, test, nested -----------------------------------------------------------
 
-go_vet() { go mod tidy -diff && (cd queue && go mod tidy -diff) && go vet "${PKGS[@]}"; }
+go_vet() {
+	local dir
+	for dir in "${WORK_MODULES[@]}"; do
+		(cd "$ROOT/$dir" && GOWORK=off go mod tidy -diff) || die "go.mod or go.sum in $dir is untidy (run go mod tidy there)"
+	done
+	go vet "${PKGS[@]}"
+}
 
 # --allow-serial-runners: another golangci-lint on this machine (an editor, a second checkout)
 # makes this one wait for it instead of failing with "parallel golangci-lint is running".
@@ -544,7 +554,7 @@ go_test() {
 	# The longest packages first: go test starts packages in the order named (and names each
 	# once), so that the short ones fill the end of the run rather than a long one running
 	# alone there.
-	[ "${PKGS[*]}" = "${ALL_PKGS[*]}" ] && pkgs=(./chaos/ ./queue/postgres/ ./store/pgstore/ ./cmd/docket/ ./queue/ ./web/ "${ALL_PKGS[@]}")
+	[ "${PKGS[*]}" = "${ALL_PKGS[*]}" ] && pkgs=(./chaos/ ./queue/postgres/ ./store/pgstore/ ./cmd/docket/ ./queue/enginetest/ ./web/ "${ALL_PKGS[@]}")
 	# -p 2 -parallel 4: two packages at once, up to four tests of each; the suite is CPU-bound
 	# on two cores, and -p 4 -parallel 8 ran slower and broke load-sensitive bounds.
 	CGO_ENABLED=1 go test -race "${RACE_GCFLAGS[@]}" -json -count=1 -p "${DOCKET_TEST_P:-2}" -parallel "${DOCKET_TEST_PARALLEL:-4}" \
@@ -563,7 +573,8 @@ go_test() {
 nested_modules() { # prints the directories of nested Go modules outside the workspace, relative to the root
 	find . \( -name .git -o -name bin -o -name .tmp -o -name testdata -o -name vendor \
 		-o -name node_modules -o -name docket-data \) -prune -o \
-		-name go.mod -type f ! -path ./go.mod ! -path ./queue/go.mod -print | sed 's|^\./||; s|/go.mod$||' | sort
+		-name go.mod -type f -print | sed 's|/go.mod$||; s|^\./||' | sort |
+		grep -vxF -f <(printf '%s\n' "${WORK_MODULES[@]}") || true
 }
 
 check_module() { # check_module DIR: vet, build and (unless skipped) lint one nested module

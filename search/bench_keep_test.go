@@ -13,8 +13,8 @@ import (
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/internal/storepair"
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 	"github.com/docketq/docket/queue/sqlite"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/docketq/docket/pipeline/sandbox"
-	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // cluster is this test process's throwaway PostgreSQL (nil with -short).

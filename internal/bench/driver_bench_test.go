@@ -15,7 +15,7 @@ import (
 
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // benchEnv opens a fresh store of the named kind for a benchmark.

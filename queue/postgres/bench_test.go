@@ -13,7 +13,7 @@ import (
 
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // BenchmarkDrain measures claim + finish throughput: b.N jobs over 100

@@ -7,8 +7,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
 
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 func TestMain(m *testing.M) {

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // TestDriver_MigrateConcurrent: eight drivers (eight pools, as eight

@@ -13,8 +13,8 @@ import (
 
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // TestNotify_HotStatementsSkipTheNotifyLock holds PostgreSQL's notify lock

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketq/docket"
-	"github.com/docketq/docket/queue/pgtest"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // Tenant isolation on PostgreSQL: row-level security keeps every tenant's

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 	"github.com/docketq/docket/queue/sqlite"
 )
 

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/docketq/docket/queue"
-	"github.com/docketq/docket/queue/pgtest"
 	"github.com/docketq/docket/queue/postgres"
+	"github.com/docketq/docket/queue/postgres/pgtest"
 )
 
 // A second process (here: a second driver on the same database) hears of
