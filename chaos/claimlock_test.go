@@ -30,6 +30,7 @@ const claimLockPoll = 3 * time.Second
 // again soon) it started 2.974 s after the release, at the next poll;
 // after, 91 ms.
 func TestClaimLockedTenant_WaitsPoll(t *testing.T) {
+	nightlyOnly(t)
 	scheduleLight(t) // schedule_test.go: one worker, 20 jobs; its bound is half a 3 s poll
 	if !testing.Short() && cluster.External() {
 		t.Skip("needs pg_stat_statements preloaded, as the package's own cluster has it; not with " + pgtest.EnvDatabaseURL)

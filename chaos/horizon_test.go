@@ -40,6 +40,7 @@ type horizonConfig struct {
 // must remove them (fewer than a quarter left) and the holder must be gone
 // from the health. The backlog drains, nothing is lost, no duplicate.
 func TestHorizonPin_Smoke(t *testing.T) {
+	nightlyOnly(t)
 	scheduleHeavy(t) // schedule_test.go
 	runHorizonPin(t, horizonConfig{rate: 100, procs: 3, slots: 8,
 		baseline: 2 * time.Second, pin: 6 * time.Second, after: 2 * time.Second,

@@ -111,6 +111,7 @@ func TestPartition_Smoke(t *testing.T) {
 // row stayed locked for the whole partition and the job re-ran only after
 // the heal.
 func TestPartition_MidTransaction(t *testing.T) {
+	nightlyOnly(t)
 	scheduleHeavy(t) // schedule_test.go
 	runPartition(t, partitionConfig{mode: faultproxy.Drop, jobs: 1200, procs: 2, slots: 8, midTx: true, hold: 300 * time.Millisecond,
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})
@@ -119,6 +120,7 @@ func TestPartition_MidTransaction(t *testing.T) {
 // TestPartitionReset_Smoke is the partition's reset variant: every connection of the
 // worker is reset (RST) and new ones are refused the same way for 3 leases.
 func TestPartitionReset_Smoke(t *testing.T) {
+	nightlyOnly(t)
 	scheduleHeavy(t) // schedule_test.go
 	runPartition(t, partitionConfig{mode: faultproxy.Reset, jobs: 1200, procs: 2, slots: 8,
 		lease: 2 * time.Second, fault: 6 * time.Second, produce: 12 * time.Second, drain: 40 * time.Second})

@@ -29,6 +29,7 @@ const (
 // the tenant, the other tenants go on); after a resume claiming restarts
 // within resumeBound; every tenant's jobs start in FIFO order.
 func TestPauseResume_Smoke(t *testing.T) {
+	nightlyOnly(t)
 	scheduleLight(t) // schedule_test.go: a mostly waiting scenario
 	e := setup(t)
 	ctx := context.Background()

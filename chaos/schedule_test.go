@@ -80,12 +80,17 @@ func setParallelDefault() error {
 	return flag.Set("test.parallel", strconv.Itoa(minParallel))
 }
 
-// nightlyOnly skips t outside the nightly tier. Smoke variants of the
-// scenarios that do not fit make test's time budget run there: the
-// connection budget (6 workers into 20 slots, and a start into a full
-// server), the leader failover, tenant starvation, priority inversion and
-// the thundering herd. Together they were ~80 s of the smoke tier's ~200,
-// two of them (starvation, priority) alone on the machine.
+// nightlyOnly skips t outside the nightly tier. make test keeps one
+// scenario of each kind of fault (a kill storm, a poison pill, a killed
+// listener, a SIGSTOPped worker, graceful shutdowns, a dropped network, a
+// database crash, a refused asynchronous commit, a periodic task across a
+// leader kill), small enough to finish within a couple of minutes beside
+// the other packages. The nightly tier adds the rest: the connection
+// budget, the leader failover, tenant starvation, priority inversion, the
+// thundering herd, the horizon pin, the partition mid-transaction and by
+// reset, the server restart, pause and resume, the held tenant row and the
+// clock skews. Most of those wait on leases, polls or skewed clocks, or
+// bound a latency that a loaded two-core machine cannot keep.
 func nightlyOnly(t *testing.T) {
 	t.Helper()
 	if !nightlyTier {

@@ -44,6 +44,7 @@ const (
 // effect. Bound on duplicates: the executions in flight on the broken
 // connections, at most the workers' pool connections (3 × 12).
 func TestPGRestart_Smoke(t *testing.T) {
+	nightlyOnly(t)
 	scheduleHeavy(t) // schedule_test.go
 	runServerFault(t, serverFault{name: "pg_ctl restart -m fast", inject: func(c *pgtest.Cluster) error {
 		return c.Restart("fast")

@@ -99,6 +99,7 @@ type skewConfig struct {
 // due at once when the database is 10 minutes ahead, and waits 10
 // minutes when it is 10 minutes behind).
 func TestClockSkew_Smoke(t *testing.T) {
+	nightlyOnly(t)
 	t.Parallel() // its subtests take their light slots (schedule_test.go)
 	for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
 		name := "workers_behind_10m"
@@ -125,6 +126,7 @@ func TestClockSkew_Smoke(t *testing.T) {
 // in queue shows both). A job with a RunAt 2 s ahead is due 2 s later by
 // the database's clock and run.
 func TestClockSkew_BetweenWorkers(t *testing.T) {
+	nightlyOnly(t)
 	scheduleLight(t) // schedule_test.go: a cluster of its own; mostly sleeping jobs
 	runSkew(t, skewConfig{offsets: []time.Duration{10 * time.Minute, -10 * time.Minute, 0}, jobs: 36, slots: 4,
 		jobSleep: 3 * time.Second, lease: 2 * time.Second, ttl: time.Second})
