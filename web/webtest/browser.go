@@ -10,6 +10,7 @@ package webtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -36,10 +37,12 @@ var Flags = []chromedp.ExecAllocatorOption{
 // callTimeout bounds one browser action.
 const callTimeout = 30 * time.Second
 
-// Browser is a running headless Chromium that the test started.
+// Browser is a test's view of the package's headless Chromium: a browser
+// context of its own (an incognito profile: no cookies, storage or cache
+// shared with another test's), whose tabs are its pages.
 type Browser struct {
 	t      testing.TB
-	ctx    context.Context // the browser's first tab; pages are new tabs of it
+	ctx    context.Context // the browser context's first tab; pages are new tabs of it
 	output *tailBuffer
 }
 
@@ -61,9 +64,40 @@ func Find() (string, error) {
 // skipping it (DOCKET_REQUIRE_BROWSER=1).
 func Required() bool { return os.Getenv("DOCKET_REQUIRE_BROWSER") == "1" }
 
-// Start starts a headless Chromium with a fresh profile for the rest of the
-// test and closes it when the test ends. Without a Chromium it skips the
-// test, or fails it when Required.
+// process is the one Chromium of this test binary, started by the first
+// Start and ended with the process: the kernel kills it when the test
+// binary exits (chromedp's allocator sets Pdeathsig). A start costs about
+// a CPU-second; the package's tests share it, each in a browser context of
+// its own.
+var process struct {
+	once   sync.Once
+	ctx    context.Context // the browser's first tab
+	output *tailBuffer
+	err    error
+}
+
+func startProcess(bin string) {
+	out := &tailBuffer{max: 64 << 10}
+	dir, err := os.MkdirTemp("", "docket-chromium-")
+	if err != nil {
+		process.err = err
+		return
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], Flags...)
+	opts = append(opts, chromedp.ExecPath(bin), chromedp.UserDataDir(dir), chromedp.CombinedOutput(out))
+	allocCtx, _ := chromedp.NewExecAllocator(context.Background(), opts...) //nolint:govet // lives as long as the process
+	ctx, _ := chromedp.NewContext(allocCtx)                                 //nolint:govet // lives as long as the process
+	if err := chromedp.Do(ctx); err != nil {                                // starts the browser
+		process.err = fmt.Errorf("start %s: %w\n%s", bin, err, out)
+		return
+	}
+	process.ctx, process.output = ctx, out
+}
+
+// Start returns a fresh browser context of the package's headless Chromium
+// (started on first use) for the rest of the test, disposed of when the
+// test ends. Without a Chromium it skips the test, or fails it when
+// Required.
 func Start(t testing.TB) *Browser {
 	t.Helper()
 	bin, err := Find()
@@ -73,35 +107,24 @@ func Start(t testing.TB) *Browser {
 		}
 		t.Skipf("skipping the browser test: %v (install Debian's chromium, or run scripts/test.sh, which does)", err)
 	}
-	out := &tailBuffer{max: 64 << 10}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], Flags...)
-	opts = append(opts, chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir()), chromedp.CombinedOutput(out))
+	process.once.Do(func() { startProcess(bin) })
+	if process.err != nil {
+		t.Fatal(process.err)
+	}
 	// Not t.Context(): it ends before the cleanups run, and the failure
 	// screenshot needs the browser; the cleanup below ends it.
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	b := &Browser{t: t, ctx: ctx, output: out}
+	ctx, cancel := chromedp.NewContext(process.ctx, chromedp.WithNewBrowserContext())
+	b := &Browser{t: t, ctx: ctx, output: process.output}
 	t.Cleanup(func() {
-		b.close(cancel)
-		cancelAlloc() // waits for the process to exit
+		cancel() // closes the tabs and disposes of the browser context
 		if t.Failed() {
-			t.Logf("chromium output (tail):\n%s", out)
+			t.Logf("chromium output (tail):\n%s", b.output)
 		}
 	})
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Fatalf("start %s: %v\n%s", bin, err, out)
+	if err := chromedp.Do(ctx); err != nil { // creates the browser context and its first tab
+		t.Fatalf("new browser context: %v\n%s", err, b.output)
 	}
 	return b
-}
-
-// close asks Chromium to quit, and ends it if it has not within a few
-// seconds.
-func (b *Browser) close(cancel context.CancelFunc) {
-	ctx, stop := context.WithTimeout(b.ctx, 10*time.Second)
-	defer stop()
-	if err := chromedp.Cancel(ctx); err != nil {
-		cancel()
-	}
 }
 
 // tailBuffer keeps the last max bytes written to it.
