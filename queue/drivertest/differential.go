@@ -170,7 +170,9 @@ type diffRun struct {
 	queueLimits   map[string]int
 	pausedQueues  map[string]bool
 	pausedTenants map[string]bool
-	served        map[tenantQueueKey]int // claim number that last gave the tenant jobs
+	served        map[tenantQueueKey]int     // claim number that last gave the tenant jobs
+	vtime         map[tenantQueueKey]float64 // the tenant's virtual time: jobs given (cost and weight 1)
+	wasReady      map[tenantQueueKey]bool    // claimable at the queue's last claim
 	claims        int
 	leases        []queue.Lease // every lease ever handed out
 	keys          int           // unique keys used
@@ -192,6 +194,7 @@ func newDiffRun(f *fixture, seed uint64) *diffRun {
 		f: f, x: f.x, t: f.t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), seed: seed,
 		jobs: map[int64]*dJob{}, tenantLimits: map[tenantQueueKey]int{}, queueLimits: map[string]int{},
 		pausedQueues: map[string]bool{}, pausedTenants: map[string]bool{}, served: map[tenantQueueKey]int{},
+		vtime: map[tenantQueueKey]float64{}, wasReady: map[tenantQueueKey]bool{},
 		relaxed: os.Getenv("DOCKET_DIFF_RELAX") == "1",
 	}
 }
@@ -387,6 +390,8 @@ type diffSnapshot struct {
 	pausedQueues  map[string]bool
 	pausedTenants map[string]bool
 	served        map[tenantQueueKey]int
+	vtime         map[tenantQueueKey]float64
+	wasReady      map[tenantQueueKey]bool
 	claims        int
 	leases        []queue.Lease
 	keys          int
@@ -396,7 +401,7 @@ func (r *diffRun) snapshot() *diffSnapshot {
 	c := &diffSnapshot{
 		jobs: map[int64]dJob{}, tenantLimits: maps.Clone(r.tenantLimits), queueLimits: maps.Clone(r.queueLimits),
 		pausedQueues: maps.Clone(r.pausedQueues), pausedTenants: maps.Clone(r.pausedTenants),
-		served: maps.Clone(r.served), claims: r.claims, leases: slices.Clone(r.leases), keys: r.keys,
+		served: maps.Clone(r.served), vtime: maps.Clone(r.vtime), wasReady: maps.Clone(r.wasReady), claims: r.claims, leases: slices.Clone(r.leases), keys: r.keys,
 	}
 	for id, j := range r.jobs {
 		cp := *j
@@ -414,6 +419,7 @@ func (r *diffRun) restore(c *diffSnapshot) {
 	}
 	r.tenantLimits, r.queueLimits, r.pausedQueues, r.pausedTenants = c.tenantLimits, c.queueLimits, c.pausedQueues, c.pausedTenants
 	r.served, r.claims, r.leases, r.keys = c.served, c.claims, c.leases, c.keys
+	r.vtime, r.wasReady = c.vtime, c.wasReady
 }
 
 func (r *diffRun) opInsert() {
@@ -512,6 +518,19 @@ func (r *diffRun) opClaim() {
 			ready = append(ready, tn)
 		}
 	}
+	// A tenant that became claimable since the queue's last claim starts
+	// at the least virtual time of those that stayed claimable.
+	vmin, anyReady := 0.0, false
+	for _, tn := range ready {
+		if k := (tenantQueueKey{tn, q}); r.wasReady[k] && (!anyReady || r.vtime[k] < vmin) {
+			vmin, anyReady = r.vtime[k], true
+		}
+	}
+	for _, tn := range ready {
+		if k := (tenantQueueKey{tn, q}); !r.wasReady[k] {
+			r.vtime[k] = max(r.vtime[k], vmin)
+		}
+	}
 	jobs, more, err := r.x.JobClaim(r.f.ctx, &driver.JobClaimParams{Queue: q, WorkerID: workerID, Max: maxN, LeaseDuration: lease})
 	if err != nil {
 		r.fatalf("JobClaim(%s, max %d): %v", q, maxN, err)
@@ -570,8 +589,11 @@ func (r *diffRun) opClaim() {
 				tn, gotIDs, len(got), want, ids(toQueueJobs(ti.pending)))
 		}
 	}
-	// Round-robin: a claimable tenant left out must not have been served
-	// less recently than one served; and more must say it was left.
+	// Fair order: a claimable tenant left out must not have a lower
+	// virtual time than one served (every cost and weight is 1 here: the
+	// jobs given; the model's clamp of a returning tenant is the queue's
+	// at its claims, the store's at the wake-up, so one job of slack); and
+	// more must say it was left.
 	for _, u := range ready {
 		if byTenant[u] != nil {
 			continue
@@ -580,9 +602,9 @@ func (r *diffRun) opClaim() {
 			if r.relaxed {
 				break
 			}
-			if r.served[tenantQueueKey{u, q}] < r.served[tenantQueueKey{tn, q}] {
-				r.fatalf("claim of max %d served tenant %s (last served at claim %d) and passed over claimable tenant %s (last served at claim %d)",
-					maxN, tn, r.served[tenantQueueKey{tn, q}], u, r.served[tenantQueueKey{u, q}])
+			if r.vtime[tenantQueueKey{u, q}]+1 < r.vtime[tenantQueueKey{tn, q}] {
+				r.fatalf("claim of max %d served tenant %s (virtual time %g) and passed over claimable tenant %s (virtual time %g)",
+					maxN, tn, r.vtime[tenantQueueKey{tn, q}], u, r.vtime[tenantQueueKey{u, q}])
 			}
 		}
 		if !more {
@@ -600,8 +622,14 @@ func (r *diffRun) opClaim() {
 		m.leaseExp = j.LeaseExpiresAt
 		r.leases = append(r.leases, j.Lease())
 	}
-	for tn := range byTenant {
+	for tn, got := range byTenant {
 		r.served[tenantQueueKey{tn, q}] = r.claims
+		r.vtime[tenantQueueKey{tn, q}] += float64(len(got))
+	}
+	for _, tn := range diffTenants {
+		k := tenantQueueKey{tn, q}
+		r.wasReady[k] = !r.pausedQueues[q] && !r.pausedTenants[tn] && len(r.pendingInOrder(tn, q)) > 0 &&
+			r.running(tn, q) < r.limit(tn, q)
 	}
 }
 
