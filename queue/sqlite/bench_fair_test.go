@@ -15,7 +15,8 @@ import (
 // BenchmarkFairShares runs a worker of 8 slots (tenant limits 64, out of
 // the way) over two tenants with deep backlogs,
 // "big" of cost-500 jobs and "small" of cost-1 jobs, whose handlers sleep
-// 20 µs per unit of cost, for one second per iteration, and reports each
+// 20 µs per unit of cost, for three seconds per iteration (claims 200 µs
+// apart at least), and reports each
 // tenant's share of the cost processed: by cost with equal weights, by
 // cost with weights 1:4 (small 4), and by count (every job declared cost
 // 1, the handlers sleeping as before): the order of before.
@@ -30,7 +31,7 @@ func BenchmarkFairShares(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var big, small float64
 			for range b.N {
-				bg, sm := fairRun(b, c.byCost, c.smallWeight, time.Second)
+				bg, sm := fairRun(b, c.byCost, c.smallWeight, 3*time.Second)
 				big, small = big+bg, small+sm
 			}
 			b.ReportMetric(100*big/(big+small), "%big")
@@ -71,7 +72,7 @@ func fairRun(b *testing.B, byCost bool, smallWeight int, d time.Duration) (big, 
 		}
 	}
 	// Deeper than the run can drain (checked below).
-	nBig, nSmall := int(d/(500*unit))*8+100, 30_000
+	nBig, nSmall := int(d/(500*unit))*8+100, 60_000
 	fill("big", 500, nBig)
 	fill("small", 1, nSmall)
 	var (
@@ -92,6 +93,7 @@ func fairRun(b *testing.B, byCost bool, smallWeight int, d time.Duration) (big, 
 			return nil
 		})}},
 		ShutdownGrace: time.Millisecond,
+		FetchCooldown: 200 * time.Microsecond,
 	})
 	if err != nil {
 		b.Fatal(err)
