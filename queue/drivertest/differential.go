@@ -518,11 +518,13 @@ func (r *diffRun) opClaim() {
 			ready = append(ready, tn)
 		}
 	}
-	// A tenant that became claimable since the queue's last claim starts
-	// at the least virtual time of those that stayed claimable.
+	// A tenant that got work since the queue's last claim (or a resume)
+	// starts at the least virtual time of those that kept work.
 	vmin, anyReady := 0.0, false
-	for _, tn := range ready {
-		if k := (tenantQueueKey{tn, q}); r.wasReady[k] && (!anyReady || r.vtime[k] < vmin) {
+	for _, tn := range diffTenants {
+		k := tenantQueueKey{tn, q}
+		if !r.pausedQueues[q] && !r.pausedTenants[tn] && len(info[tn].pending) > 0 && r.wasReady[k] &&
+			(!anyReady || r.vtime[k] < vmin) {
 			vmin, anyReady = r.vtime[k], true
 		}
 	}
@@ -628,8 +630,7 @@ func (r *diffRun) opClaim() {
 	}
 	for _, tn := range diffTenants {
 		k := tenantQueueKey{tn, q}
-		r.wasReady[k] = !r.pausedQueues[q] && !r.pausedTenants[tn] && len(r.pendingInOrder(tn, q)) > 0 &&
-			r.running(tn, q) < r.limit(tn, q)
+		r.wasReady[k] = !r.pausedQueues[q] && !r.pausedTenants[tn] && len(r.pendingInOrder(tn, q)) > 0
 	}
 }
 

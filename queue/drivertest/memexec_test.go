@@ -125,10 +125,11 @@ func (x *memExec) JobClaim(_ context.Context, p *driver.JobClaimParams) ([]*queu
 				})
 			}
 		}
-		// A tenant that joins the ready ones starts at the least virtual
-		// time of those that stayed ready: no credit banked while idle.
+		// A tenant that joins those with work starts at the least virtual
+		// time of those that kept work (at their limit or not): no credit
+		// banked while idle.
 		vmin, any := 0.0, false
-		for _, tenant := range tenants {
+		for tenant := range pending {
 			if k := (tenantQueue{tenant, p.Queue}); st.ready[k] && (!any || st.vtime[k] < vmin) {
 				vmin, any = st.vtime[k], true
 			}

@@ -108,6 +108,8 @@ func fairRun(b *testing.B, byCost bool, smallWeight int, d time.Duration) (big, 
 		b.Fatalf("a backlog ran out: big %v of %d, small %v of %d", big, 500*nBig, small, nSmall)
 	}
 	stop()
-	<-errc
+	if err := <-errc; err != nil {
+		b.Fatal(err)
+	}
 	return big, small
 }

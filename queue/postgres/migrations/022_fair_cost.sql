@@ -24,6 +24,11 @@ DROP INDEX docket_tenant_queues_claimable;
 CREATE INDEX docket_tenant_queues_claimable ON docket_tenant_queues (queue, vtime, served_at, tenant_id)
     WHERE has_work AND running < max_running AND NOT paused;
 
+-- The rows with work, least virtual time first, at their limit or not:
+-- docket_queue_vtime's probe (a tenant at its limit is still backlogged).
+CREATE INDEX docket_tenant_queues_active ON docket_tenant_queues (queue, vtime)
+    WHERE has_work AND NOT paused;
+
 -- function docket_tenant_queues_settings, function and trigger
 -- docket_tenant_queues_wake: their current definitions are
 -- repeatable/tenant_queues_settings.sql. docket_insert_jobs gains p_cost

@@ -19,14 +19,20 @@
 -- insert that creates a row after a change took the lock waits for it and
 -- reads the new settings.
 -- docket_queue_vtime is the virtual time of a queue: the least vtime of
--- its claimable rows (one probe of the claimable index), 0 when none. A
--- row that joins the claimable ones (a new row, a wake-up, a resume)
--- starts there at the earliest: a tenant banks no credit while idle, so
--- its return is no burst.
+-- its rows with work, at their limit or not (one probe of the index
+-- docket_tenant_queues_active), 0 when none. A row that joins them (a new
+-- row, a wake-up, a resume) starts there at the earliest: a tenant banks
+-- no credit while idle, so its return is no burst. (Rows at their limit
+-- count: without them a new row could start behind an emptied row that a
+-- fold of freed slots makes claimable, and the next claim of one job
+-- would spend itself marking that row idle.) It runs as its owner: a role under row-level
+-- security on docket_tenant_queues (the document service's tenant role)
+-- would see its own tenant's rows only, and the number it returns tells
+-- nothing of any one tenant.
 CREATE OR REPLACE FUNCTION docket_queue_vtime(p_queue text) RETURNS double precision
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
     SELECT coalesce((SELECT tq.vtime FROM docket_tenant_queues tq
-                     WHERE tq.queue = p_queue AND tq.has_work AND tq.running < tq.max_running AND NOT tq.paused
+                     WHERE tq.queue = p_queue AND tq.has_work AND NOT tq.paused
                      ORDER BY tq.vtime LIMIT 1), 0)
 $$;
 

@@ -16,5 +16,10 @@ DROP INDEX docket_tenant_queues_ready;
 CREATE INDEX docket_tenant_queues_ready ON docket_tenant_queues (queue, vtime, served_at, tenant_id)
 	WHERE has_work = 1 AND running < max_running AND paused = 0;
 
+-- The rows with work, at their limit or not: the triggers' probe of the
+-- queue's virtual time.
+CREATE INDEX docket_tenant_queues_active ON docket_tenant_queues (queue, vtime)
+	WHERE has_work = 1 AND paused = 0;
+
 -- triggers docket_tenant_queues_join, docket_tenant_queues_wake: their
 -- current definitions are repeatable/tenant_queues_fair.sql.
