@@ -3,8 +3,8 @@
 -- transaction, or beyond the claim's limit) has at least two pending jobs
 -- (one is most often taken by the claim that holds the row). Every row the
 -- claim served is its own (age(xmin) = 0) with the newest served_at, so the
--- probe, in served_at order, stops at another tenant; it looks at the first
--- 100 such tenants only (moreProbeTenants), which bounds it when many rows
+-- probe, in the claim's order (vtime), passes it for another tenant; it
+-- looks at the first 100 such tenants only (moreProbeTenants), which bounds it when many rows
 -- are still marked claimable with nothing left. Column two: the tenants the
 -- claim found empty and marked idle without serving them; when those and the
 -- tenants served fill the claim's limit, a tenant with work may have been
