@@ -24,6 +24,20 @@ type DocumentArgs struct {
 // Processor decodes DocumentArgs.
 var DocumentJob = queue.Kind[DocumentArgs]{Name: DocumentKind}
 
+// DocumentCostUnit is the bytes of a document that count one unit of its
+// job's cost (queue.EnqueueParams.Cost).
+const DocumentCostUnit = 64 << 10
+
+// DocumentCost is a document job's cost in the queue's fair shares: one
+// per started DocumentCostUnit of the upload, at least 1, at most
+// queue.MaxCost. Size is known at the upload for every type, where a
+// PDF's page count would need the file parsed; it tracks the work of text
+// and scanned pages alike.
+func DocumentCost(size int64) int {
+	c := (size + DocumentCostUnit - 1) / DocumentCostUnit
+	return int(max(1, min(c, queue.MaxCost)))
+}
+
 // DocumentIDOf returns the document a document job processes, "" when j's
 // arguments name none.
 func DocumentIDOf(j *queue.Job) string {

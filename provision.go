@@ -44,6 +44,9 @@ func Provision(ctx context.Context, store Store, client *queue.Client, p TenantC
 	if err := client.SetTenantLimit(ctx, t.ID, DocumentQueue, t.Concurrency); err != nil {
 		return nil, apikey.Key{}, fmt.Errorf("set tenant limit: %w", err)
 	}
+	if err := client.SetTenantWeight(ctx, t.ID, t.Plan.Weight()); err != nil {
+		return nil, apikey.Key{}, fmt.Errorf("set tenant weight: %w", err)
+	}
 	key, err := IssueKey(ctx, store, t.ID, "default")
 	if err != nil {
 		return nil, apikey.Key{}, err

@@ -33,6 +33,22 @@ func (p Plan) UploadsPerHour() int {
 	}
 }
 
+// Weight is the plan's weight in the document queue's fair shares: with
+// documents waiting, a tenant is given cost (DocumentCost) in proportion
+// to it (queue.Client.SetTenantWeight).
+func (p Plan) Weight() int {
+	switch p {
+	case PlanStarter:
+		return 2
+	case PlanPro:
+		return 4
+	case PlanEnterprise:
+		return 8
+	default:
+		return 1
+	}
+}
+
 // Valid reports whether p is one of Plans.
 func (p Plan) Valid() bool {
 	for _, q := range Plans {

@@ -164,6 +164,11 @@ func (s *Server) adminTenantUpdate(w http.ResponseWriter, r *http.Request) error
 			return fmt.Errorf("tenant %s: set concurrency: %w", t.ID, err)
 		}
 	}
+	if plan != nil {
+		if err := s.cfg.Queue.SetTenantWeight(r.Context(), t.ID, t.Plan.Weight()); err != nil {
+			return fmt.Errorf("tenant %s: set weight: %w", t.ID, err)
+		}
+	}
 	s.keys.forget(t.ID) // cached keys carry the old tenant (plan, rate limit)
 	tv := tenantView(t)
 	if err := s.markTenantsPaused(r.Context(), &tv); err != nil {

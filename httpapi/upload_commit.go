@@ -93,6 +93,7 @@ func (u *upload) commit(ctx context.Context) (*uploadResult, error) {
 func (u *upload) insert(ctx context.Context, tx docket.Tx) (*queue.Job, error) {
 	p := docket.DocumentJob.Params(u.tenant.ID, docket.DocumentArgs{DocumentID: u.doc.ID})
 	p.Queue = docket.DocumentQueue
+	p.Cost = docket.DocumentCost(u.doc.Size)
 	ins, err := u.s.cfg.Queue.EnqueueTx(ctx, tx.Native(), p)
 	if err != nil {
 		return nil, err

@@ -83,7 +83,15 @@ type EnqueueParams struct {
 	// request id. At most MaxMetadataEntries pairs and MaxMetadataBytes of
 	// keys and values; keys are not empty.
 	Metadata map[string]string
+	// Cost is what the job weighs in its tenant's fair share, in any unit
+	// the application keeps to (pages, megabytes); 0 means 1, the most is
+	// MaxCost. The claim shares the workers between tenants by the cost
+	// it gives each (over its weight, SetTenantWeight), not by count.
+	Cost int
 }
+
+// MaxCost is the largest EnqueueParams.Cost.
+const MaxCost = 1 << 30
 
 // Enqueue stores a job and returns it. Duplicate is set when UniqueKey
 // matched an existing job, which is returned instead.
@@ -183,6 +191,8 @@ func (p *EnqueueParams) toInsert() (*driver.JobInsertParams, error) {
 		return nil, fmt.Errorf("%w: priority %d outside -1000..1000", ErrInvalid, p.Priority)
 	case p.MaxAttempts < 0 || p.MaxAttempts > 1000:
 		return nil, fmt.Errorf("%w: max attempts %d outside 0..1000", ErrInvalid, p.MaxAttempts)
+	case p.Cost < 0 || p.Cost > MaxCost:
+		return nil, fmt.Errorf("%w: cost %d outside 0..%d", ErrInvalid, p.Cost, MaxCost)
 	case len(p.UniqueKey) > 255:
 		return nil, fmt.Errorf("%w: unique key longer than 255 bytes", ErrInvalid)
 	case !storable(p.Kind) || !storable(p.TenantID) || !storable(p.UniqueKey):
@@ -208,6 +218,7 @@ func (p *EnqueueParams) toInsert() (*driver.JobInsertParams, error) {
 		Queue: queue, Kind: p.Kind, TenantID: p.TenantID, Args: args,
 		Priority: p.Priority, MaxAttempts: maxAttempts, RunAt: p.RunAt,
 		UniqueKey: p.UniqueKey, FailOnTimeout: p.FailOnTimeout, Metadata: p.Metadata,
+		Cost: max(p.Cost, 1),
 	}, nil
 }
 

@@ -163,6 +163,20 @@ func estimateStart(p *driver.Position, now time.Time) time.Time {
 	return now.Add(time.Duration(rounds) * p.AvgDuration)
 }
 
+// SetTenantWeight sets a tenant's weight in the claim's fair shares, in
+// every queue: with its jobs waiting, a tenant of weight w is given w
+// times the cost (EnqueueParams.Cost) one of weight 1 is; 0 restores the
+// default, 1. At most MaxLimit.
+func (c *Client) SetTenantWeight(ctx context.Context, tenantID string, weight int) error {
+	if tenantID == "" {
+		return fmt.Errorf("%w: tenant weight needs a tenant", ErrInvalid)
+	}
+	if err := driver.ValidateLimit("tenant weight", weight, 0); err != nil {
+		return err
+	}
+	return c.exec.TenantWeightSet(ctx, &driver.TenantWeightParams{TenantID: tenantID, Weight: weight})
+}
+
 // SetTenantLimit sets how many jobs of a tenant may run at once in a queue
 // (every queue when queue is empty); 0 restores the queue's default.
 func (c *Client) SetTenantLimit(ctx context.Context, tenantID, queue string, limit int) error {

@@ -136,6 +136,11 @@ func (a *storeAdmin) update(ctx context.Context, id string, p *tenantPatch) (*ht
 			return nil, fmt.Errorf("tenant %s: set concurrency: %w", t.ID, err)
 		}
 	}
+	if p.Plan != nil {
+		if err := a.client.SetTenantWeight(ctx, t.ID, t.Plan.Weight()); err != nil {
+			return nil, fmt.Errorf("tenant %s: set weight: %w", t.ID, err)
+		}
+	}
 	v := httpapi.NewTenantView(t)
 	return &v, nil
 }

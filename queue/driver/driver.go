@@ -179,6 +179,11 @@ type Executor interface {
 	// queues when Queue is empty). MaxRunning 0 removes the override.
 	TenantLimitSet(ctx context.Context, params *TenantLimitParams) error
 
+	// TenantWeightSet sets a tenant's weight in the claim's fair shares
+	// (every queue): a tenant of weight w is served w times the cost of
+	// one of weight 1. Weight 0 removes the override (weight 1).
+	TenantWeightSet(ctx context.Context, params *TenantWeightParams) error
+
 	// QueueConfigSet sets a queue's default tenant limit.
 	QueueConfigSet(ctx context.Context, params *QueueConfigParams) error
 
@@ -245,6 +250,7 @@ type JobInsertParams struct {
 	RetryOf       int64
 	FailOnTimeout bool
 	Metadata      map[string]string // nil or empty: none
+	Cost          int               // 0: 1; see Job.Cost
 }
 
 // InsertResult is the result of inserting one job.
@@ -371,6 +377,12 @@ type TenantLimitParams struct {
 	TenantID   string
 	Queue      string // empty: every queue
 	MaxRunning int    // 0 removes the override
+}
+
+// TenantWeightParams sets a tenant's weight.
+type TenantWeightParams struct {
+	TenantID string
+	Weight   int // 0 removes the override
 }
 
 // QueueConfigParams configures a queue.

@@ -47,6 +47,9 @@ type Job struct {
 	RunAt       time.Time
 	UniqueKey   string // idempotency key, unique per tenant; empty for none
 	RetryOf     int64  // the failed job this one retries; 0 for none
+	// Cost is what the job weighs in its tenant's fair share (>= 1):
+	// the claim serves tenants by cost taken over weight, not by count.
+	Cost int
 
 	// FailOnTimeout makes a lease expiry fail the job instead of retrying it.
 	FailOnTimeout bool

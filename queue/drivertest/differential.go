@@ -66,6 +66,7 @@ func (s *suite) testDifferential(t *testing.T) {
 				r.step = i
 				r.randomOp()
 				r.check()
+				r.markUnsteady()
 			}
 			r.finalCheck()
 			if len(r.notes) > 0 {
@@ -135,6 +136,7 @@ type dJob struct {
 	failOnTimeout bool
 	uniqueKey     string
 	retryOf       int64
+	cost          int
 	errMsg        string
 	stage         string
 	progress      int
@@ -170,7 +172,10 @@ type diffRun struct {
 	queueLimits   map[string]int
 	pausedQueues  map[string]bool
 	pausedTenants map[string]bool
-	served        map[tenantQueueKey]int // claim number that last gave the tenant jobs
+	served        map[tenantQueueKey]int     // claim number that last gave the tenant jobs
+	vsum          map[tenantQueueKey]float64 // cost given the tenant (weight 1): its virtual time, while steady
+	unsteady      map[tenantQueueKey]bool    // went without work (or paused) since the queue's first claim
+	queueClaimed  map[string]bool            // the queue had a claim
 	claims        int
 	leases        []queue.Lease // every lease ever handed out
 	keys          int           // unique keys used
@@ -192,6 +197,7 @@ func newDiffRun(f *fixture, seed uint64) *diffRun {
 		f: f, x: f.x, t: f.t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), seed: seed,
 		jobs: map[int64]*dJob{}, tenantLimits: map[tenantQueueKey]int{}, queueLimits: map[string]int{},
 		pausedQueues: map[string]bool{}, pausedTenants: map[string]bool{}, served: map[tenantQueueKey]int{},
+		vsum: map[tenantQueueKey]float64{}, unsteady: map[tenantQueueKey]bool{}, queueClaimed: map[string]bool{},
 		relaxed: os.Getenv("DOCKET_DIFF_RELAX") == "1",
 	}
 }
@@ -387,6 +393,7 @@ type diffSnapshot struct {
 	pausedQueues  map[string]bool
 	pausedTenants map[string]bool
 	served        map[tenantQueueKey]int
+	vsum          map[tenantQueueKey]float64
 	claims        int
 	leases        []queue.Lease
 	keys          int
@@ -396,7 +403,7 @@ func (r *diffRun) snapshot() *diffSnapshot {
 	c := &diffSnapshot{
 		jobs: map[int64]dJob{}, tenantLimits: maps.Clone(r.tenantLimits), queueLimits: maps.Clone(r.queueLimits),
 		pausedQueues: maps.Clone(r.pausedQueues), pausedTenants: maps.Clone(r.pausedTenants),
-		served: maps.Clone(r.served), claims: r.claims, leases: slices.Clone(r.leases), keys: r.keys,
+		served: maps.Clone(r.served), vsum: maps.Clone(r.vsum), claims: r.claims, leases: slices.Clone(r.leases), keys: r.keys,
 	}
 	for id, j := range r.jobs {
 		cp := *j
@@ -414,6 +421,7 @@ func (r *diffRun) restore(c *diffSnapshot) {
 	}
 	r.tenantLimits, r.queueLimits, r.pausedQueues, r.pausedTenants = c.tenantLimits, c.queueLimits, c.pausedQueues, c.pausedTenants
 	r.served, r.claims, r.leases, r.keys = c.served, c.claims, c.leases, c.keys
+	r.vsum = c.vsum
 }
 
 func (r *diffRun) opInsert() {
@@ -424,7 +432,7 @@ func (r *diffRun) opInsert() {
 		p := &driver.JobInsertParams{
 			Queue: pick(r, diffQueues), Kind: testKind, TenantID: pick(r, diffTenants),
 			Args: []byte(`{}`), Priority: pick(r, []int{-1, 0, 0, 0, 0, 1, 2}), MaxAttempts: 1 + r.rng.IntN(3),
-			FailOnTimeout: r.rng.IntN(6) == 0,
+			FailOnTimeout: r.rng.IntN(6) == 0, Cost: pick(r, []int{1, 1, 1, 2, 5}),
 		}
 		when := "now"
 		switch r.rng.IntN(8) {
@@ -442,7 +450,7 @@ func (r *diffRun) opInsert() {
 			}
 		}
 		ps[i] = p
-		descs[i] = fmt.Sprintf("{%s/%s p%d max%d fot=%v at=%s key=%q}", p.TenantID, p.Queue, p.Priority, p.MaxAttempts, p.FailOnTimeout, when, p.UniqueKey)
+		descs[i] = fmt.Sprintf("{%s/%s p%d c%d max%d fot=%v at=%s key=%q}", p.TenantID, p.Queue, p.Priority, p.Cost, p.MaxAttempts, p.FailOnTimeout, when, p.UniqueKey)
 	}
 	res, err := r.x.JobInsertMany(r.f.ctx, ps)
 	if err != nil {
@@ -481,7 +489,10 @@ func (r *diffRun) opInsert() {
 		}
 		j := &dJob{
 			id: rs.Job.ID, queue: p.Queue, tenant: p.TenantID, state: state, priority: p.Priority,
-			maxAttempts: p.MaxAttempts, failOnTimeout: p.FailOnTimeout, uniqueKey: p.UniqueKey,
+			maxAttempts: p.MaxAttempts, failOnTimeout: p.FailOnTimeout, uniqueKey: p.UniqueKey, cost: p.Cost,
+		}
+		if rs.Job.Cost != p.Cost {
+			r.fatalf("insert %s: got job %d of cost %d, want %d", descs[i], rs.Job.ID, rs.Job.Cost, p.Cost)
 		}
 		r.jobs[j.id] = j
 		got = append(got, strconv.FormatInt(j.id, 10))
@@ -570,8 +581,14 @@ func (r *diffRun) opClaim() {
 				tn, gotIDs, len(got), want, ids(toQueueJobs(ti.pending)))
 		}
 	}
-	// Round-robin: a claimable tenant left out must not have been served
-	// less recently than one served; and more must say it was left.
+	// Fair order: a claimable tenant left out must not have a lower
+	// virtual time than one served; and more must say it was left. Every
+	// weight is 1 here, so a tenant's virtual time is the cost it was
+	// given, as long as it is steady: it had work at the queue's first
+	// claim and never went without since (nor was paused). A tenant that
+	// comes back starts at the least virtual time of those with work, a
+	// value the model does not follow; deterministic cases of it are
+	// conformance JobClaimCost.
 	for _, u := range ready {
 		if byTenant[u] != nil {
 			continue
@@ -580,9 +597,10 @@ func (r *diffRun) opClaim() {
 			if r.relaxed {
 				break
 			}
-			if r.served[tenantQueueKey{u, q}] < r.served[tenantQueueKey{tn, q}] {
-				r.fatalf("claim of max %d served tenant %s (last served at claim %d) and passed over claimable tenant %s (last served at claim %d)",
-					maxN, tn, r.served[tenantQueueKey{tn, q}], u, r.served[tenantQueueKey{u, q}])
+			ku, kt := tenantQueueKey{u, q}, tenantQueueKey{tn, q}
+			if !r.unsteady[ku] && !r.unsteady[kt] && r.vsum[ku] < r.vsum[kt] {
+				r.fatalf("claim of max %d served tenant %s (virtual time %g) and passed over claimable tenant %s (virtual time %g)",
+					maxN, tn, r.vsum[kt], u, r.vsum[ku])
 			}
 		}
 		if !more {
@@ -600,9 +618,13 @@ func (r *diffRun) opClaim() {
 		m.leaseExp = j.LeaseExpiresAt
 		r.leases = append(r.leases, j.Lease())
 	}
-	for tn := range byTenant {
+	for tn, got := range byTenant {
 		r.served[tenantQueueKey{tn, q}] = r.claims
+		for _, j := range got {
+			r.vsum[tenantQueueKey{tn, q}] += float64(r.jobs[j.ID].cost)
+		}
 	}
+	r.queueClaimed[q] = true
 }
 
 func toQueueJobs(js []*dJob) []*queue.Job {
@@ -1034,7 +1056,10 @@ func (r *diffRun) opRetry() {
 	}
 	r.jobs[got.ID] = &dJob{
 		id: got.ID, queue: j.queue, tenant: j.tenant, state: queue.StatePending, priority: j.priority,
-		maxAttempts: j.maxAttempts, failOnTimeout: j.failOnTimeout, retryOf: j.id,
+		maxAttempts: j.maxAttempts, failOnTimeout: j.failOnTimeout, retryOf: j.id, cost: j.cost,
+	}
+	if got.Cost != j.cost {
+		r.fatalf("retry of %s has cost %d, want %d", j, got.Cost, j.cost)
 	}
 }
 
@@ -1240,5 +1265,17 @@ func (r *diffRun) finalCheck() {
 	r.checkStats()
 	for _, j := range r.sorted(nil) {
 		r.checkAttempts(j)
+	}
+}
+
+// markUnsteady marks the tenants that are without work, or paused, in a
+// queue that had a claim: their virtual time is no longer the model's.
+func (r *diffRun) markUnsteady() {
+	for q := range r.queueClaimed {
+		for _, tn := range diffTenants {
+			if r.pausedTenants[tn] || len(r.pendingInOrder(tn, q)) == 0 {
+				r.unsteady[tenantQueueKey{tn, q}] = true
+			}
+		}
 	}
 }

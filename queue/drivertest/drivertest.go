@@ -83,6 +83,7 @@ func RunConfig(t *testing.T, cfg Config) {
 		{"JobClaimLimits", s.testJobClaimLimits},
 		{"JobClaimOrderAfterChurn", s.testJobClaimOrderAfterChurn},
 		{"JobClaimFairness", s.testJobClaimFairness},
+		{"JobClaimCost", s.testJobClaimCost},
 		{"JobClaimEmptiedTenant", s.testJobClaimEmptiedTenant},
 		{"JobClaimConcurrent", s.testJobClaimConcurrent},
 		{"JobHeartbeat", s.testJobHeartbeat},

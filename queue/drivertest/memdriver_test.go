@@ -57,6 +57,9 @@ type memState struct {
 	tenantLimits  map[tenantQueue]int // queue "" for every queue
 	queueLimits   map[string]int
 	served        map[tenantQueue]int64
+	vtime         map[tenantQueue]float64 // virtual time: cost taken over weight
+	ready         map[tenantQueue]bool    // had a pending job after the last claim
+	weights       map[string]int
 	serveSeq      int64
 	leaders       map[string]memLeader
 	pausedQueues  map[string]time.Time
@@ -83,6 +86,7 @@ func newMemDriver() *memDriver {
 			jobs: make(map[int64]*queue.Job), attempts: make(map[int64][]*queue.Attempt),
 			tenantLimits: make(map[tenantQueue]int), queueLimits: make(map[string]int),
 			served: make(map[tenantQueue]int64), leaders: make(map[string]memLeader),
+			vtime: make(map[tenantQueue]float64), ready: make(map[tenantQueue]bool), weights: make(map[string]int),
 			pausedQueues: make(map[string]time.Time), pausedTenants: make(map[string]time.Time),
 		},
 	}
@@ -101,6 +105,7 @@ func (s *memState) clone() *memState {
 	}
 	c.tenantLimits, c.queueLimits = maps.Clone(s.tenantLimits), maps.Clone(s.queueLimits)
 	c.served, c.leaders = maps.Clone(s.served), maps.Clone(s.leaders)
+	c.vtime, c.ready, c.weights = maps.Clone(s.vtime), maps.Clone(s.ready), maps.Clone(s.weights)
 	c.pausedQueues, c.pausedTenants = maps.Clone(s.pausedQueues), maps.Clone(s.pausedTenants)
 	c.periodic, c.holds = maps.Clone(s.periodic), maps.Clone(s.holds)
 	return &c
@@ -292,4 +297,12 @@ func copyJob(j *queue.Job) *queue.Job {
 	c := *j
 	c.Metadata = maps.Clone(j.Metadata)
 	return &c
+}
+
+// weight is a tenant's weight in the fair shares.
+func (s *memState) weight(tenant string) int {
+	if w := s.weights[tenant]; w > 0 {
+		return w
+	}
+	return 1
 }

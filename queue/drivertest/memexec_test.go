@@ -28,7 +28,7 @@ func (x *memExec) JobInsertMany(_ context.Context, ps []*driver.JobInsertParams)
 			j := &queue.Job{
 				ID: st.nextID, Queue: p.Queue, Kind: p.Kind, TenantID: p.TenantID, Args: p.Args,
 				State: queue.StatePending, Priority: p.Priority, MaxAttempts: p.MaxAttempts, RunAt: p.RunAt,
-				UniqueKey: p.UniqueKey, RetryOf: p.RetryOf, FailOnTimeout: p.FailOnTimeout,
+				UniqueKey: p.UniqueKey, RetryOf: p.RetryOf, FailOnTimeout: p.FailOnTimeout, Cost: max(p.Cost, 1),
 				Metadata: maps.Clone(p.Metadata), CreatedAt: now, UpdatedAt: now,
 			}
 			if j.RunAt.IsZero() {
@@ -125,8 +125,23 @@ func (x *memExec) JobClaim(_ context.Context, p *driver.JobClaimParams) ([]*queu
 				})
 			}
 		}
+		// A tenant that joins those with work starts at the least virtual
+		// time of those that kept work (at their limit or not): no credit
+		// banked while idle.
+		vmin, any := 0.0, false
+		for tenant := range pending {
+			if k := (tenantQueue{tenant, p.Queue}); st.ready[k] && (!any || st.vtime[k] < vmin) {
+				vmin, any = st.vtime[k], true
+			}
+		}
+		for _, tenant := range tenants {
+			if k := (tenantQueue{tenant, p.Queue}); !st.ready[k] {
+				st.vtime[k] = max(st.vtime[k], vmin)
+			}
+		}
 		slices.SortFunc(tenants, func(a, b string) int {
-			return cmp.Or(cmp.Compare(st.served[tenantQueue{a, p.Queue}], st.served[tenantQueue{b, p.Queue}]),
+			ka, kb := tenantQueue{a, p.Queue}, tenantQueue{b, p.Queue}
+			return cmp.Or(cmp.Compare(st.vtime[ka], st.vtime[kb]), cmp.Compare(st.served[ka], st.served[kb]),
 				cmp.Compare(pending[a][0].ID, pending[b][0].ID))
 		})
 		if len(tenants) > p.Max {
@@ -136,13 +151,35 @@ func (x *memExec) JobClaim(_ context.Context, p *driver.JobClaimParams) ([]*queu
 			return nil
 		}
 		per := (p.Max + len(tenants) - 1) / len(tenants)
-		for _, tenant := range tenants {
-			take := pending[tenant][:min(per, room[tenant], p.Max-len(out))]
+		fair := make([]driver.FairTenant, len(tenants))
+		for i, tenant := range tenants {
+			k := tenantQueue{tenant, p.Queue}
+			free := st.limit(tenant, p.Queue) - st.running(tenant, p.Queue)
+			want := min(per, free)
+			f := driver.FairTenant{VTime: st.vtime[k], Weight: st.weight(tenant), Free: free, Wanted: want}
+			for _, j := range pending[tenant][:min(want, len(pending[tenant]))] {
+				f.Costs = append(f.Costs, max(j.Cost, 1))
+			}
+			fair[i] = f
+		}
+		takes, vtimes, cut := driver.FairTake(fair, p.Max)
+		more = more || cut
+		defer func() {
+			clear(st.ready)
+			for _, j := range st.jobs {
+				if j.State == queue.StatePending {
+					st.ready[tenantQueue{j.TenantID, j.Queue}] = true
+				}
+			}
+		}()
+		for i, tenant := range tenants {
+			take := pending[tenant][:takes[i]]
 			if len(take) == 0 {
 				// Not served: it keeps its turn for the next claim.
 				more = true
 				continue
 			}
+			st.vtime[tenantQueue{tenant, p.Queue}] = vtimes[i]
 			for _, j := range take {
 				j.State, j.Attempt, j.LeaseToken = queue.StateRunning, j.Attempt+1, newToken()
 				j.LeaseExpiresAt, j.WorkerID, j.StartedAt, j.UpdatedAt = now.Add(p.LeaseDuration), p.WorkerID, now, now
@@ -301,7 +338,7 @@ func (x *memExec) JobRetry(_ context.Context, p *driver.JobRetryParams) (*queue.
 		out = &queue.Job{
 			ID: st.nextID, Queue: j.Queue, Kind: j.Kind, TenantID: j.TenantID, Args: j.Args,
 			State: queue.StatePending, Priority: j.Priority, MaxAttempts: j.MaxAttempts, RunAt: now,
-			RetryOf: j.ID, FailOnTimeout: j.FailOnTimeout, Metadata: maps.Clone(j.Metadata), CreatedAt: now, UpdatedAt: now,
+			RetryOf: j.ID, FailOnTimeout: j.FailOnTimeout, Cost: j.Cost, Metadata: maps.Clone(j.Metadata), CreatedAt: now, UpdatedAt: now,
 		}
 		st.jobs[out.ID] = copyJob(out)
 		notify(driver.TopicInsert, j.Queue)
@@ -445,6 +482,20 @@ func (x *memExec) TenantLimitSet(_ context.Context, p *driver.TenantLimitParams)
 			delete(st.tenantLimits, k)
 		} else {
 			st.tenantLimits[k] = p.MaxRunning
+		}
+		return nil
+	})
+}
+
+func (x *memExec) TenantWeightSet(_ context.Context, p *driver.TenantWeightParams) error {
+	if err := driver.ValidateLimit("tenant weight", p.Weight, 0); err != nil {
+		return err
+	}
+	return x.write(func(st *memState, _ func(string, string)) error {
+		if p.Weight == 0 {
+			delete(st.weights, p.TenantID)
+		} else {
+			st.weights[p.TenantID] = p.Weight
 		}
 		return nil
 	})

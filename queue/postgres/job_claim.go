@@ -83,7 +83,7 @@ const claimLockTimeout = "100ms"
 // follows the update chain (heap_lock_updated_tuple_rec) and waits
 // unconditionally for whoever holds the newer version ("while locking
 // updated version ... of tuple", XLTW_LockUpdated). The claim then waits
-// with tenant rows locked in served_at order, and a statement that locks
+// with tenant rows locked in vtime order, and a statement that locks
 // tenant rows in key order (a finish in a caller's transaction, a wake-up,
 // the rescuer, an insert) can close a cycle with it: the churn soak's one
 // deadlock in 159,968 claims (TestClaimWaitStress
@@ -198,11 +198,14 @@ func (e *Executor) claimBatch(params *driver.JobClaimParams, wait time.Duration,
 	b.Queue(rewakeSQL, params.Queue)
 	b.Queue(floorSQL, params.Queue)
 	b.Queue(moreSQL, params.Queue).QueryRow(func(row pgx.Row) error {
-		var emptied int
-		if err := row.Scan(more, &emptied); err != nil {
+		var (
+			emptied int
+			cut     bool
+		)
+		if err := row.Scan(more, &emptied, &cut); err != nil {
 			return err
 		}
-		*more = *more || emptied > 0 && tenantsServed(*jobs)+emptied >= params.Max
+		*more = *more || cut || emptied > 0 && tenantsServed(*jobs)+emptied >= params.Max
 		return nil
 	})
 	return b

@@ -11,7 +11,7 @@ import (
 )
 
 // insertJobsSQL calls docket_insert_jobs (repeatable/insert_jobs.sql),
-// the one implementation of enqueueing, shared with docket_enqueue. $12
+// the one implementation of enqueueing, shared with docket_enqueue. $13
 // says whether the function calls pg_notify itself: only in a caller's
 // transaction; elsewhere JobInsertMany notifies after the commit
 // (notify_post.go).
@@ -28,7 +28,7 @@ import (
 var insertJobsSQL = `SELECT r.ord, (r.job).id, (r.job).state, (r.job).args, (r.job).run_at, (r.job).created_at
 FROM docket_insert_jobs($1::text[], $2::text[], $3::text[], $4::text[]::jsonb[], $5::int[], $6::int[],
                         $7::timestamptz[], $8::text[], $9::bigint[], $10::boolean[], $11::text[]::jsonb[],
-                        $12::boolean) r
+                        $12::int[], $13::boolean) r
 WHERE (r.job).id IS NOT NULL AND NOT r.duplicate`
 
 // existingByKeySQL reads, with a new snapshot, the jobs holding unique keys
@@ -99,6 +99,7 @@ func (e *Executor) insertJobs(ctx context.Context, params []*driver.JobInsertPar
 		retryOf                            = make([]int64, n)
 		failOnTimeout                      = make([]bool, n)
 		metadata                           = make([]*string, n)
+		costs                              = make([]int32, n)
 	)
 	for i, p := range params {
 		queues[i], kinds[i], tenants[i], keys[i] = p.Queue, p.Kind, p.TenantID, p.UniqueKey
@@ -114,6 +115,7 @@ func (e *Executor) insertJobs(ctx context.Context, params []*driver.JobInsertPar
 			runAts[i] = &p.RunAt
 		}
 		retryOf[i], failOnTimeout[i] = p.RetryOf, p.FailOnTimeout
+		costs[i] = int32(max(p.Cost, 1))
 		if len(p.Metadata) > 0 {
 			b, err := json.Marshal(p.Metadata)
 			if err != nil {
@@ -124,7 +126,7 @@ func (e *Executor) insertJobs(ctx context.Context, params []*driver.JobInsertPar
 		}
 	}
 	rows, err := e.db.Query(ctx, insertJobsSQL, queues, kinds, tenants, args, prios, maxAttempts,
-		runAts, keys, retryOf, failOnTimeout, metadata, e.notifiesInline())
+		runAts, keys, retryOf, failOnTimeout, metadata, costs, e.notifiesInline())
 	if err != nil {
 		return err
 	}
@@ -156,6 +158,7 @@ func newJob(p *driver.JobInsertParams, id int64, state driver.State, args []byte
 		ID: id, Queue: p.Queue, Kind: p.Kind, TenantID: p.TenantID, Args: args, State: state,
 		Priority: p.Priority, MaxAttempts: p.MaxAttempts, RunAt: runAt, UniqueKey: p.UniqueKey,
 		RetryOf: p.RetryOf, FailOnTimeout: p.FailOnTimeout, CreatedAt: created, UpdatedAt: created,
+		Cost: max(p.Cost, 1),
 	}
 	if j.MaxAttempts == 0 {
 		j.MaxAttempts = driver.DefaultMaxAttempts
@@ -214,7 +217,7 @@ func (e *Executor) JobRetry(ctx context.Context, params *driver.JobRetryParams) 
 		res, err := x.JobInsertMany(ctx, []*driver.JobInsertParams{{
 			Queue: orig.Queue, Kind: orig.Kind, TenantID: orig.TenantID, Args: orig.Args,
 			Priority: orig.Priority, MaxAttempts: orig.MaxAttempts, RetryOf: orig.ID, Metadata: orig.Metadata,
-			FailOnTimeout: orig.FailOnTimeout,
+			FailOnTimeout: orig.FailOnTimeout, Cost: orig.Cost,
 		}})
 		if err != nil {
 			return err

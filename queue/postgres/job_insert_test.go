@@ -143,7 +143,7 @@ func TestJobInsertMany_KnownTenantsKeepTheirRow(t *testing.T) {
 		var n int
 		err := tx.QueryRow(f.ctx, `SELECT count(*) FROM docket_insert_jobs(
     array_fill('q'::text, ARRAY[cardinality($1::text[])]), array_fill('k'::text, ARRAY[cardinality($1::text[])]), $1::text[],
-    array_fill('{}'::jsonb, ARRAY[cardinality($1::text[])]), NULL, NULL, NULL, NULL, NULL, NULL, NULL, false)`, tenants).Scan(&n)
+    array_fill('{}'::jsonb, ARRAY[cardinality($1::text[])]), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, false)`, tenants).Scan(&n)
 		if err != nil {
 			t.Fatal(err)
 		}

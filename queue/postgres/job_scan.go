@@ -16,7 +16,7 @@ var jobColumnNames = []string{
 	"id", "queue", "kind", "tenant_id", "args", "state", "priority", "attempt", "max_attempts",
 	"run_at", "unique_key", "retry_of", "fail_on_timeout", "stage", "progress", "progress_message",
 	"error_message", "result", "lease_token", "lease_expires_at", "worker_id", "created_at",
-	"started_at", "completed_at", "updated_at", "metadata", "partial_result",
+	"started_at", "completed_at", "updated_at", "metadata", "partial_result", "cost",
 }
 
 // jobColumns lists the columns scanJob reads, plainly.
@@ -69,6 +69,7 @@ type jobScanner struct {
 	leaseExp, started, completed   *time.Time
 	priority, attempt, maxAttempts int32
 	progress                       int16
+	cost                           int32
 	dest                           []any
 }
 
@@ -81,7 +82,7 @@ func newJobScanner(lead ...any) *jobScanner {
 		&j.ID, &j.Queue, &j.Kind, &j.TenantID, &s.args, &s.state, &s.priority, &s.attempt, &s.maxAttempts,
 		&j.RunAt, &s.uniqueKey, &s.retryOf, &j.FailOnTimeout, &j.Stage, &s.progress, &j.ProgressMessage,
 		&j.ErrorMessage, &s.result, &j.LeaseToken, &s.leaseExp, &j.WorkerID, &j.CreatedAt,
-		&s.started, &s.completed, &j.UpdatedAt, &s.metadata, &s.partial)
+		&s.started, &s.completed, &j.UpdatedAt, &s.metadata, &s.partial, &s.cost)
 	return s
 }
 
@@ -100,6 +101,7 @@ func (s *jobScanner) scan(row pgx.Row) (*driver.Job, error) {
 	j.State = driver.State(s.state)
 	j.Args, j.Result, j.PartialResult = s.args, s.result, s.partial
 	j.Priority, j.Attempt, j.MaxAttempts, j.Progress = int(s.priority), int(s.attempt), int(s.maxAttempts), int(s.progress)
+	j.Cost = int(s.cost)
 	j.UniqueKey = deref(s.uniqueKey)
 	j.RetryOf = deref(s.retryOf)
 	j.LeaseExpiresAt, j.StartedAt, j.CompletedAt = deref(s.leaseExp), deref(s.started), deref(s.completed)

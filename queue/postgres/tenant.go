@@ -173,3 +173,47 @@ ON CONFLICT (name) DO UPDATE SET default_tenant_limit = excluded.default_tenant_
 	}
 	return nil
 }
+
+// refreshTenantWeightsSQL applies a tenant's weight ($2) to its claim rows,
+// locked in key order (see refreshLimitsSQL).
+const refreshTenantWeightsSQL = `
+WITH locked AS (
+    SELECT queue, tenant_id FROM docket_tenant_queues
+    WHERE tenant_id = $1 AND weight <> $2
+    ORDER BY queue, tenant_id
+    FOR NO KEY UPDATE
+)
+UPDATE docket_tenant_queues t SET weight = $2
+FROM locked l WHERE t.queue = l.queue AND t.tenant_id = l.tenant_id`
+
+// TenantWeightSet sets or (Weight 0) removes a tenant's weight and applies
+// it to the tenant's claim rows at once, under the tenant's settings lock
+// (the trigger that creates a claim row reads the weight under it too).
+func (e *Executor) TenantWeightSet(ctx context.Context, params *driver.TenantWeightParams) error {
+	if params.TenantID == "" {
+		return fmt.Errorf("%w: tenant weight needs a tenant", driver.ErrInvalid)
+	}
+	if err := driver.ValidateLimit("tenant weight", params.Weight, 0); err != nil {
+		return err
+	}
+	locks := []settingsLock{{tenantSettingsLockSQL, []any{params.TenantID}}}
+	err := e.settingsTx(ctx, locks, func(x *Executor) error {
+		var err error
+		if params.Weight == 0 {
+			_, err = x.db.Exec(ctx, `DELETE FROM docket_tenant_weights WHERE tenant_id = $1`, params.TenantID)
+		} else {
+			_, err = x.db.Exec(ctx, `
+INSERT INTO docket_tenant_weights (tenant_id, weight) VALUES ($1, $2)
+ON CONFLICT (tenant_id) DO UPDATE SET weight = excluded.weight`, params.TenantID, params.Weight)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = x.db.Exec(ctx, refreshTenantWeightsSQL, params.TenantID, max(params.Weight, 1))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set tenant weight: %w", interpretError(err))
+	}
+	return nil
+}

@@ -39,8 +39,8 @@ func (e *executor) JobInsertMany(ctx context.Context, params []*driver.JobInsert
 
 const insertJobSQL = `
 INSERT INTO docket_jobs (queue, kind, tenant_id, args, state, priority, max_attempts, run_at,
-	unique_key, retry_of, fail_on_timeout, created_at, updated_at, metadata)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)
+	unique_key, retry_of, fail_on_timeout, created_at, updated_at, metadata, cost)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)
 ON CONFLICT DO NOTHING
 RETURNING ` + jobColumns
 
@@ -77,7 +77,7 @@ func (t *txn) insertJob(ctx context.Context, p *driver.JobInsertParams) (driver.
 		metadata = sql.NullString{String: string(b), Valid: true}
 	}
 	j, err := scanJob(t.queryRow(ctx, insertJobSQL, p.Queue, p.Kind, p.TenantID, string(args), state,
-		p.Priority, maxAttempts, runAt, nullString(p.UniqueKey), nullInt(p.RetryOf), p.FailOnTimeout, t.now, metadata))
+		p.Priority, maxAttempts, runAt, nullString(p.UniqueKey), nullInt(p.RetryOf), p.FailOnTimeout, t.now, metadata, max(p.Cost, 1)))
 	if errors.Is(err, sql.ErrNoRows) && p.UniqueKey != "" {
 		// The only conflict an insert can meet: the tenant's unique key.
 		j, err = scanJob(t.queryRow(ctx, getUniqueSQL, p.TenantID, p.UniqueKey))
@@ -118,9 +118,9 @@ func (t *txn) markWork(ctx context.Context, slots map[slot]bool) error {
 
 const retryJobSQL = `
 INSERT INTO docket_jobs (queue, kind, tenant_id, args, state, priority, max_attempts, run_at,
-	retry_of, fail_on_timeout, created_at, updated_at, metadata)
+	retry_of, fail_on_timeout, created_at, updated_at, metadata, cost)
 SELECT queue, kind, tenant_id, args, 'pending', priority, max_attempts, ?2,
-	id, fail_on_timeout, ?2, ?2, metadata
+	id, fail_on_timeout, ?2, ?2, metadata, cost
 FROM docket_jobs WHERE id = ?1
 RETURNING ` + jobColumns
 

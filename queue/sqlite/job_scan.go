@@ -13,7 +13,7 @@ import (
 const jobColumns = `id, queue, kind, tenant_id, args, state, priority, attempt, max_attempts,
 	run_at, unique_key, retry_of, fail_on_timeout, stage, progress, progress_message,
 	error_message, result, lease_token, lease_expires_at, worker_id,
-	created_at, started_at, completed_at, updated_at, metadata, partial_result`
+	created_at, started_at, completed_at, updated_at, metadata, partial_result, cost`
 
 type scanner interface {
 	Scan(dest ...any) error
@@ -31,7 +31,7 @@ func scanJob(s scanner) (*driver.Job, error) {
 	err := s.Scan(&j.ID, &j.Queue, &j.Kind, &j.TenantID, &args, &state, &j.Priority, &j.Attempt, &j.MaxAttempts,
 		&runAt, &uniqueKey, &retryOf, &j.FailOnTimeout, &j.Stage, &j.Progress, &j.ProgressMessage,
 		&j.ErrorMessage, &result, &j.LeaseToken, &leaseExp, &j.WorkerID,
-		&created, &started, &completed, &updated, &metadata, &partial)
+		&created, &started, &completed, &updated, &metadata, &partial, &j.Cost)
 	if err != nil {
 		return nil, err
 	}

@@ -75,3 +75,32 @@ func (e *executor) QueueConfigSet(ctx context.Context, p *driver.QueueConfigPara
 	}
 	return nil
 }
+
+// TenantWeightSet sets or (with Weight 0) removes a tenant's weight, and
+// applies it to the tenant's slots at once.
+func (e *executor) TenantWeightSet(ctx context.Context, p *driver.TenantWeightParams) error {
+	if p.TenantID == "" {
+		return fmt.Errorf("set tenant weight: %w: tenant is required", driver.ErrInvalid)
+	}
+	if err := driver.ValidateLimit("tenant weight", p.Weight, 0); err != nil {
+		return fmt.Errorf("set tenant weight: %w", err)
+	}
+	err := e.write(ctx, func(t *txn) error {
+		var err error
+		if p.Weight == 0 {
+			_, err = t.exec(ctx, `DELETE FROM docket_tenant_weights WHERE tenant_id = ?`, p.TenantID)
+		} else {
+			_, err = t.exec(ctx, `INSERT INTO docket_tenant_weights (tenant_id, weight) VALUES (?1, ?2)
+ON CONFLICT (tenant_id) DO UPDATE SET weight = excluded.weight`, p.TenantID, p.Weight)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = t.exec(ctx, `UPDATE docket_tenant_queues SET weight = ? WHERE tenant_id = ?`, max(p.Weight, 1), p.TenantID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set tenant %s weight: %w", p.TenantID, err)
+	}
+	return nil
+}

@@ -1,4 +1,4 @@
--- after: 020
+-- after: 022
 
 -- docket_insert_jobs inserts jobs given as parallel arrays (one element per
 -- job; NULL elements take the defaults) and returns, per array index (ord,
@@ -19,12 +19,14 @@
 -- p_notify, notifies docket_insert with the queue name; without, the caller
 -- notifies after its commit. Its signature is kept across changes: CREATE
 -- OR REPLACE keeps its oid, so inserts in flight during a migration keep
--- working (TestMigration_InsertsDuringMigration).
+-- working (TestMigration_InsertsDuringMigration). p_cost (each job's cost,
+-- NULL for 1) came with migration 022, which dropped the signature
+-- without it.
 CREATE OR REPLACE FUNCTION docket_insert_jobs(
     p_queue text[], p_kind text[], p_tenant_id text[], p_args jsonb[],
     p_priority int[], p_max_attempts int[], p_run_at timestamptz[],
     p_unique_key text[], p_retry_of bigint[], p_fail_on_timeout boolean[],
-    p_metadata jsonb[], p_notify boolean DEFAULT true
+    p_metadata jsonb[], p_cost int[] DEFAULT NULL, p_notify boolean DEFAULT true
 ) RETURNS TABLE (ord bigint, duplicate boolean, job docket_jobs)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -44,21 +46,21 @@ BEGIN
     WITH input AS MATERIALIZED (
         SELECT nextval('docket_jobs_id_seq'::regclass) AS id, i.*
         FROM unnest(p_queue, p_kind, p_tenant_id, p_args, p_priority, p_max_attempts,
-                    p_run_at, p_unique_key, p_retry_of, p_fail_on_timeout, p_metadata)
+                    p_run_at, p_unique_key, p_retry_of, p_fail_on_timeout, p_metadata, p_cost)
             WITH ORDINALITY AS i(queue, kind, tenant_id, args, priority, max_attempts,
-                                 run_at, unique_key, retry_of, fail_on_timeout, metadata, ord)
+                                 run_at, unique_key, retry_of, fail_on_timeout, metadata, cost, ord)
         ORDER BY i.ord
     ), keyed AS (
         -- Only jobs with a unique key go through ON CONFLICT: PostgreSQL
         -- inserts every row of such a statement speculatively, one more
         -- WAL record (and a second pass over the arbiter index) per job.
         INSERT INTO docket_jobs AS j (id, queue, kind, tenant_id, args, state, priority, max_attempts,
-                                      run_at, unique_key, retry_of, fail_on_timeout, metadata)
+                                      run_at, unique_key, retry_of, fail_on_timeout, metadata, cost)
         SELECT i.id, i.queue, i.kind, i.tenant_id, coalesce(i.args, '{}'),
                CASE WHEN i.run_at > v_now THEN 'scheduled' ELSE 'pending' END,
                coalesce(i.priority, 0), coalesce(i.max_attempts, 3), coalesce(i.run_at, now()),
                nullif(i.unique_key, ''), nullif(i.retry_of, 0), coalesce(i.fail_on_timeout, false),
-               nullif(i.metadata, '{}'::jsonb)
+               nullif(i.metadata, '{}'::jsonb), coalesce(i.cost, 1)
         FROM input i
         WHERE nullif(i.unique_key, '') IS NOT NULL
         ORDER BY i.ord
@@ -66,12 +68,12 @@ BEGIN
         RETURNING j.*
     ), plain AS (
         INSERT INTO docket_jobs AS j (id, queue, kind, tenant_id, args, state, priority, max_attempts,
-                                      run_at, unique_key, retry_of, fail_on_timeout, metadata)
+                                      run_at, unique_key, retry_of, fail_on_timeout, metadata, cost)
         SELECT i.id, i.queue, i.kind, i.tenant_id, coalesce(i.args, '{}'),
                CASE WHEN i.run_at > v_now THEN 'scheduled' ELSE 'pending' END,
                coalesce(i.priority, 0), coalesce(i.max_attempts, 3), coalesce(i.run_at, now()),
                nullif(i.unique_key, ''), nullif(i.retry_of, 0), coalesce(i.fail_on_timeout, false),
-               nullif(i.metadata, '{}'::jsonb)
+               nullif(i.metadata, '{}'::jsonb), coalesce(i.cost, 1)
         FROM input i
         WHERE nullif(i.unique_key, '') IS NULL
         ORDER BY i.ord
