@@ -33,7 +33,7 @@ func TestFairClaim_Explain(t *testing.T) {
 	f := setup(t)
 	f.exec(`INSERT INTO docket_jobs (queue, kind, tenant_id, state, cost)
 SELECT 'q', 'k', 't' || (g % $2), 'pending', 1 + (g % 7) * 50 FROM generate_series(1, $1) g`, rows, tenants)
-	f.exec(`INSERT INTO docket_tenant_queues (queue, tenant_id, has_work, max_running, weight, vtime)
+	f.bulkTenantRows(`INSERT INTO docket_tenant_queues (queue, tenant_id, has_work, max_running, weight, vtime)
 SELECT 'q', 't' || g, true, 4, 1 + g % 8, (g * 7919 % 100003)::float8 / 7 FROM generate_series(0, $1 - 1) g`, tenants)
 	f.exec(`ANALYZE`)
 	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
