@@ -394,11 +394,19 @@ function toggleHistory(id) {
   if (b) b.focus();
 }
 
+// loadHistory reads a job's attempts for its open history, and again every
+// second while one of them is still running: a discarded job's attempt ends
+// when its handler returns, which may be after the job's row says failed.
 async function loadHistory(id) {
   try {
     const detail = await admin(`/v1/admin/jobs/${encodeURIComponent(id)}`);
     const h = histories.get(id);
-    if (h) { h.detail = detail; h.error = ""; }
+    if (h) {
+      h.detail = detail; h.error = "";
+      if (detail.attempts.some((a) => a.outcome === "running")) {
+        setTimeout(() => { if (histories.get(id) === h) loadHistory(id); }, 1000);
+      }
+    }
   } catch (e) {
     const h = histories.get(id);
     if (h) h.error = e.message;
