@@ -13,7 +13,7 @@ import (
 
 func TestMain(m *testing.M) {
 	// Prepared transactions and logical slots for TestDriver_Wraparound.
-	pgtest.Main(m, pgtest.Options{Template: postgres.MigrateURL,
+	pgtest.MainParallel(m, 8, pgtest.Options{Template: postgres.MigrateURL,
 		Settings: map[string]string{"max_prepared_transactions": "2", "wal_level": "logical"}})
 }
 

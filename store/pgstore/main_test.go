@@ -12,7 +12,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	pgtest.Main(m, pgtest.Options{Template: pgstore.MigrateURL})
+	pgtest.MainParallel(m, 8, pgtest.Options{Template: pgstore.MigrateURL})
 }
 
 // testStore is a document store and the engine driver it shares its

@@ -1,8 +1,10 @@
 package pgtest
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 )
@@ -13,6 +15,21 @@ var defaultCluster atomic.Pointer[Cluster]
 // it from TestMain; it does not return.
 func Main(m *testing.M, opts Options) {
 	os.Exit(run(m, opts))
+}
+
+// MainParallel is Main for a package whose tests mostly wait (on the
+// server, on leases and polls) rather than compute: it first raises
+// -test.parallel to at least n, so that the package's tests overlap
+// instead of queueing behind a limit set for CPU-bound packages (the test
+// command's -parallel 4).
+func MainParallel(m *testing.M, n int, opts Options) {
+	flag.Parse()
+	if f := flag.Lookup("test.parallel"); f != nil {
+		if cur, err := strconv.Atoi(f.Value.String()); err == nil && cur < n {
+			_ = f.Value.Set(strconv.Itoa(n))
+		}
+	}
+	Main(m, opts)
 }
 
 func run(m *testing.M, opts Options) int {
