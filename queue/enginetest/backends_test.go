@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 			open func(t *testing.T) *store
 		}{"sqlite", openSQLite},
 	)
-	pgtest.MainParallel(m, 8, pgtest.Options{Template: func(conn string) error {
+	pgtest.Main(m, pgtest.Options{Template: func(conn string) error {
 		ctx := context.Background()
 		d, err := postgres.Open(ctx, conn)
 		if err != nil {
