@@ -556,9 +556,9 @@ go_test() {
 	# alone there.
 	[ "${PKGS[*]}" = "${ALL_PKGS[*]}" ] && pkgs=(./chaos/ ./cmd/docket/ ./queue/postgres/ ./queue/enginetest/ ./web/
 		./store/pgstore/ ./pipeline/extract/ ./pipeline/sandbox/ ./pipeline/ ./httpapi/ ./blob/ "${ALL_PKGS[@]}")
-	# -p 2 -parallel 4: two packages at once, up to four tests of each. The suite is CPU-bound
-	# on two cores: -p 3 ran 20 % faster but broke the engine's one-second lease bounds
-	# (TestWorker_HeartbeatHostClockJumps, twice in two runs), and -p 4 -parallel 8 more.
+	# -p 2 -parallel 4: two packages at once, up to four tests of each. -p 3 ran about 20 %
+	# faster but broke the engine's one-second lease bounds (TestWorker_HeartbeatHostClockJumps,
+	# twice in two runs), and -p 4 -parallel 8 more.
 	CGO_ENABLED=1 go test -race "${RACE_GCFLAGS[@]}" -json -count=1 -p "${DOCKET_TEST_P:-2}" -parallel "${DOCKET_TEST_PARALLEL:-4}" \
 		-timeout "${DOCKET_TEST_TIMEOUT:-10m}" ${SHORT:+"$SHORT"} ${flags[@]+"${flags[@]}"} "${pkgs[@]}" 2>&1 |
 		report race || rc=$?

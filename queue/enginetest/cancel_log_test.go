@@ -63,13 +63,15 @@ func (h *logRecords) logOnFailure(t *testing.T) {
 	})
 }
 
-// warnings returns the messages logged at WARN or above.
+// warnings returns the messages about jobs logged at WARN or above: not the
+// maintenance leader's (a renewal of its lease that a loaded machine delays
+// past its hold is warned of, whatever the jobs do).
 func (h *logRecords) warnings() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []string
 	for _, r := range h.recs {
-		if r.Level >= slog.LevelWarn {
+		if r.Level >= slog.LevelWarn && !strings.HasPrefix(r.Message, "maintenance ") {
 			out = append(out, r.Message)
 		}
 	}
