@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -77,6 +79,21 @@ func (f *fixture) exec(sql string, args ...any) {
 	if _, err := f.d.Pool().Exec(f.ctx, sql, args...); err != nil {
 		f.t.Fatalf("%s: %v", sql, err)
 	}
+}
+
+// planRows is the backlog of the plan tests: $DOCKET_PLAN_ROWS pending
+// jobs, default 200,000 (docs/claiming.md quotes the plans at 10^6).
+func planRows(t *testing.T) int {
+	t.Helper()
+	s := os.Getenv("DOCKET_PLAN_ROWS")
+	if s == "" {
+		return 200_000
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("DOCKET_PLAN_ROWS=%q: %v", s, err)
+	}
+	return n
 }
 
 // bulkTenantRows runs sql, an INSERT of many docket_tenant_queues rows, without

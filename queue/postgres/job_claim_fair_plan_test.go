@@ -1,8 +1,6 @@
 package postgres_test
 
 import (
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,14 +19,7 @@ import (
 // backlog.
 func TestFairClaim_Explain(t *testing.T) {
 	t.Parallel()
-	rows := 200_000
-	if s := os.Getenv("DOCKET_PLAN_ROWS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatalf("DOCKET_PLAN_ROWS=%q: %v", s, err)
-		}
-		rows = n
-	}
+	rows := planRows(t)
 	const tenants = 100_000
 	f := setup(t)
 	f.exec(`INSERT INTO docket_jobs (queue, kind, tenant_id, state, cost)

@@ -1,8 +1,6 @@
 package postgres_test
 
 import (
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,14 +16,7 @@ import (
 // fetch index; and the claim skips the paused tenants.
 func TestPause_Explain(t *testing.T) {
 	t.Parallel()
-	rows := 200_000
-	if s := os.Getenv("DOCKET_PLAN_ROWS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatalf("DOCKET_PLAN_ROWS=%q: %v", s, err)
-		}
-		rows = n
-	}
+	rows := planRows(t)
 	f := setup(t)
 	// 2,000 tenants with work, the first 1,000 paused; 100,000 idle ones.
 	f.exec(`INSERT INTO docket_jobs (queue, kind, tenant_id, state)
