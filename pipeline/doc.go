@@ -6,12 +6,16 @@
 // percent ranges:
 //
 //	downloading  0–5    read the document row, open its blob for random access
-//	parsing      5–55   extract the text page by page and analyse it: in a
-//	                    child process of package sandbox when the processor
-//	                    has one, else in this process
-//	chunking    55–65   chunk.Split, with page ranges
-//	embedding   65–85   the Embedder, batch by batch; each batch of
-//	                    Config.SaveBatch chunks saved as it is embedded
+//	parsing      5–55   extract the text page by page, analyse it, split it
+//	                    (chunk.Split, with page ranges) and, for the local
+//	                    embedding.Hashing, compute the vectors: in a child
+//	                    process of package sandbox when the processor has
+//	                    one (the chunks come back a batch at a time, never
+//	                    the whole text), else in this process
+//	chunking    55–65   the chunks' count and the early results
+//	embedding   65–85   the Embedder, batch by batch, where the parse did
+//	                    not; each batch of Config.SaveBatch chunks saved as
+//	                    it comes
 //	analyzing   85–100  the fields; then one transaction stores them
 //
 // The tenant is always the job row's, never the arguments': a job whose

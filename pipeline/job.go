@@ -32,9 +32,10 @@ type job struct {
 	title  string
 	active bool
 	warns  []string
-	pages  []extract.Page
-	chunks []chunk.Chunk
-	dims   int // of the vectors, once the first is computed
+	pages  int             // how many the document has
+	chunks *sandbox.Chunks // read a batch at a time by embed, closed by run
+	nchunk int             // how many chunks the document has
+	dims   int             // of the vectors, once the first is computed
 	// analysis is what the parse's analysis found; fields, the document's
 	// fields made of it.
 	analysis analyze.Fields
@@ -53,6 +54,7 @@ func (j *job) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer func() { _ = j.chunks.Close() }()
 	for _, step := range []func(context.Context) error{j.split, j.embed, j.analyze} {
 		if err := step(ctx); err != nil {
 			return err
@@ -109,14 +111,26 @@ func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
 	opts.Progress = func(done, total int) {
 		j.progress.update(ctx, done, total, fmt.Sprintf("parsed %d of %d pages", done, total))
 	}
+	ch := sandbox.Chunking{Chunk: j.p.cfg.Chunk, Batch: j.p.cfg.SaveBatch}
+	if h, ok := j.p.cfg.Embedder.(*embedding.Hashing); ok { // local: computed with the chunks
+		ch.Dimensions = h.Dimensions()
+	}
+	chunking := false
+	ch.Chunk.Progress = func(done, total int) {
+		if !chunking {
+			chunking = true
+			_ = j.progress.enter(ctx, StageChunking, "splitting the text", nil) // a failure is kept in j.progress
+		}
+		j.progress.update(ctx, done, total, fmt.Sprintf("chunked %d of %d bytes", done, total))
+	}
 	var (
 		res *sandbox.Result
 		err error
 	)
 	if sb := j.p.cfg.Sandbox; sb != nil {
-		res, err = sb.Process(ctx, j.typ, r, size, opts)
+		res, err = sb.ProcessChunked(ctx, j.typ, r, size, opts, ch)
 	} else {
-		res, err = sandbox.InProcess(ctx, j.typ, r, size, opts)
+		res, err = sandbox.InProcessChunked(ctx, j.typ, r, size, opts, ch)
 	}
 	switch {
 	case errors.Is(err, extract.ErrBusy): // no memory for it now: later, no attempt spent
@@ -127,62 +141,60 @@ func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
 		return fmt.Errorf("parse: %w", err)
 	}
 	doc := res.Doc
-	j.pages, j.title, j.active, j.analysis = doc.Pages, doc.Title, doc.ActiveContent, res.Fields
+	j.pages, j.title, j.active, j.analysis = len(doc.Pages), doc.Title, doc.ActiveContent, res.Fields
+	j.chunks, j.nchunk = res.Chunks, res.Chunks.Count
 	j.warns = append([]string{}, doc.Warnings...) // never nil once processed
 	j.early = earlyOverview(res.Fields)
 	return nil
 }
 
-// split cuts the pages into chunks that remember their pages. Its start
-// reports the early results of parsing.
+// split reports the early results of parsing and the chunks' count: the
+// parse split the text (in the sandbox's child when there is one, which
+// sent the chunks, not the text).
 func (j *job) split(ctx context.Context) error {
-	msg := fmt.Sprintf("splitting %d pages", len(j.pages))
+	msg := fmt.Sprintf("split %d pages into %d chunks", j.pages, j.nchunk)
 	if err := j.progress.enter(ctx, StageChunking, msg, j.early.encode()); err != nil {
 		return fmt.Errorf("progress: %w", err)
 	}
-	pages := make([]chunk.Page, len(j.pages))
-	for i, p := range j.pages {
-		pages[i] = chunk.Page{Number: p.Number, Text: p.Text}
-	}
-	cfg := j.p.cfg.Chunk
-	cfg.Progress = func(done, total int) {
-		j.progress.update(ctx, done, total, fmt.Sprintf("chunked %d of %d bytes", done, total))
-	}
-	chunks, err := chunk.Split(pages, cfg)
-	if err != nil {
-		return queue.Permanent(fmt.Errorf("chunk: %w", err)) // config checked: only a huge input is left
-	}
-	j.chunks = chunks
-	j.pages = nil // the chunks hold the text now
 	return nil
 }
 
-// embed computes the chunks' vectors, a batch at a time, and saves them
-// SaveBatch chunks at a time, each batch in a transaction of its own
-// fenced by the job's lease: memory holds one batch of vectors, however
-// many chunks the document has, and no transaction of a long document
-// holds SQLite's writer for long. Its start reports the chunk count with
-// the early results.
+// embed computes the chunks' vectors where the parse did not (an embedder
+// other than embedding.Hashing), and saves them a batch (SaveBatch chunks)
+// at a time, each batch in a transaction of its own fenced by the job's
+// lease: memory holds one batch, however many chunks the document has, and
+// no transaction of a long document holds SQLite's writer for long. Its
+// start reports the chunk count with the early results.
 func (j *job) embed(ctx context.Context) error {
-	n := len(j.chunks)
+	n := j.nchunk
 	j.early.ChunkCount = n
 	if err := j.progress.enter(ctx, StageEmbedding, fmt.Sprintf("embedding %d chunks", n), j.early.encode()); err != nil {
 		return fmt.Errorf("progress: %w", err)
 	}
-	for start := 0; start < n; start += j.p.cfg.SaveBatch {
-		batch := j.chunks[start:min(start+j.p.cfg.SaveBatch, n)]
-		vecs, err := j.embedBatch(ctx, start, batch)
+	for done := 0; ; {
+		b, err := j.chunks.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
 		if err != nil {
+			return fmt.Errorf("chunks: %w", err)
+		}
+		vecs := b.Vectors
+		if vecs == nil {
+			if vecs, err = j.embedBatch(ctx, done, b.Chunks); err != nil {
+				return err
+			}
+		} else if err := j.checkDims(vecs); err != nil {
 			return err
 		}
 		saveStart := time.Now()
-		if err := j.saveChunks(ctx, start == 0, batch, vecs); err != nil {
+		if err := j.saveChunks(ctx, done == 0, b.Chunks, vecs); err != nil {
 			return err
 		}
 		if err := j.yieldStore(ctx, time.Since(saveStart)); err != nil {
 			return err
 		}
-		done := start + len(batch)
+		done += len(b.Chunks)
 		j.progress.update(ctx, done, n, fmt.Sprintf("embedded and saved %d of %d chunks", done, n))
 	}
 	return nil
@@ -231,17 +243,26 @@ func (j *job) embedBatch(ctx context.Context, first int, chunks []chunk.Chunk) (
 		case len(vecs) != len(texts):
 			return nil, queue.Permanent(fmt.Errorf("embed: %d vectors for %d texts: %w", len(vecs), len(texts), embedding.ErrBadResponse))
 		}
-		for _, v := range vecs {
-			if j.dims == 0 {
-				j.dims = len(v)
-			}
-			if len(v) != j.dims {
-				return nil, queue.Permanent(fmt.Errorf("embed: vectors of different lengths: %w", embedding.ErrBadResponse))
-			}
+		if err := j.checkDims(vecs); err != nil {
+			return nil, err
 		}
 		out = append(out, vecs...)
 	}
 	return out, nil
+}
+
+// checkDims checks that every vector has the length of the document's
+// first.
+func (j *job) checkDims(vecs [][]float32) error {
+	for _, v := range vecs {
+		if j.dims == 0 {
+			j.dims = len(v)
+		}
+		if len(v) != j.dims {
+			return queue.Permanent(fmt.Errorf("embed: vectors of different lengths: %w", embedding.ErrBadResponse))
+		}
+	}
+	return nil
 }
 
 // analyze completes the document's fields and reports the first key
@@ -254,7 +275,7 @@ func (j *job) analyze(ctx context.Context) error {
 		return fmt.Errorf("progress: %w", err)
 	}
 	j.fields = fieldsOf(j.analysis)
-	j.fields.ChunkCount = len(j.chunks)
+	j.fields.ChunkCount = j.nchunk
 	j.fields.EmbeddingModel = j.p.cfg.Embedder.Model()
 	j.fields.EmbeddingDimensions = j.p.cfg.Embedder.Dimensions()
 	if j.dims > 0 {

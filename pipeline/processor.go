@@ -162,7 +162,7 @@ func (p *Processor) Work(ctx context.Context, t *queue.Task) error {
 		return err
 	}
 	p.cfg.Logger.Info("document processed", "tenant_id", j.tenant, "document_id", j.docID,
-		"job_id", t.Job.ID, "pages", j.analysis.PageCount, "chunks", len(j.chunks),
+		"job_id", t.Job.ID, "pages", j.analysis.PageCount, "chunks", j.nchunk,
 		"duration_ms", time.Since(start).Milliseconds())
 	return nil
 }

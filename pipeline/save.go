@@ -49,7 +49,7 @@ func (j *job) saveChunks(ctx context.Context, first bool, batch []chunk.Chunk, v
 func (j *job) save(ctx context.Context) error {
 	status := docket.StatusCompleted
 	err := j.p.cfg.Store.InTenant(ctx, j.tenant, func(tx docket.Tx) error {
-		if len(j.chunks) == 0 { // no batch replaced an earlier attempt's
+		if j.nchunk == 0 { // no batch replaced an earlier attempt's
 			if err := tx.ChunkReplace(ctx, j.docID, nil); err != nil {
 				return notFound(err, j.docID, "replace chunks")
 			}

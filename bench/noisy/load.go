@@ -24,7 +24,12 @@ var httpClient = &http.Client{Timeout: 2 * time.Minute}
 // call sends body (none when nil) to base+path with key and decodes an
 // answer of status want into out (unless nil); another status is an error.
 func call(ctx context.Context, method, path, key, ctype string, body []byte, want int, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(body))
+	return callBody(ctx, method, path, key, ctype, bytes.NewReader(body), want, out)
+}
+
+// callBody is call with a body read as it is sent.
+func callBody(ctx context.Context, method, path, key, ctype string, body io.Reader, want int, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, base+path, body)
 	if err != nil {
 		return err
 	}
@@ -70,15 +75,26 @@ func (d *doc) ended() bool {
 	return slices.Contains([]string{"completed", "failed", "cancelled", "refused"}, d.Status)
 }
 
-// upload sends data as a multipart upload (field "file") named name.
+// upload sends data as a multipart upload (field "file") named name. The
+// body is streamed, not built: a client that copied A's 60 MiB documents
+// into buffers would stall its own B requests in garbage collection, and
+// measure itself rather than the server.
 func upload(ctx context.Context, key, name string, data []byte) *doc {
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fw, _ := mw.CreateFormFile("file", name) // into memory: no error
-	_, _ = fw.Write(data)
-	_ = mw.Close()
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		fw, err := mw.CreateFormFile("file", name)
+		if err == nil {
+			_, err = fw.Write(data)
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
 	var out struct{ Document, Job struct{ ID, Status string } }
-	if err := call(ctx, http.MethodPost, "/v1/documents", key, mw.FormDataContentType(), body.Bytes(), http.StatusAccepted, &out); err != nil {
+	if err := callBody(ctx, http.MethodPost, "/v1/documents", key, mw.FormDataContentType(), pr, http.StatusAccepted, &out); err != nil {
+		_ = pr.CloseWithError(err)
 		return &doc{Name: name, Size: len(data), Status: "refused", Error: err.Error()}
 	}
 	return &doc{Name: name, Size: len(data), ID: out.Document.ID, Job: out.Job.ID, Status: out.Document.Status}

@@ -128,22 +128,26 @@ func Split(pages []Page, cfg Config) ([]Chunk, error) {
 		}
 	}
 	d := scan(pages, cfg)
-	spans := d.spans(cfg)
-	chunks := make([]Chunk, 0, len(spans))
-	for i, s := range spans {
-		first, last := d.atoms[s.first], d.atoms[s.last]
+	var chunks []Chunk
+	for s := newSplitter(d, cfg); ; {
+		sp, ok := s.next()
+		if !ok {
+			break
+		}
+		first, last := d.at(sp.first), d.at(sp.last)
 		chunks = append(chunks, Chunk{
-			Index:     i,
-			Text:      d.text[first.start:last.end],
+			Index:     len(chunks),
+			Text:      d.text(first, last),
 			PageStart: pages[first.page].Number,
 			PageEnd:   pages[last.page].Number,
 		})
-		if cfg.Progress != nil && i < len(spans)-1 {
-			cfg.Progress(int(last.end), len(d.text))
+		if cfg.Progress != nil && !s.done {
+			cfg.Progress(int(last.end), d.total)
 		}
+		d.drop(s.start) // the next chunk starts there
 	}
 	if cfg.Progress != nil {
-		cfg.Progress(len(d.text), len(d.text))
+		cfg.Progress(d.total, d.total)
 	}
 	return chunks, nil
 }

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 func pages(texts ...string) []Page {
@@ -278,4 +280,23 @@ func texts(cs []Chunk) []string {
 		out[i] = fmt.Sprintf("%d p%d-%d %q", c.Index, c.PageStart, c.PageEnd, c.Text)
 	}
 	return out
+}
+
+// TestSplit_memory: Split holds a window of words, not the whole text
+// cut into words: what it allocates for a long page is its chunks and
+// little more (cutting 8 MiB into words at once took some 40 MiB).
+func TestSplit_memory(t *testing.T) {
+	text := sampleText(8 << 20)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	chunks, err := Split([]Page{{Number: 1, Text: text}}, Config{})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perChunk := uint64(unsafe.Sizeof(Chunk{}))
+	if got, bound := after.TotalAlloc-before.TotalAlloc, 3*perChunk*uint64(cap(chunks))+1<<20; got > bound {
+		t.Errorf("Split allocated %d KiB for %d chunks, want at most %d KiB", got>>10, len(chunks), bound>>10)
+	}
 }

@@ -26,93 +26,162 @@ const (
 // atom is the smallest piece a chunk is made of: a word, a CJK character
 // with its trailing punctuation, or a piece of an overlong word.
 type atom struct {
-	start, end         int32 // byte offsets in doc.text
-	runeStart, runeEnd int32 // rune offsets in doc.text
+	start, end         int32 // byte offsets in the text of the pages joined by pageBreak
+	runeStart, runeEnd int32 // rune offsets in that text
 	page               int32 // index of the page in the input
 	before             level // boundary between this atom and the previous
 }
 
-// doc is the scanned input: all pages joined, cut into atoms.
+// doc is the input, cut into atoms as the splitter asks for them: it
+// holds the atoms from the first it may still need (base) to the last
+// scanned, so that its memory does not grow with the input, and the text
+// stays in the pages.
 type doc struct {
-	text  string
-	atoms []atom
+	pages []Page
 	unit  Unit
 	piece int // longest atom, in runes
+	atoms []atom
+	base  int // index of atoms[0]
+	// pageBase is the offset of each page's text in the joined text, -1
+	// for a page with no words (it is left out, with its break).
+	pageBase []int
+	total    int // bytes of the joined text
+	sc       scanner
 }
 
-// scan joins pages and cuts the text into atoms.
+// scanner is where scanning stands: page p, byte i of its text.
+type scanner struct {
+	p, i     int
+	runes    int // rune offset of byte i in the joined text
+	newlines int
+	gap      bool
+	prev     string // the previous word on this page
+	done     bool   // every page scanned
+}
+
+// scan prepares pages for splitting; the atoms are cut as they are needed.
 func scan(pages []Page, cfg Config) *doc {
-	d := &doc{unit: cfg.Unit, piece: cfg.Size}
+	d := &doc{pages: pages, unit: cfg.Unit, piece: cfg.Size, pageBase: make([]int, len(pages))}
 	if cfg.Unit == Words {
 		d.piece = wordPiece
 	}
-	var b strings.Builder
-	n := 0
-	for _, p := range pages {
-		n += len(p.Text) + len(pageBreak)
-	}
-	b.Grow(n)
-	d.atoms = make([]atom, 0, n/6+1)
-	runes := 0
 	for i, p := range pages {
+		d.pageBase[i] = -1
 		if strings.TrimFunc(p.Text, isSpace) == "" {
 			continue // nothing to scan; no break to add either
 		}
-		if b.Len() > 0 {
-			b.WriteString(pageBreak)
-			runes += len(pageBreak)
+		if d.total > 0 {
+			d.total += len(pageBreak)
 		}
-		base := b.Len()
-		b.WriteString(p.Text)
-		runes = d.scanPage(p.Text, base, runes, int32(i))
+		d.pageBase[i] = d.total
+		d.total += len(p.Text)
 	}
-	d.text = b.String()
+	d.sc.p = -1
+	d.nextPage()
 	return d
 }
 
-// scanPage appends the atoms of one page's text s, which starts at byte
-// base and rune runeBase of the document, and returns the rune offset after
-// it.
-func (d *doc) scanPage(s string, base, runeBase int, page int32) int {
-	newlines, gap := 0, false
-	prev := "" // the previous word on this page
-	r0 := runeBase
-	for i := 0; i < len(s); {
-		r, w := utf8.DecodeRuneInString(s[i:])
-		if isSpace(r) {
-			if r == '\n' || r == '\f' || r == '\u2029' {
-				newlines++
-				if r != '\n' {
-					newlines++
-				}
-			}
-			gap = true
-			i += w
-			r0++
-			continue
-		}
-		end, n := wordEnd(s, i)
-		lv := levelWord
-		switch {
-		case prev == "" || newlines >= 2:
-			lv = levelParagraph
-		case endsSentence(prev, gap, r):
-			lv = levelSentence
-		}
-		prev = s[i:end]
-		if n <= d.piece {
-			d.atoms = append(d.atoms, atom{
-				start: int32(base + i), end: int32(base + end),
-				runeStart: int32(r0), runeEnd: int32(r0 + n),
-				page: page, before: lv,
-			})
-		} else {
-			d.addWord(prev, base+i, r0, page, lv)
-		}
-		i, r0 = end, r0+n
-		newlines, gap = 0, false
+// nextPage moves the scanner to the next page with words.
+func (d *doc) nextPage() {
+	sc := &d.sc
+	if sc.p >= 0 {
+		sc.runes += len(pageBreak) // before the next page, if there is one
 	}
-	return r0
+	for sc.p++; sc.p < len(d.pages) && d.pageBase[sc.p] < 0; sc.p++ {
+	}
+	sc.i, sc.newlines, sc.gap, sc.prev = 0, 0, false, ""
+	sc.done = sc.p >= len(d.pages)
+}
+
+// has reports whether atom i exists, scanning up to it.
+func (d *doc) has(i int) bool {
+	for i-d.base >= len(d.atoms) {
+		if !d.step() {
+			return false
+		}
+	}
+	return true
+}
+
+// at returns atom i, which has been checked to exist (has).
+func (d *doc) at(i int) *atom { return &d.atoms[i-d.base] }
+
+// drop forgets the atoms before i.
+func (d *doc) drop(i int) {
+	if n := i - d.base; n > 0 && n <= len(d.atoms) {
+		d.atoms = append(d.atoms[:0], d.atoms[n:]...)
+		d.base = i
+	}
+}
+
+// step scans up to the next word and appends its atoms; it reports false
+// at the end of the input.
+func (d *doc) step() bool {
+	sc := &d.sc
+	for !sc.done {
+		s := d.pages[sc.p].Text
+		for sc.i < len(s) {
+			r, w := utf8.DecodeRuneInString(s[sc.i:])
+			if isSpace(r) {
+				if r == '\n' || r == '\f' || r == '\u2029' {
+					sc.newlines++
+					if r != '\n' {
+						sc.newlines++
+					}
+				}
+				sc.gap = true
+				sc.i += w
+				sc.runes++
+				continue
+			}
+			end, n := wordEnd(s, sc.i)
+			lv := levelWord
+			switch {
+			case sc.prev == "" || sc.newlines >= 2:
+				lv = levelParagraph
+			case endsSentence(sc.prev, sc.gap, r):
+				lv = levelSentence
+			}
+			sc.prev = s[sc.i:end]
+			base, page := d.pageBase[sc.p], int32(sc.p)
+			if n <= d.piece {
+				d.atoms = append(d.atoms, atom{
+					start: int32(base + sc.i), end: int32(base + end),
+					runeStart: int32(sc.runes), runeEnd: int32(sc.runes + n),
+					page: page, before: lv,
+				})
+			} else {
+				d.addWord(sc.prev, base+sc.i, sc.runes, page, lv)
+			}
+			sc.i, sc.runes = end, sc.runes+n
+			sc.newlines, sc.gap = 0, false
+			return true
+		}
+		d.nextPage()
+	}
+	return false
+}
+
+// text returns the joined text of atoms first to last: a substring of a
+// page when they are on one.
+func (d *doc) text(first, last *atom) string {
+	p1, p2 := int(first.page), int(last.page)
+	from, to := int(first.start)-d.pageBase[p1], int(last.end)-d.pageBase[p2]
+	if p1 == p2 {
+		return d.pages[p1].Text[from:to]
+	}
+	var b strings.Builder
+	b.Grow(int(last.end - first.start))
+	b.WriteString(d.pages[p1].Text[from:])
+	for p := p1 + 1; p < p2; p++ {
+		if d.pageBase[p] >= 0 {
+			b.WriteString(pageBreak)
+			b.WriteString(d.pages[p].Text)
+		}
+	}
+	b.WriteString(pageBreak)
+	b.WriteString(d.pages[p2].Text[:to])
+	return b.String()
 }
 
 // wordEnd returns the end of the word starting at s[i] and its length in

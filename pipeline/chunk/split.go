@@ -1,11 +1,10 @@
 package chunk
 
-import "sort"
-
 // span is a chunk as a range of atoms, first and last included.
 type span struct{ first, last int }
 
-// size returns the size, in units, of the text from atom i to atom j.
+// size returns the size, in units, of the text from atom i to atom j, both
+// scanned.
 func (d *doc) size(i, j int) int {
 	if j < i {
 		return 0
@@ -13,45 +12,74 @@ func (d *doc) size(i, j int) int {
 	if d.unit == Words {
 		return j - i + 1
 	}
-	return int(d.atoms[j].runeEnd - d.atoms[i].runeStart)
+	return int(d.at(j).runeEnd - d.at(i).runeStart)
 }
 
 // strengthAfter is the strength of the boundary after atom e.
 func (d *doc) strengthAfter(e int) level {
-	if e+1 >= len(d.atoms) {
+	if !d.has(e + 1) {
 		return levelParagraph
 	}
-	return d.atoms[e+1].before
+	return d.at(e + 1).before
 }
 
-// spans cuts the atoms into chunks.
+// splitter cuts a doc's atoms into spans, one at a time.
+type splitter struct {
+	d               *doc
+	cfg             Config
+	start, prevLast int
+	done            bool
+}
+
+func newSplitter(d *doc, cfg Config) *splitter {
+	return &splitter{d: d, cfg: cfg, prevLast: -1, done: !d.has(0)}
+}
+
+// next returns the next span, or false after the last. The atoms before
+// the span may be dropped once it is returned.
+func (s *splitter) next() (span, bool) {
+	if s.done {
+		return span{}, false
+	}
+	d, start := s.d, s.start
+	limit := d.fit(start, s.cfg.Size)
+	last := d.chooseEnd(start, max(start, s.prevLast+1), limit, s.cfg.Size)
+	if !d.has(last + 1) {
+		s.done = true
+	} else {
+		s.start, s.prevLast = d.overlapStart(start, last, s.cfg), last
+	}
+	return span{start, last}, true
+}
+
+// spans cuts all the atoms into chunks.
 func (d *doc) spans(cfg Config) []span {
 	var out []span
-	n := len(d.atoms)
-	for start, prevLast := 0, -1; start < n; {
-		limit := d.fit(start, cfg.Size)
-		last := d.chooseEnd(start, max(start, prevLast+1), limit, cfg.Size)
-		out = append(out, span{start, last})
-		if last == n-1 {
-			break
+	for s := newSplitter(d, cfg); ; {
+		sp, ok := s.next()
+		if !ok {
+			return out
 		}
-		start, prevLast = d.overlapStart(start, last, cfg), last
+		out = append(out, sp)
 	}
-	return out
 }
 
 // fit returns the last atom j ≥ start such that atoms start..j fit in size
 // units; start itself always fits since no atom is larger than a chunk.
 func (d *doc) fit(start, size int) int {
-	n := len(d.atoms)
 	if d.unit == Words {
-		return min(n-1, start+size-1)
+		j := start
+		for j < start+size-1 && d.has(j+1) {
+			j++
+		}
+		return j
 	}
-	limit := d.atoms[start].runeStart + int32(size)
-	j := sort.Search(n-start, func(k int) bool {
-		return d.atoms[start+k].runeEnd > limit
-	})
-	return max(start, start+j-1)
+	limit := d.at(start).runeStart + int32(size)
+	j := start
+	for d.has(j+1) && d.at(j+1).runeEnd <= limit {
+		j++
+	}
+	return j
 }
 
 // chooseEnd picks the last atom of the chunk starting at start among lo..limit:
@@ -59,7 +87,7 @@ func (d *doc) fit(start, size int) int {
 // the latest sentence end, else the latest space; a chunk is cut inside a
 // word (at limit) only if there is no space at all in reach.
 func (d *doc) chooseEnd(start, lo, limit, size int) int {
-	if limit == len(d.atoms)-1 {
+	if !d.has(limit + 1) {
 		return limit
 	}
 	var best [levelParagraph + 1]int // latest end per level, +1 so that 0 is none
@@ -104,11 +132,11 @@ func (d *doc) overlapStart(start, last int, cfg Config) int {
 		k++
 	}
 	for s := k; s <= last && 2*d.size(s, last) >= cfg.Overlap; s++ {
-		if d.atoms[s].before >= levelSentence {
+		if d.at(s).before >= levelSentence {
 			return s
 		}
 	}
-	for k <= last && d.atoms[k].before == levelChar {
+	for k <= last && d.at(k).before == levelChar {
 		k++
 	}
 	return k

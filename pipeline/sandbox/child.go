@@ -158,6 +158,37 @@ func (c *child) serve(req *request) (*result, error) {
 	if err != nil {
 		return failure(err), nil
 	}
+	if req.Chunking != nil {
+		return c.sendChunks(req.Chunking, res)
+	}
+	return &result{Result: res}, nil
+}
+
+// sendChunks splits res's text as ch says and sends the chunks in batches;
+// the result that follows holds the pages' numbers, not their text.
+func (c *child) sendChunks(ch *Chunking, res *Result) (*result, error) {
+	var sendErr error
+	ch.Chunk.Progress = func(done, total int) {
+		_ = c.send(&message{Progress: &progress{Done: done, Total: total, Chunking: true}})
+	}
+	n, err := splitBatches(context.Background(), res.Doc.Pages, ch, func(b *Batch) error {
+		p, err := encodeBatch(b)
+		if err == nil {
+			err = c.send(&message{Batch: &batch{Data: p, N: len(b.Chunks)}})
+		}
+		sendErr = err
+		return err
+	})
+	switch {
+	case sendErr != nil:
+		return nil, fmt.Errorf("chunks: %w", sendErr)
+	case err != nil:
+		return failure(err), nil
+	}
+	for i := range res.Doc.Pages {
+		res.Doc.Pages[i].Text = ""
+	}
+	res.ChunkCount = n
 	return &result{Result: res}, nil
 }
 
@@ -189,6 +220,25 @@ func (c *child) pdfEngine(req *request) (*extract.PDFEngine, error) {
 // Pool. Its errors are Extract's.
 func InProcess(ctx context.Context, typ extract.Type, r io.ReaderAt, size int64, opts extract.Options) (*Result, error) {
 	return process(ctx, typ, r, size, opts)
+}
+
+// InProcessChunked is InProcess, then splits the text as ch says
+// (Pool.ProcessChunked's in-process twin): Result.Chunks holds the chunks,
+// Doc's pages keep their text.
+func InProcessChunked(ctx context.Context, typ extract.Type, r io.ReaderAt, size int64, opts extract.Options, ch Chunking) (*Result, error) {
+	ch, err := ch.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	res, err := process(ctx, typ, r, size, opts)
+	if err != nil {
+		return nil, err
+	}
+	if res.Chunks, err = inMemory(ctx, res.Doc.Pages, &ch); err != nil {
+		return nil, err
+	}
+	res.ChunkCount = res.Chunks.Count
+	return res, nil
 }
 
 func process(ctx context.Context, typ extract.Type, r io.ReaderAt, size int64, opts extract.Options) (*Result, error) {

@@ -5,7 +5,13 @@
 // A Pool runs Docket's own executable again (os.Executable) as a child
 // that reads one document at a time from its standard input, extracts its
 // text (pipeline/extract), analyses it (pipeline/analyze) and writes the
-// result to its standard output. Each child
+// result to its standard output. With ProcessChunked it also splits the
+// text into chunks (pipeline/chunk) and computes their vectors when the
+// embedder is the local embedding.Hashing, and sends the chunks a batch at
+// a time instead of the text; the parent keeps them in a temporary file
+// (Config.SpoolDir) that the caller reads a batch at a time, so that the
+// caller's process never holds a document's text and none of that work
+// runs at its priority. Each child
 //
 //   - runs with a cleared environment (no database URL, no keys) and no
 //     file descriptors but its three standard ones, at a lower scheduling

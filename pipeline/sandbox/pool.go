@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docketq/docket/pipeline/chunk"
 	"github.com/docketq/docket/pipeline/extract"
 )
 
@@ -80,6 +81,10 @@ type Config struct {
 	// Logger receives a line for each child stopped for a limit or that
 	// crashed. Default: discarded.
 	Logger *slog.Logger
+	// SpoolDir holds, for ProcessChunked, a document's chunks between the
+	// child and the caller, in a file removed as soon as it is opened for
+	// reading (default: os.TempDir).
+	SpoolDir string
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -188,6 +193,24 @@ func (p *Pool) Close() error {
 // When Process returns, the child that ran the document has stopped or
 // is idle.
 func (p *Pool) Process(ctx context.Context, typ extract.Type, r io.ReaderAt, size int64, opts extract.Options) (*Result, error) {
+	return p.process(ctx, typ, r, size, opts, nil)
+}
+
+// ProcessChunked is Process, and the child then splits the text into
+// chunks, with their vectors when ch.Dimensions is set, under the same
+// limits: Result.Chunks hands them over a batch at a time from a
+// temporary file in Config.SpoolDir, and Result.Doc's pages hold no text.
+// This process never holds the document's text, and the child is free
+// once it has sent the chunks. The caller closes Result.Chunks.
+func (p *Pool) ProcessChunked(ctx context.Context, typ extract.Type, r io.ReaderAt, size int64, opts extract.Options, ch Chunking) (*Result, error) {
+	ch, err := ch.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return p.process(ctx, typ, r, size, opts, &ch)
+}
+
+func (p *Pool) process(ctx context.Context, typ extract.Type, r io.ReaderAt, size int64, opts extract.Options, ch *Chunking) (*Result, error) {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = extract.DefaultMaxBytes
 	}
@@ -216,7 +239,7 @@ func (p *Pool) Process(ctx context.Context, typ extract.Type, r io.ReaderAt, siz
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.run(ctx, &p.cfg, requestOf(typ, size, &opts, &p.cfg), r, opts.Progress)
+	res, err := c.run(ctx, &p.cfg, requestOf(typ, size, &opts, &p.cfg, ch), r, opts.Progress, ch)
 	p.put(c, err == nil && c.healthy())
 	return res, err
 }
@@ -400,13 +423,21 @@ func childEnv(memory int64) []string {
 
 // run sends one document to the child and waits for its result, killing
 // the child when a limit is passed or ctx ends.
-func (c *proc) run(ctx context.Context, cfg *Config, req *request, r io.ReaderAt, onProgress func(done, total int)) (*Result, error) {
+func (c *proc) run(ctx context.Context, cfg *Config, req *request, r io.ReaderAt, onProgress func(done, total int), ch *Chunking) (*Result, error) {
 	watchDone := make(chan struct{})
 	defer close(watchDone)
 	go c.watch(ctx, cfg, req.Timeout+wallGrace, watchDone)
 	sent := make(chan error, 1)
 	go func() { sent <- c.send(req, r) }()
-	var pages []strings.Builder // the result's text, as it comes
+	var (
+		pages []strings.Builder // the result's text, as it comes
+		sp    *spool            // the chunks, as they come
+	)
+	defer func() {
+		if sp != nil {
+			sp.discard() // unless handed over, below
+		}
+	}()
 	for {
 		var m message
 		if err := c.dec.Decode(&m); err != nil {
@@ -415,8 +446,31 @@ func (c *proc) run(ctx context.Context, cfg *Config, req *request, r io.ReaderAt
 			return nil, c.failure(ctx, <-sent, err)
 		}
 		switch {
+		case m.Progress != nil && m.Progress.Chunking:
+			if ch != nil && ch.Chunk.Progress != nil {
+				ch.Chunk.Progress(m.Progress.Done, m.Progress.Total)
+			}
 		case m.Progress != nil && onProgress != nil:
 			onProgress(m.Progress.Done, m.Progress.Total)
+		case m.Batch != nil:
+			if ch == nil || m.Batch.N <= 0 || m.Batch.N > ch.Batch {
+				c.kill()
+				<-c.exited
+				return nil, fmt.Errorf("sandbox: child sent a batch of %d chunks unasked: %w", m.Batch.N, extract.ErrMalformed)
+			}
+			if sp == nil {
+				var err error
+				if sp, err = newSpool(cfg.SpoolDir, spoolLimit(req)); err != nil {
+					c.kill()
+					<-c.exited
+					return nil, err
+				}
+			}
+			if err := sp.add(m.Batch.Data, m.Batch.N); err != nil {
+				c.kill()
+				<-c.exited
+				return nil, err
+			}
 		case m.Text != nil:
 			t := m.Text
 			if t.Page < len(pages)-1 || t.Page > len(pages) || t.Size < 0 || t.Size > req.MaxTextLength {
@@ -446,9 +500,46 @@ func (c *proc) run(ctx context.Context, cfg *Config, req *request, r io.ReaderAt
 			for i := range pages {
 				res.Doc.Pages[i].Text = pages[i].String()
 			}
+			if ch != nil {
+				if sp == nil { // no batch: a document without text
+					if res.ChunkCount != 0 {
+						return nil, fmt.Errorf("sandbox: child announced %d chunks and sent none: %w", res.ChunkCount, extract.ErrMalformed)
+					}
+					res.Chunks = noChunks()
+					return res, nil
+				}
+				chunks, err := sp.reader(res.ChunkCount)
+				sp = nil // handed over, or discarded
+				if err != nil {
+					return nil, err
+				}
+				res.Chunks = chunks
+			}
 			return res, nil
 		}
 	}
+}
+
+// spoolLimit bounds what a child may spool for req: the chunks' text, at
+// most the document's text again for each overlap, and a vector and some
+// framing per chunk, for as many chunks as the text could make.
+func spoolLimit(req *request) int64 {
+	ch := req.Chunking
+	text := int64(req.MaxTextLength)
+	if text <= 0 {
+		text = extract.DefaultMaxTextLength
+	}
+	pages := int64(req.MaxPages)
+	if pages <= 0 {
+		pages = extract.DefaultMaxPages
+	}
+	stride := int64(ch.Chunk.Size - ch.Chunk.Overlap)
+	if ch.Chunk.Size == 0 {
+		stride = chunk.DefaultWordSize - int64(ch.Chunk.Overlap)
+	}
+	stride = max(stride, 1)
+	chunks := text/stride + pages + 1
+	return 3*text + chunks*(int64(ch.Dimensions)*4+128) + 1<<20
 }
 
 // send writes the request and the document's bytes.

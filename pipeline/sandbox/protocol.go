@@ -8,8 +8,9 @@ import (
 )
 
 // The child's protocol: the parent writes a request, then the document's
-// bytes in dataChunk pieces; the child answers with progress messages and
-// one result. Both directions are one gob stream each.
+// bytes in dataChunk pieces; the child answers with progress messages, the
+// chunks in batches when the request asks for them, and one result. Both
+// directions are one gob stream each.
 
 // dataChunk is the most a data message carries.
 const dataChunk = 1 << 20
@@ -30,12 +31,15 @@ type request struct {
 	PDFCacheDir    string
 	// OCR is extract.Options.OCR: its tesseract runs as the child's own child.
 	OCR *extract.OCRConfig
+	// Chunking, when set, has the child split the text into chunks and
+	// send them in batches instead of the pages' text.
+	Chunking *Chunking
 }
 
 // requestOf returns the request for a document of typ, size bytes, parsed
 // with opts's limits and the pool's PDF settings.
-func requestOf(typ extract.Type, size int64, opts *extract.Options, cfg *Config) *request {
-	return &request{
+func requestOf(typ extract.Type, size int64, opts *extract.Options, cfg *Config, ch *Chunking) *request {
+	return &request{Chunking: ch,
 		Type: typ, Size: size,
 		MaxBytes: opts.MaxBytes, MaxPages: opts.MaxPages, Timeout: opts.Timeout,
 		MaxTextLength: opts.MaxTextLength, DOCX: opts.DOCX,
@@ -61,11 +65,20 @@ type message struct {
 	Ready    *ready
 	Progress *progress
 	Text     *text
+	Batch    *batch
 	Result   *result
 }
 
+// progress is the parse's (pages), or with Chunking the splitter's (bytes).
 type progress struct {
 	Done, Total int
+	Chunking    bool
+}
+
+// batch is one Batch of chunks, as encodeBatch makes it, holding N chunks.
+type batch struct {
+	Data []byte
+	N    int
 }
 
 // text is a piece of a page's text, at most dataChunk bytes: a result's
@@ -81,6 +94,11 @@ type text struct {
 type Result struct {
 	Doc    *extract.Document // the text, page by page, title, warnings
 	Fields analyze.Fields    // analyze.Analyze of Doc's pages, with its title
+	// Chunks, when the caller asked for Chunking, are the text's chunks;
+	// Doc's pages then hold their numbers but no text. The caller closes it.
+	Chunks *Chunks // never sent: the parent makes it of the batches
+	// ChunkCount is how many chunks the child sent (the wire's check).
+	ChunkCount int
 }
 
 // result is the outcome of one document in a child: Result, or Err with
