@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,7 @@ import (
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/dispatch"
 	"github.com/docketq/docket/embedding"
+	"github.com/docketq/docket/foreground"
 	"github.com/docketq/docket/queue"
 )
 
@@ -110,6 +112,10 @@ type Config struct {
 	Metrics prometheus.Registerer
 	// Logger receives 5xx errors and lifecycle logs. Nil discards them.
 	Logger *slog.Logger
+	// Foreground, when set, counts the requests being answered (but not
+	// the event streams, which last), for background work that steps
+	// aside for them (pipeline.Config.Foreground).
+	Foreground *foreground.Gate
 }
 
 // Server serves the API. Build it with New; it is safe for concurrent use.
@@ -286,8 +292,12 @@ func (s *Server) Routes() []RouteInfo {
 // wrap adds authentication, error mapping and metrics to a route.
 func (s *Server) wrap(rt route) http.Handler {
 	name := rt.method + " " + rt.pattern
+	stream := strings.HasSuffix(rt.pattern, "/events")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		if !stream {
+			defer s.cfg.Foreground.Enter()()
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		s.bodyDeadline(sw, r, name)
 		if rt.access != public {

@@ -187,6 +187,9 @@ func (j *job) embed(ctx context.Context) error {
 		} else if err := j.checkDims(vecs); err != nil {
 			return err
 		}
+		if err := j.p.cfg.Foreground.Wait(ctx, j.p.cfg.ForegroundWait); err != nil {
+			return err
+		}
 		saveStart := time.Now()
 		if err := j.saveChunks(ctx, done == 0, b.Chunks, vecs); err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/embedding"
+	"github.com/docketq/docket/foreground"
 	"github.com/docketq/docket/pipeline/chunk"
 	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/pipeline/sandbox"
@@ -23,7 +24,9 @@ const (
 	DefaultTimeout    = 10 * time.Minute
 	DefaultEmbedBatch = 32
 	DefaultSaveBatch  = 64
-	DefaultBusyDelay  = 30 * time.Second
+	// DefaultForegroundWait is Config.ForegroundWait's default.
+	DefaultForegroundWait = 100 * time.Millisecond
+	DefaultBusyDelay      = 30 * time.Second
 )
 
 // Config configures a Processor.
@@ -67,6 +70,14 @@ type Config struct {
 	// wait). On SQLite, 1 leaves the store's one writer free half the time
 	// a long document saves, for other tenants' writes.
 	SaveYield float64
+	// Foreground, when set, makes each batch's save first wait, at most
+	// ForegroundWait, until the server answers no request: a long
+	// document's saving and the requests of every tenant then do not
+	// share the cores and SQLite's writer at the same moment.
+	Foreground *foreground.Gate
+	// ForegroundWait bounds one wait for Foreground (default
+	// DefaultForegroundWait).
+	ForegroundWait time.Duration
 	// Timeout is the hard limit of one job attempt
 	// (queue.HandlerConfig.Timeout). Default DefaultTimeout (10m).
 	Timeout time.Duration
@@ -101,6 +112,9 @@ func NewProcessor(cfg Config) (*Processor, error) {
 	}
 	if cfg.EmbedBatch == 0 {
 		cfg.EmbedBatch = DefaultEmbedBatch
+	}
+	if cfg.ForegroundWait <= 0 {
+		cfg.ForegroundWait = DefaultForegroundWait
 	}
 	if cfg.SaveBatch == 0 {
 		cfg.SaveBatch = DefaultSaveBatch

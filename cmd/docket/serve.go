@@ -238,7 +238,7 @@ func (s *service) serve(ctx context.Context, ln net.Listener, vf *serviceFlags, 
 		BodyTimeout: hf.bodyTimeout, MaxStreamsPerKey: hf.maxStreamsPerKey, MaxStreamsPerTenant: hf.maxStreamsPerTenant,
 		StreamWriteTimeout: hf.streamWriteTimeout, AuthFailuresPerAddr: hf.authFailuresPerAddr,
 		AuthFailuresPerKey: hf.authFailuresPerKey, SearchesPerTenant: hf.searchesPerTenant, SearchTimeout: hf.searchTimeout,
-		Metrics: s.metrics.Registry(), Dispatch: s.disp,
+		Metrics: s.metrics.Registry(), Dispatch: s.disp, Foreground: s.foreground,
 	})
 	if err != nil {
 		return err

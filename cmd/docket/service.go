@@ -15,6 +15,7 @@ import (
 	"github.com/docketq/docket/blob"
 	"github.com/docketq/docket/dispatch"
 	"github.com/docketq/docket/embedding"
+	"github.com/docketq/docket/foreground"
 	"github.com/docketq/docket/ops"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/pipeline/extract"
@@ -116,8 +117,11 @@ type service struct {
 	sandbox   *sandbox.Pool        // of the processor; nil with --sandbox=false
 	disp      *dispatch.Dispatcher // of --dispatch-config, made by worker; nil for none
 	metrics   *ops.Metrics
-	tracer    trace.TracerProvider // of job spans; nil: otel's global one
-	logger    *slog.Logger
+	// foreground counts the API's requests in progress, for the pipeline's
+	// saves to wait on (embedded SQLite only); nil for none.
+	foreground *foreground.Gate
+	tracer     trace.TracerProvider // of job spans; nil: otel's global one
+	logger     *slog.Logger
 }
 
 // openService opens the store, blobs and embedder the flags name.
@@ -160,8 +164,12 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 	pcfg := pipeline.Config{Store: store, Blobs: blobs, Embedder: emb, Logger: logger,
 		Extract: extract.Options{Budget: extract.NewBudget(extract.BudgetConfig{Bytes: vf.parseMemory}),
 			OCR: vf.ocr.config(ctx, logger)}}
+	var gate *foreground.Gate
 	if sf.embedded() {
 		pcfg.SaveYield = 1 // SQLite's one writer: a long document leaves it free half the time
+		// and its batches wait for the requests in progress (the API shares this process).
+		gate = new(foreground.Gate)
+		pcfg.Foreground = gate
 	}
 	if vf.sandbox {
 		if pcfg.Sandbox, err = sandbox.NewPool(sandbox.Config{
@@ -179,7 +187,7 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 	}
 	return &service{
 		driver: d, store: store, client: queue.NewClient(d, queue.ClientConfig{Logger: logger, Metadata: ops.TraceMetadata}),
-		blobs: blobs, embedder: emb, processor: proc, sandbox: pcfg.Sandbox, metrics: ops.NewMetrics(), logger: logger,
+		blobs: blobs, embedder: emb, processor: proc, sandbox: pcfg.Sandbox, metrics: ops.NewMetrics(), logger: logger, foreground: gate,
 	}, nil
 }
 

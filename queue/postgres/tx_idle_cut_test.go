@@ -127,6 +127,10 @@ func (f *fixture) cutFinish(j *queue.Job, limit time.Duration, k int) (cut, lock
 	err = f.d.Pool().QueryRow(f.ctx, `SELECT state, left(query, 60), EXISTS (SELECT FROM pg_locks l
 		WHERE l.pid = a.pid AND l.granted AND l.relation = 'docket_jobs'::regclass)
 		FROM pg_stat_activity a WHERE pid = $1`, pid).Scan(&state, &query, &locked)
+	if errors.Is(err, pgx.ErrNoRows) { // on a loaded machine the limit can pass before this look
+		t.Logf("cut after round trip %d: session %d already ended", k, pid)
+		return true, false
+	}
 	if err != nil {
 		t.Fatalf("cut after round trip %d: the session: %v", k, err)
 	}
