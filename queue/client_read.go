@@ -70,6 +70,11 @@ func (c *Client) Discard(ctx context.Context, id int64, reason string) (*Job, er
 
 // Retry enqueues a new job that retries a failed or cancelled one. The
 // original stays as it was; the new job's RetryOf names it.
+//
+// A workflow parent (a job that spawned children, Task.Spawn) is re-opened
+// instead, and returned with its own id: its failed and cancelled steps
+// run again, its completed ones are kept, and it runs again once they have
+// all finished (at once if none is left). See docs/library.md, Workflows.
 func (c *Client) Retry(ctx context.Context, id int64, tenantID string) (*Job, error) {
 	return c.retry(ctx, c.exec, false, id, tenantID)
 }
