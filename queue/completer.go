@@ -283,7 +283,7 @@ func (c *completer) flush(ctx context.Context, batch []finishItem) error {
 		return err
 	}
 	queues := make(map[string]struct{})
-	var lost []*Task // returned handlers whose leases are lost
+	var lost []*Task  // returned handlers whose leases are lost
 	children := false // a workflow step ended
 	defer func() { c.w.releaseSlots(ctx, lost) }()
 	for i, it := range batch {
