@@ -84,6 +84,12 @@ func (c *Client) retry(ctx context.Context, exec driver.Executor, inTx bool, id 
 	if err != nil {
 		return nil, err
 	}
+	if job.ID == id {
+		// A workflow parent re-opened: its steps, pending again, may be
+		// in any queue. Nothing was inserted.
+		c.wake.call("")
+		return job, nil
+	}
 	c.inserted(inTx, job)
 	return job, nil
 }

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +14,8 @@ import (
 // unique among the steps of its parent, and the job's enqueue params. A
 // step runs in its parent's tenant: TenantID is left empty (or is the
 // parent's), and UniqueKey is left empty (the step's key is derived from
-// its parent and its name, driver.StepKey).
+// its parent and its name, driver.StepKey). An empty Queue is the
+// parent's.
 type Step struct {
 	Name string // 1-200 bytes
 	EnqueueParams
@@ -61,6 +63,7 @@ func (t *Task) Spawn(ctx context.Context, steps ...*Step) ([]InsertResult, error
 		}
 		ep := s.EnqueueParams
 		ep.TenantID, ep.UniqueKey = t.Job.TenantID, driver.StepKey(t.Job.ID, s.Name)
+		ep.Queue = cmp.Or(ep.Queue, t.Job.Queue)
 		ip, err := ep.toInsert()
 		if err != nil {
 			return nil, fmt.Errorf("step %q: %w", s.Name, err)

@@ -287,3 +287,61 @@ func TestWorkflow_CancelCascades(t *testing.T) {
 		}
 	})
 }
+
+// TestTask_SpawnChecksSteps: Spawn refuses steps it cannot keep apart or
+// that would leave the parent's tenant, before writing anything; a step
+// without a queue runs in its parent's; Child finds a step by name.
+func TestTask_SpawnChecksSteps(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store) {
+		c := queue.NewClient(s.driver, queue.ClientConfig{})
+		step := func(name string) *queue.Step {
+			return &queue.Step{Name: name, EnqueueParams: queue.EnqueueParams{Kind: "square"}}
+		}
+		keyed, foreign := step("k"), step("f")
+		keyed.UniqueKey, foreign.TenantID = "mine", "globex"
+		results := make(chan string, 1)
+		parent := queue.HandlerFunc(func(ctx context.Context, task *queue.Task) error {
+			var out []string
+			for _, steps := range [][]*queue.Step{{step("")}, {step("a"), step("a")}, {keyed}, {foreign}, {nil}} {
+				if _, err := task.Spawn(ctx, steps...); !errors.Is(err, queue.ErrInvalid) {
+					out = append(out, fmt.Sprintf("%v: %v", steps, err))
+				}
+			}
+			if kids, err := task.Children(ctx); err != nil || len(kids) != 0 {
+				out = append(out, fmt.Sprintf("refused spawns left children %v (%v)", kids, err))
+			}
+			if _, err := task.Spawn(ctx, step("one")); err != nil {
+				out = append(out, err.Error())
+			}
+			one, err := task.Child(ctx, "one")
+			switch {
+			case err != nil:
+				out = append(out, err.Error())
+			case one.Queue != "wf" || one.TenantID != "acme" || one.ParentID != task.Job.ID:
+				out = append(out, fmt.Sprintf("step %s, parent %d; want in queue wf, tenant acme", describeJob(one), one.ParentID))
+			}
+			if _, err := task.Child(ctx, "two"); !errors.Is(err, queue.ErrNotFound) {
+				out = append(out, fmt.Sprintf("Child of a step never spawned: %v", err))
+			}
+			results <- fmt.Sprint(out)
+			return nil
+		})
+		cfg := fastConfig(map[string]queue.HandlerConfig{"parent": {Handler: parent}}, 1)
+		cfg.Queues = map[string]queue.QueueConfig{"wf": {MaxWorkers: 1}}
+		startWorker(t, c, cfg)
+		enqueue(t, c, &queue.EnqueueParams{Queue: "wf", Kind: "parent", TenantID: "acme"})
+		select {
+		case got := <-results:
+			if got != "[]" {
+				t.Fatal(got)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the parent did not run")
+		}
+	})
+}
+
+func describeJob(j *queue.Job) string {
+	return fmt.Sprintf("job %d (%s/%s %s)", j.ID, j.TenantID, j.Queue, j.State)
+}
