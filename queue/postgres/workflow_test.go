@@ -2,12 +2,14 @@ package postgres_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/postgres"
 )
 
 // TestWorkflow_ConcurrentChildEnds: a parent's children end all at once,
@@ -140,4 +142,35 @@ func cmpErr(a, b error) error {
 		return a
 	}
 	return b
+}
+
+// TestJobClaim_WaitingParentsNotScanned: workflow parents waiting for
+// their steps are not in the claim's way. Behind 5,000 waiting parents of
+// one tenant, a claim of its one pending job reads a handful of job rows
+// (the fetch index holds pending jobs only).
+func TestJobClaim_WaitingParentsNotScanned(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.enqueue(5000, "acme")
+	f.exec(`UPDATE docket_jobs SET state = 'waiting', children_open = 1`)
+	f.enqueue(1, "acme")
+	f.exec(`VACUUM ANALYZE docket_jobs`)
+	plan := f.explainAnalyzeJSON("force_generic_plan", "claim(text, int, bigint, text)", postgres.ClaimSQL, "claim('q', 1, 1000000, 'w')")
+	if plan.Plan.ActualRows != 1 {
+		t.Fatalf("claimed %d jobs, want the pending one", plan.Plan.ActualRows)
+	}
+	read := 0
+	var walk func(n *planNode)
+	walk = func(n *planNode) {
+		if n.Relation == "docket_jobs" || strings.HasPrefix(n.IndexName, "docket_jobs") {
+			read += n.ActualRows*max(n.ActualLoops, 1) + n.Removed
+		}
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	walk(&plan.Plan)
+	if read > 20 {
+		t.Errorf("the claim read %d job rows behind 5,000 waiting parents, want a handful", read)
+	}
 }
