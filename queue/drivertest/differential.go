@@ -707,7 +707,11 @@ func (r *diffRun) opFinish() {
 			break
 		}
 		p := &driver.JobFinishParams{Lease: l, WorkerID: workerID}
-		switch r.rng.IntN(10) {
+		outcome := r.rng.IntN(10)
+		if r.openChildren(l.JobID) > 0 && r.rng.IntN(2) == 0 {
+			outcome = 9 // a parent with open steps mostly awaits them
+		}
+		switch outcome {
 		case 0, 1, 2:
 			p.Outcome, p.Result = queue.OutcomeCompleted, []byte(`{"ok":true}`)
 		case 9:
@@ -1135,8 +1139,15 @@ func (r *diffRun) opRetry() {
 		return
 	}
 	cands := r.sorted(func(j *dJob) bool { return j.state == queue.StateFailed || j.state == queue.StateCancelled })
+	parents := r.sorted(func(j *dJob) bool {
+		return (j.state == queue.StateFailed || j.state == queue.StateCancelled) &&
+			len(r.sorted(func(c *dJob) bool { return c.parent == j.id })) > 0
+	})
 	j := pick(r, all)
-	if len(cands) > 0 && r.rng.IntN(3) != 0 {
+	switch {
+	case len(parents) > 0 && r.rng.IntN(2) == 0:
+		j = pick(r, parents)
+	case len(cands) > 0 && r.rng.IntN(3) != 0:
 		j = pick(r, cands)
 	}
 	got, err := r.x.JobRetry(r.f.ctx, &driver.JobRetryParams{ID: j.id})
