@@ -51,6 +51,9 @@ func (c *Client) Cancel(ctx context.Context, id int64, tenantID string) (*Job, e
 		return nil, err
 	}
 	c.bus.Publish(Event{Type: EventCancelled, Job: job})
+	if job.ParentID != 0 {
+		c.wake.call("") // a workflow step: its parent may be pending again
+	}
 	return job, nil
 }
 
@@ -65,6 +68,9 @@ func (c *Client) Discard(ctx context.Context, id int64, reason string) (*Job, er
 		return nil, err
 	}
 	c.bus.Publish(Event{Type: EventFailed, Job: job})
+	if job.ParentID != 0 {
+		c.wake.call("") // a workflow step: its parent may be pending again
+	}
 	return job, nil
 }
 

@@ -345,3 +345,44 @@ func TestTask_SpawnChecksSteps(t *testing.T) {
 func describeJob(j *queue.Job) string {
 	return fmt.Sprintf("job %d (%s/%s %s)", j.ID, j.TenantID, j.Queue, j.State)
 }
+
+// TestWorkflow_CancelledStepWakesParent: cancelling a step (here one no
+// worker serves) wakes its waiting parent at once, without a poll: the
+// parent then sees the step cancelled and fails.
+func TestWorkflow_CancelledStepWakesParent(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, s *store) {
+		c := queue.NewClient(s.driver, queue.ClientConfig{})
+		var runs atomic.Int32
+		parent := queue.HandlerFunc(func(ctx context.Context, task *queue.Task) error {
+			runs.Add(1)
+			res, err := task.Spawn(ctx, &queue.Step{Name: "x", EnqueueParams: queue.EnqueueParams{Kind: "x", Queue: "elsewhere"}})
+			if err != nil {
+				return err
+			}
+			if !res[0].Job.State.Finished() {
+				return queue.AwaitChildren()
+			}
+			return queue.Permanent(fmt.Errorf("step x is %s", res[0].Job.State))
+		})
+		cfg := fastConfig(map[string]queue.HandlerConfig{"parent": {Handler: parent}}, 2)
+		// No poll and no sweep wakes the claim loops before the deadline:
+		// only the cancel's own wake-up (SQLite has no notifications).
+		cfg.PollInterval = time.Minute
+		cfg.Maintenance.ScheduleInterval, cfg.Maintenance.RescueInterval = time.Minute, time.Minute
+		startWorker(t, c, cfg)
+		p := enqueue(t, c, &queue.EnqueueParams{Kind: "parent", TenantID: "acme"})
+		waitState(t, c, p.ID, queue.StateWaiting, 30*time.Second)
+		kids, err := c.Children(context.Background(), p.ID)
+		if err != nil || len(kids) != 1 {
+			t.Fatalf("children %v, %v", kids, err)
+		}
+		if _, err := c.Cancel(context.Background(), kids[0].ID, ""); err != nil {
+			t.Fatal(err)
+		}
+		failed := waitState(t, c, p.ID, queue.StateFailed, 10*time.Second)
+		if failed.ErrorMessage != "step x is cancelled" || runs.Load() != 2 {
+			t.Fatalf("parent failed with %q after %d runs, want the cancelled step seen on its second run", failed.ErrorMessage, runs.Load())
+		}
+	})
+}
