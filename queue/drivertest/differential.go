@@ -1163,7 +1163,7 @@ func (r *diffRun) opRetry() {
 	}
 	if len(r.sorted(func(c *dJob) bool { return c.parent == j.id })) > 0 {
 		r.reopen(j)
-		if got.ID != j.id || got.State != j.state || got.Attempt != 0 {
+		if got.ID != j.id || got.State != j.state || got.Attempt != j.attempt {
 			r.fatalf("retry of the workflow parent %s returned %s, want it re-opened", j, describe(got))
 		}
 		return
@@ -1191,17 +1191,29 @@ func (r *diffRun) reopen(j *dJob) {
 			if len(r.sorted(func(g *dJob) bool { return g.parent == c.id })) > 0 {
 				r.reopen(c)
 			} else {
-				c.state, c.attempt, c.errMsg, c.soon = queue.StatePending, 0, "", false
+				r.requeue(c)
 			}
 			open++
 		case !c.state.Finished():
 			open++
 		}
 	}
-	j.state, j.attempt, j.errMsg, j.soon = queue.StatePending, 0, "", false
+	r.requeue(j)
 	if open > 0 {
 		j.state = queue.StateWaiting
 	}
+}
+
+// requeue follows a failed or cancelled job made pending by a retry: its
+// attempts reset, or, while a cancelled attempt holds its slot, its
+// budget raised (the attempt numbers go on past the hold's).
+func (r *diffRun) requeue(j *dJob) {
+	if j.hold.Token != 0 {
+		j.maxAttempts += j.attempt
+	} else {
+		j.attempt = 0
+	}
+	j.state, j.errMsg, j.soon = queue.StatePending, "", false
 }
 
 func (r *diffRun) opPosition() {

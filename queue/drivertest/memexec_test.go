@@ -461,9 +461,15 @@ func (s *memState) reopen(j *queue.Job, now time.Time, notify func(string, strin
 	}
 }
 
-// requeue makes the finished job j pending again with its attempts reset.
+// requeue makes the finished job j pending again with its attempts reset
+// (its budget raised instead while a cancelled attempt holds its slot).
 func (s *memState) requeue(j *queue.Job, now time.Time, notify func(string, string)) {
-	j.State, j.Attempt, j.ErrorMessage, j.RunAt = queue.StatePending, 0, "", now
+	if s.holding(j.ID) {
+		j.MaxAttempts += j.Attempt
+	} else {
+		j.Attempt = 0
+	}
+	j.State, j.ErrorMessage, j.RunAt = queue.StatePending, "", now
 	j.CompletedAt, j.UpdatedAt = time.Time{}, now
 	notify(driver.TopicInsert, j.Queue)
 }

@@ -199,6 +199,18 @@ func (s *suite) testWorkflow(t *testing.T) {
 			if waiting {
 				f.await(p)
 			}
+			// Another tenant's cancel finds no job, and touches no step, in
+			// a transaction that then commits.
+			tx, err := f.x.Begin(f.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tx.JobCancel(f.ctx, &driver.JobCancelParams{ID: parent.ID, TenantID: "zz"})
+			wantErr(t, "cancel naming another tenant", err, queue.ErrNotFound)
+			if err := tx.Commit(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			f.wantState(kids[2].Job.ID, queue.StatePending)
 			got := f.cancel(&driver.JobCancelParams{ID: parent.ID, Reason: "stop"})
 			if got.State != queue.StateCancelled {
 				t.Fatalf("cancelled parent is %s", got.State)

@@ -94,15 +94,28 @@ const openChildrenSQL = `SELECT id FROM docket_jobs
 WHERE parent_id = $1 AND state NOT IN ('completed', 'failed', 'cancelled')
 ORDER BY id FOR UPDATE`
 
+// cancelTargetSQL reads the state of the job a cancel names ($1, of
+// tenant $2 unless empty), before its children are touched.
+const cancelTargetSQL = `SELECT state FROM docket_jobs WHERE id = $1 AND ($2 = '' OR tenant_id = $2)`
+
 // JobCancel cancels a job that is not finished, and its unfinished
-// children; see driver.Executor. Children first, each locked before any is
-// cancelled, then the parent (a child's end locks the child, then its
-// parent: the same order), then the children its handler spawned while
-// this ran (none can come after: the parent's lease is gone).
+// children; see driver.Executor. It checks the job first (no such job, or
+// finished: nothing is cancelled), then cancels the children, each locked
+// before any is cancelled, then the parent (a child's end locks the
+// child, then its parent: the same order), then the children its handler
+// spawned while this ran (none can come after: the parent's lease is
+// gone).
 func (e *Executor) JobCancel(ctx context.Context, params *driver.JobCancelParams) (*driver.Job, error) {
 	var job *driver.Job
 	err := e.retryDeadlock(ctx, func() error {
 		return e.inTx(ctx, func(x *Executor) error {
+			var state driver.State
+			if err := x.db.QueryRow(ctx, cancelTargetSQL, params.ID, params.TenantID).Scan(&state); err != nil {
+				return err
+			}
+			if state.Finished() {
+				return fmt.Errorf("%w: it is %s", driver.ErrConflict, state)
+			}
 			if err := x.cancelChildren(ctx, params); err != nil {
 				return err
 			}
@@ -161,13 +174,19 @@ const childrenStatesSQL = `SELECT c.id, c.state, EXISTS (SELECT FROM docket_jobs
 FROM docket_jobs c WHERE c.parent_id = $1 ORDER BY c.id FOR UPDATE OF c`
 
 // requeueSQL makes a failed or cancelled job $1 run again, its attempts
-// reset, pending or (with $2 > 0 children open) waiting.
-var requeueSQL = `UPDATE docket_jobs SET
+// reset, pending or (with $2 > 0 children open) waiting. A job whose
+// cancelled attempt still holds its slot keeps its attempt number and has
+// its budget raised instead: a later attempt of the same number would
+// collide with the hold's key (docket_slot_holds: job, attempt).
+var requeueSQL = `UPDATE docket_jobs j SET
     state = CASE WHEN $2 > 0 THEN 'waiting' ELSE 'pending' END,
-    children_open = $2, attempt = 0, error_message = '', completed_at = NULL,
+    attempt = CASE WHEN h.held THEN j.attempt ELSE 0 END,
+    max_attempts = CASE WHEN h.held THEN j.max_attempts + j.attempt ELSE j.max_attempts END,
+    children_open = $2, error_message = '', completed_at = NULL,
     run_at = clock_timestamp(), updated_at = clock_timestamp()
-WHERE id = $1 AND state IN ('failed', 'cancelled')
-RETURNING ` + jobColumns
+FROM (SELECT EXISTS (SELECT FROM docket_slot_holds WHERE job_id = $1) AS held) h
+WHERE j.id = $1 AND j.state IN ('failed', 'cancelled')
+RETURNING ` + jobCols("j.")
 
 // wakeSQL makes the tenants ($1 queues, $2 tenants) claimable: jobs of
 // theirs went back to pending.

@@ -102,9 +102,15 @@ func (t *txn) cancelChildren(ctx context.Context, id int64, state driver.State, 
 	return nil
 }
 
+// requeueSQL makes a failed or cancelled job run again (as on PostgreSQL,
+// a job whose cancelled attempt still holds its slot keeps its attempt
+// number, its budget raised instead).
 const requeueSQL = `UPDATE docket_jobs SET
 	state = CASE WHEN ?2 > 0 THEN 'waiting' ELSE 'pending' END,
-	children_open = ?2, attempt = 0, error_message = '', completed_at = NULL, run_at = ?3, updated_at = ?3
+	attempt = CASE WHEN EXISTS (SELECT 1 FROM docket_slot_holds WHERE job_id = ?1) THEN attempt ELSE 0 END,
+	max_attempts = CASE WHEN EXISTS (SELECT 1 FROM docket_slot_holds WHERE job_id = ?1)
+		THEN max_attempts + attempt ELSE max_attempts END,
+	children_open = ?2, error_message = '', completed_at = NULL, run_at = ?3, updated_at = ?3
 WHERE id = ?1
 RETURNING ` + jobColumns
 
