@@ -176,8 +176,11 @@ type Executor interface {
 	// children become pending again with their attempts reset (a child
 	// that is a workflow parent itself is re-opened so, recursively), and
 	// the parent itself, with its attempts reset, waiting while it has
-	// unfinished children, else pending. Completed children are kept. It
-	// returns the parent, with its own id.
+	// unfinished children, else pending. Completed children are kept. A
+	// job whose cancelled attempt still holds its slot (JobCancel) keeps
+	// its Attempt and has MaxAttempts raised by it instead, so that attempt
+	// numbers never repeat while the hold lasts. It returns the parent,
+	// with its own id.
 	JobRetry(ctx context.Context, params *JobRetryParams) (*Job, error)
 
 	// JobPosition tells where a scheduled or pending job stands in its
