@@ -51,6 +51,9 @@ func (c *Client) Cancel(ctx context.Context, id int64, tenantID string) (*Job, e
 		return nil, err
 	}
 	c.bus.Publish(Event{Type: EventCancelled, Job: job})
+	if job.ParentID != 0 {
+		c.wake.call("") // a workflow step: its parent may be pending again
+	}
 	return job, nil
 }
 
@@ -65,11 +68,19 @@ func (c *Client) Discard(ctx context.Context, id int64, reason string) (*Job, er
 		return nil, err
 	}
 	c.bus.Publish(Event{Type: EventFailed, Job: job})
+	if job.ParentID != 0 {
+		c.wake.call("") // a workflow step: its parent may be pending again
+	}
 	return job, nil
 }
 
 // Retry enqueues a new job that retries a failed or cancelled one. The
 // original stays as it was; the new job's RetryOf names it.
+//
+// A workflow parent (a job that spawned children, Task.Spawn) is re-opened
+// instead, and returned with its own id: its failed and cancelled steps
+// run again, its completed ones are kept, and it runs again once they have
+// all finished (at once if none is left). See docs/library.md, Workflows.
 func (c *Client) Retry(ctx context.Context, id int64, tenantID string) (*Job, error) {
 	return c.retry(ctx, c.exec, false, id, tenantID)
 }
@@ -78,6 +89,12 @@ func (c *Client) retry(ctx context.Context, exec driver.Executor, inTx bool, id 
 	job, err := exec.JobRetry(ctx, &driver.JobRetryParams{ID: id, TenantID: tenantID})
 	if err != nil {
 		return nil, err
+	}
+	if job.ID == id {
+		// A workflow parent re-opened: its steps, pending again, may be
+		// in any queue. Nothing was inserted.
+		c.wake.call("")
+		return job, nil
 	}
 	c.inserted(inTx, job)
 	return job, nil

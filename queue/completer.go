@@ -283,7 +283,8 @@ func (c *completer) flush(ctx context.Context, batch []finishItem) error {
 		return err
 	}
 	queues := make(map[string]struct{})
-	var lost []*Task // returned handlers whose leases are lost
+	var lost []*Task  // returned handlers whose leases are lost
+	children := false // a workflow step ended
 	defer func() { c.w.releaseSlots(ctx, lost) }()
 	for i, it := range batch {
 		c.w.active.remove(it.task)
@@ -304,10 +305,18 @@ func (c *completer) flush(ctx context.Context, batch []finishItem) error {
 			continue
 		}
 		c.w.finished(it.task, it.params.Outcome, it.err, it.params.Error)
+		if it.task.Job.ParentID != 0 && (it.params.Outcome == OutcomeCompleted || it.params.Outcome == OutcomeFailed) {
+			children = true
+		}
 	}
 	// The tenants' slots are free in the store now: claim again.
 	for q := range queues {
 		c.w.wakeQueue(q)
+	}
+	if children {
+		// A workflow step ended: its parent, in whatever queue, may be
+		// pending again (a store without notifications says nothing).
+		c.w.wakeClaimers("")
 	}
 	return nil
 }

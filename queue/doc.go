@@ -19,6 +19,11 @@
 //	               ▼                            ▼                   ▼
 //	          completed                      failed             cancelled
 //
+// A workflow parent (see Workflows below) has one more state: running →
+// waiting when its handler returns AwaitChildren while steps it spawned are
+// unfinished (outcome waiting, no attempt spent, no slot held), and waiting
+// → pending when the last of them finishes. A waiting job can be cancelled.
+//
 // Every claim starts a new attempt and hands the worker a [Lease]. Every write
 // a worker makes about a running job (heartbeat, progress, completion,
 // failure, snooze) names that lease; a write with a lost lease changes nothing
@@ -55,6 +60,16 @@
 // left for at most a lease: what it cannot store, the rescuer takes over, as
 // when a worker dies. Each attempt's outcome is decided once, so hooks and
 // events report it once.
+//
+// # Workflows
+//
+// A handler starts child jobs, steps, with [Task.Spawn] (fenced by its
+// lease, idempotent per step name) and returns [AwaitChildren] to wait for
+// them without holding a slot; it runs again once they have all finished
+// and reads their results ([Task.Children]). Steps count against their
+// tenant's limit like any job. Cancelling a parent cancels its unfinished
+// steps; [Client.Retry] of a failed parent re-opens it and runs its failed
+// steps again, keeping the completed ones. See docs/library.md.
 //
 // # Maintenance and periodic jobs
 //

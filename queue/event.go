@@ -20,6 +20,7 @@ const (
 	EventCancelled EventType = "cancelled"
 	EventSnoozed   EventType = "snoozed"
 	EventReleased  EventType = "released" // returned to pending at shutdown
+	EventWaiting   EventType = "waiting"  // a workflow parent awaits its children (AwaitChildren)
 	EventRescued   EventType = "rescued"  // lease expired; back to pending or failed
 	EventLeaseLost EventType = "lease_lost"
 )

@@ -125,6 +125,9 @@ func (w *Worker) rescue(ctx context.Context) {
 			if j.State == StatePending {
 				w.wakeQueue(j.Queue)
 			}
+			if j.ParentID != 0 && j.State.Finished() {
+				w.wakeClaimers("") // its parent, in any queue, may be pending again
+			}
 		}
 		total += len(jobs)
 		if len(jobs) < maintenanceBatch || ctx.Err() != nil {

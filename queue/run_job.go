@@ -128,6 +128,8 @@ func (w *Worker) finish(t *Task, err, cause error) {
 		p.Outcome = OutcomeReleased
 	case errors.As(err, &snooze):
 		p.Outcome, p.RetryIn = OutcomeSnoozed, snooze.Delay
+	case errors.Is(err, errAwaitChildren):
+		p.Outcome = OutcomeWaiting
 	case errors.As(err, &permanent), t.Job.Attempt >= t.Job.MaxAttempts:
 		p.Outcome, p.Error = OutcomeFailed, errorText(err, cause)
 	default:
@@ -231,6 +233,8 @@ func (w *Worker) finished(t *Task, outcome Outcome, err error, message string) {
 		event, state = EventSnoozed, StateScheduled
 	case OutcomeReleased:
 		event, state = EventReleased, StatePending
+	case OutcomeWaiting:
+		event, state = EventWaiting, StateWaiting
 	}
 	listening := w.client.bus.ListeningTo(event)
 	if w.cfg.Hooks.Finished == nil && !listening {

@@ -11,7 +11,8 @@ import (
 
 // RunOne claims at most one job of queue, one of the worker's queues, runs
 // it as Run would and returns the job as stored once the attempt's outcome
-// is: completed, scheduled again for a retry or a snooze, or failed. The
+// is: completed, scheduled again for a retry or a snooze, waiting for its
+// steps (AwaitChildren; RunOne them, then run it again), or failed. The
 // handler runs with everything a handler gets under Run (a real Task with
 // its lease, heartbeats, the kind's timeout, Progress, CompleteTx, panics
 // recovered, the retry policy, hooks and events); no maintenance or

@@ -23,6 +23,7 @@ const (
 	StateCompleted = driver.StateCompleted // finished successfully
 	StateFailed    = driver.StateFailed    // finished unsuccessfully; attempts exhausted, permanent error or discarded
 	StateCancelled = driver.StateCancelled // cancelled before finishing
+	StateWaiting   = driver.StateWaiting   // a workflow parent waiting for its children; holds no slot
 )
 
 // Outcome is how an attempt ended.
@@ -37,6 +38,7 @@ const (
 	OutcomeCancelled = driver.OutcomeCancelled
 	OutcomeReleased  = driver.OutcomeReleased
 	OutcomeTimedOut  = driver.OutcomeTimedOut
+	OutcomeWaiting   = driver.OutcomeWaiting
 )
 
 // Lease names one attempt of a job: every write of the attempt carries it,

@@ -10,4 +10,11 @@
 // Driver authors implement it and run the conformance suite in package
 // queue/drivertest. The statements and the bookkeeping each keeps
 // consistent are tabled in docs/claiming.md.
+//
+// States: scheduled → pending → running → completed, failed or cancelled,
+// with running → pending or scheduled again (retry, snooze, release,
+// rescue). A workflow parent also goes running → waiting (JobFinish with
+// OutcomeWaiting while it has unfinished children, JobSpawn) and waiting
+// → pending when its last unfinished child reaches a final state; a
+// waiting job holds no slot and is not claimable.
 package driver

@@ -119,11 +119,34 @@ type Executor interface {
 	//   - failed: state failed, CompletedAt now, ErrorMessage = Error;
 	//   - snoozed: Attempt-1 (no attempt spent); scheduled at now+RetryIn, or
 	//     pending when RetryIn <= 0;
-	//   - released: pending and Attempt-1 (shutdown; no attempt spent).
+	//   - released: pending and Attempt-1 (shutdown; no attempt spent);
+	//   - waiting: Attempt-1 (no attempt spent); waiting while the job has
+	//     unfinished children (JobSpawn), else pending at once.
 	// Each clears the lease, frees the tenant's slot, records an Attempt
 	// (with the outcome and Error) and notifies TopicChange; none changes
 	// the PartialResult.
+	//
+	// A child (ParentID set) that reaches a final state, here, by JobCancel
+	// or by JobRescue, counts down its parent's unfinished children in the
+	// same transaction; the last one makes a waiting parent pending (its
+	// tenant claimable, as a job woken by JobSchedule) and notifies
+	// TopicInsert. Under concurrent ends in many processes a waiting parent
+	// becomes pending exactly once.
 	JobFinish(ctx context.Context, params []*JobFinishParams) ([]error, error)
+
+	// JobSpawn inserts children of the running job params.Lease names, in
+	// one transaction with the check that the lease is held (else
+	// ErrLeaseLost, and nothing is inserted). Each child takes the parent's
+	// tenant (the params' TenantID is ignored) and ParentID; the others are
+	// inserted as by JobInsertMany, so a child whose unique key is taken
+	// (StepKey: the parent spawned that step before) is not inserted again
+	// and its result has Duplicate set. The parent counts its unfinished
+	// children: the new ones are added to it.
+	JobSpawn(ctx context.Context, params *JobSpawnParams) ([]InsertResult, error)
+
+	// JobChildren returns the children of a job (ParentID = id) in id order;
+	// none for a job without children or no such job.
+	JobChildren(ctx context.Context, id int64) ([]*Job, error)
 
 	// JobCancel cancels a scheduled, pending or running job and returns it:
 	// state cancelled (failed with ErrorMessage = Reason, or "discarded",
@@ -132,8 +155,10 @@ type Executor interface {
 	// its handler may still be running. The slot stays taken until
 	// JobSlotRelease names the lease (the handler returned) or the lease,
 	// as last renewed, expires (JobRescue frees it). Cancelling a running
-	// job notifies TopicCancel with the job's id. A finished job gives
-	// ErrConflict.
+	// job notifies TopicCancel with the job's id. A waiting job is
+	// cancelled too. Cancelling a workflow parent cancels, in the same
+	// transaction, its unfinished children (and theirs), each as above. A
+	// finished job gives ErrConflict.
 	JobCancel(ctx context.Context, params *JobCancelParams) (*Job, error)
 
 	// JobSlotRelease frees the tenant slots that cancelled attempts still
@@ -145,6 +170,17 @@ type Executor interface {
 
 	// JobRetry inserts a new pending job that retries a failed or cancelled
 	// one (RetryOf set); the original is kept as it is. Otherwise ErrConflict.
+	//
+	// A workflow parent (a job with children) is re-opened instead, so that
+	// its workflow goes on where it stopped: its failed and cancelled
+	// children become pending again with their attempts reset (a child
+	// that is a workflow parent itself is re-opened so, recursively), and
+	// the parent itself, with its attempts reset, waiting while it has
+	// unfinished children, else pending. Completed children are kept. A
+	// job whose cancelled attempt still holds its slot (JobCancel) keeps
+	// its Attempt and has MaxAttempts raised by it instead, so that attempt
+	// numbers never repeat while the hold lasts. It returns the parent,
+	// with its own id.
 	JobRetry(ctx context.Context, params *JobRetryParams) (*Job, error)
 
 	// JobPosition tells where a scheduled or pending job stands in its
@@ -253,6 +289,12 @@ type JobInsertParams struct {
 	Cost          int               // 0: 1; see Job.Cost
 }
 
+// JobSpawnParams inserts children of a running job (Executor.JobSpawn).
+type JobSpawnParams struct {
+	Lease    Lease // the parent's attempt
+	Children []*JobInsertParams
+}
+
 // InsertResult is the result of inserting one job.
 type InsertResult struct {
 	Job       *Job
@@ -311,7 +353,7 @@ type JobProgressParams struct {
 // JobFinishParams ends one attempt.
 type JobFinishParams struct {
 	Lease    Lease
-	Outcome  Outcome // completed, retry, failed, snoozed or released
+	Outcome  Outcome // completed, retry, failed, snoozed, released or waiting
 	Error    string
 	Result   json.RawMessage
 	RetryIn  time.Duration // for retry and snoozed: delay from the store's now

@@ -2,6 +2,8 @@ package driver
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -17,6 +19,10 @@ const (
 	StateCompleted State = "completed" // finished successfully
 	StateFailed    State = "failed"    // finished unsuccessfully; attempts exhausted, permanent error or discarded
 	StateCancelled State = "cancelled" // cancelled before finishing
+	// StateWaiting: a workflow parent waits for its unfinished children
+	// (it ended an attempt with OutcomeWaiting); it holds no slot and is
+	// not claimable, and becomes pending when the last of them finishes.
+	StateWaiting State = "waiting"
 )
 
 // Finished reports whether s is a terminal state.
@@ -27,7 +33,7 @@ func (s State) Finished() bool {
 // Valid reports whether s is one of the known states.
 func (s State) Valid() bool {
 	switch s {
-	case StateScheduled, StatePending, StateRunning, StateCompleted, StateFailed, StateCancelled:
+	case StateScheduled, StatePending, StateRunning, StateCompleted, StateFailed, StateCancelled, StateWaiting:
 		return true
 	}
 	return false
@@ -47,6 +53,9 @@ type Job struct {
 	RunAt       time.Time
 	UniqueKey   string // idempotency key, unique per tenant; empty for none
 	RetryOf     int64  // the failed job this one retries; 0 for none
+	// ParentID is the workflow parent that spawned this job
+	// (Executor.JobSpawn); 0 for none. A child has its parent's tenant.
+	ParentID int64
 	// Cost is what the job weighs in its tenant's fair share (>= 1):
 	// the claim serves tenants by cost taken over weight, not by count.
 	Cost int
@@ -119,4 +128,25 @@ const (
 	OutcomeReleased  Outcome = "released"  // worker shut down; job back to pending, no attempt spent
 	OutcomeTimedOut  Outcome = "timed_out" // lease expired; rescued by the sweep
 	OutcomeCancelled Outcome = "cancelled" // cancelled while running
+	OutcomeWaiting   Outcome = "waiting"   // handler awaits its children; job waiting (or pending if none is unfinished), no attempt spent
 )
+
+// stepKeyPrefix starts the unique key of every workflow step.
+const stepKeyPrefix = "docket.step:"
+
+// StepKey is the unique key of the step named name of the workflow parent
+// parentID: spawning a step twice (a parent's later attempt, or a retried
+// parent) finds the child the first spawn made.
+func StepKey(parentID int64, name string) string {
+	return stepKeyPrefix + strconv.FormatInt(parentID, 10) + ":" + name
+}
+
+// StepName is the step name of a job spawned by Executor.JobSpawn with a
+// StepKey, or "" for any other job.
+func (j *Job) StepName() string {
+	rest, ok := strings.CutPrefix(j.UniqueKey, stepKeyPrefix+strconv.FormatInt(j.ParentID, 10)+":")
+	if !ok || j.ParentID == 0 {
+		return ""
+	}
+	return rest
+}

@@ -21,8 +21,10 @@ import (
 // random but seeded sequence of operations (insert, claim, heartbeat,
 // progress, finish with every outcome, cancel, rescue, schedule, pause and
 // resume of queues and tenants, limit changes, manual retry, position,
-// stats, deletion of finished jobs) and after every step compares the
-// store with a small model of the contract:
+// stats, deletion of finished jobs, workflows: spawn of steps, await,
+// a step's end waking its parent, cancel cascading to steps, retry
+// re-opening a parent) and after every step compares the store with a
+// small model of the contract:
 //
 //   - every job's state, attempt, lease, error, stage and progress are what
 //     the operations imply (the whole job list, after every step);
@@ -136,6 +138,7 @@ type dJob struct {
 	failOnTimeout bool
 	uniqueKey     string
 	retryOf       int64
+	parent        int64 // the workflow parent that spawned it; 0 for none
 	cost          int
 	errMsg        string
 	stage         string
@@ -342,6 +345,7 @@ func (r *diffRun) randomOp() {
 		{5, r.opPosition},
 		{1, r.opDelete},
 		{3, r.opRelease},
+		{6, r.opSpawn},
 		{4, r.opTx},
 	}
 	total := 0
@@ -361,7 +365,7 @@ func (r *diffRun) randomOp() {
 // opTx runs one write in a transaction of its own, then commits it or
 // rolls it back (when the model forgets what the write did).
 func (r *diffRun) opTx() {
-	ops := []func(){r.opInsert, r.opClaim, r.opFinish, r.opCancel, r.opHeartbeat, r.opRescue, r.opRetry}
+	ops := []func(){r.opInsert, r.opClaim, r.opFinish, r.opCancel, r.opHeartbeat, r.opRescue, r.opRetry, r.opSpawn}
 	op := ops[r.rng.IntN(len(ops))]
 	commit := r.rng.IntN(3) != 0
 	saved := r.snapshot()
@@ -703,9 +707,15 @@ func (r *diffRun) opFinish() {
 			break
 		}
 		p := &driver.JobFinishParams{Lease: l, WorkerID: workerID}
-		switch r.rng.IntN(9) {
+		outcome := r.rng.IntN(10)
+		if r.openChildren(l.JobID) > 0 && r.rng.IntN(2) == 0 {
+			outcome = 9 // a parent with open steps mostly awaits them
+		}
+		switch outcome {
 		case 0, 1, 2:
 			p.Outcome, p.Result = queue.OutcomeCompleted, []byte(`{"ok":true}`)
+		case 9:
+			p.Outcome = queue.OutcomeWaiting
 		case 3, 4:
 			p.Outcome, p.Error = queue.OutcomeRetry, fmt.Sprintf("boom %d", r.step)
 		case 5:
@@ -762,6 +772,88 @@ func (r *diffRun) opFinish() {
 		case queue.OutcomeReleased:
 			j.state = queue.StatePending
 			j.attempt--
+		case queue.OutcomeWaiting:
+			j.state = queue.StatePending
+			if r.openChildren(j.id) > 0 {
+				j.state = queue.StateWaiting
+			}
+			j.attempt--
+		}
+		r.ended(j)
+	}
+}
+
+// openChildren counts the model's unfinished children of job id.
+func (r *diffRun) openChildren(id int64) int {
+	return len(r.sorted(func(c *dJob) bool { return c.parent == id && !c.state.Finished() }))
+}
+
+// ended follows j into a final state, if it is in one: the last open
+// child of a waiting parent makes it pending.
+func (r *diffRun) ended(j *dJob) {
+	if !j.state.Finished() || j.parent == 0 {
+		return
+	}
+	if p := r.jobs[j.parent]; p != nil && p.state == queue.StateWaiting && r.openChildren(p.id) == 0 {
+		p.state = queue.StatePending
+	}
+}
+
+// stepNames are the names of the steps opSpawn starts.
+var stepNames = []string{"s1", "s2", "s3", "s4"}
+
+// opSpawn spawns steps under a lease, held or not: new steps are children
+// of the lease's job, in its tenant; steps it spawned before come back as
+// duplicates; a lease not held inserts nothing.
+func (r *diffRun) opSpawn() {
+	l, ok := r.someLease()
+	if !ok {
+		return
+	}
+	names := slices.Clone(stepNames)
+	r.rng.Shuffle(len(names), func(i, k int) { names[i], names[k] = names[k], names[i] })
+	names = names[:1+r.rng.IntN(3)]
+	p := &driver.JobSpawnParams{Lease: l}
+	for _, n := range names {
+		p.Children = append(p.Children, &driver.JobInsertParams{
+			Queue: pick(r, diffQueues), Kind: testKind, TenantID: "ignored", Args: []byte(`{}`),
+			Priority: pick(r, []int{0, 0, 1}), MaxAttempts: 1 + r.rng.IntN(2), Cost: pick(r, []int{1, 2}),
+			UniqueKey: driver.StepKey(l.JobID, n), FailOnTimeout: r.rng.IntN(4) == 0,
+		})
+	}
+	res, err := r.x.JobSpawn(r.f.ctx, p)
+	r.logf("spawn %v %v -> %v", l, names, err)
+	parent := r.held(l)
+	if parent == nil {
+		if !errors.Is(err, queue.ErrLeaseLost) {
+			r.fatalf("spawn with the lost lease %v: %v, want ErrLeaseLost", l, err)
+		}
+		return
+	}
+	if err != nil {
+		r.fatalf("spawn under %v: %v", l, err)
+	}
+	for i, c := range p.Children {
+		g := res[i]
+		var dup *dJob
+		for _, j := range r.sorted(nil) {
+			if j.tenant == parent.tenant && j.uniqueKey == c.UniqueKey {
+				dup = j
+			}
+		}
+		if dup != nil {
+			if !g.Duplicate || g.Job.ID != dup.id {
+				r.fatalf("spawn of %s again: job %d duplicate=%v, want %s", names[i], g.Job.ID, g.Duplicate, dup)
+			}
+			continue
+		}
+		if g.Duplicate || r.jobs[g.Job.ID] != nil || g.Job.ParentID != parent.id || g.Job.TenantID != parent.tenant {
+			r.fatalf("spawn of %s: %s duplicate=%v parent %d, want a new step of %s", names[i], describe(g.Job), g.Duplicate, g.Job.ParentID, parent)
+		}
+		r.jobs[g.Job.ID] = &dJob{
+			id: g.Job.ID, queue: c.Queue, tenant: parent.tenant, state: queue.StatePending, priority: c.Priority,
+			maxAttempts: c.MaxAttempts, failOnTimeout: c.FailOnTimeout, uniqueKey: c.UniqueKey, cost: c.Cost,
+			parent: parent.id,
 		}
 	}
 }
@@ -814,6 +906,18 @@ func (r *diffRun) opCancel() {
 	case err != nil:
 		r.fatalf("cancel of %s: %v", j, err)
 	}
+	r.cancel(j, p)
+	if got == nil || got.ID != j.id || got.State != j.state {
+		r.fatalf("cancel of %s returned %v, want the job %s", j, got, j.state)
+	}
+}
+
+// cancel follows the cancel of j, not finished, and of its unfinished
+// children (theirs first).
+func (r *diffRun) cancel(j *dJob, p *driver.JobCancelParams) {
+	for _, c := range r.sorted(func(c *dJob) bool { return c.parent == j.id && !c.state.Finished() }) {
+		r.cancel(c, p)
+	}
 	if j.state == queue.StateRunning {
 		j.hold, j.holdShort, j.holdExp = j.lease, j.shortLease, j.leaseExp
 		r.endAttempt(j, queue.OutcomeCancelled, "")
@@ -822,9 +926,7 @@ func (r *diffRun) opCancel() {
 	if p.Discard {
 		j.state, j.errMsg = queue.StateFailed, cmp.Or(p.Reason, "discarded")
 	}
-	if got == nil || got.ID != j.id || got.State != j.state {
-		r.fatalf("cancel of %s returned %v, want the job %s", j, got, j.state)
-	}
+	r.ended(j)
 }
 
 // opRelease frees the slot of a cancelled attempt, or tries a lease that
@@ -932,6 +1034,7 @@ func (r *diffRun) opRescue() {
 			j.state = queue.StatePending
 		} else {
 			j.state, j.errMsg = queue.StateFailed, timedOutMessage
+			r.ended(j)
 		}
 		if g.State != j.state || g.Attempt != j.attempt || g.LeaseToken != 0 {
 			r.fatalf("rescue returned %s, want %s at attempt %d without a lease", describe(g), j.state, j.attempt)
@@ -1036,8 +1139,15 @@ func (r *diffRun) opRetry() {
 		return
 	}
 	cands := r.sorted(func(j *dJob) bool { return j.state == queue.StateFailed || j.state == queue.StateCancelled })
+	parents := r.sorted(func(j *dJob) bool {
+		return (j.state == queue.StateFailed || j.state == queue.StateCancelled) &&
+			len(r.sorted(func(c *dJob) bool { return c.parent == j.id })) > 0
+	})
 	j := pick(r, all)
-	if len(cands) > 0 && r.rng.IntN(3) != 0 {
+	switch {
+	case len(parents) > 0 && r.rng.IntN(2) == 0:
+		j = pick(r, parents)
+	case len(cands) > 0 && r.rng.IntN(3) != 0:
 		j = pick(r, cands)
 	}
 	got, err := r.x.JobRetry(r.f.ctx, &driver.JobRetryParams{ID: j.id})
@@ -1051,6 +1161,13 @@ func (r *diffRun) opRetry() {
 	if err != nil {
 		r.fatalf("retry of %s: %v", j, err)
 	}
+	if len(r.sorted(func(c *dJob) bool { return c.parent == j.id })) > 0 {
+		r.reopen(j)
+		if got.ID != j.id || got.State != j.state || got.Attempt != j.attempt {
+			r.fatalf("retry of the workflow parent %s returned %s, want it re-opened", j, describe(got))
+		}
+		return
+	}
 	if got.RetryOf != j.id || got.State != queue.StatePending || r.jobs[got.ID] != nil {
 		r.fatalf("retry of %s returned %s retry_of %d, want a new pending job retrying it", j, describe(got), got.RetryOf)
 	}
@@ -1061,6 +1178,42 @@ func (r *diffRun) opRetry() {
 	if got.Cost != j.cost {
 		r.fatalf("retry of %s has cost %d, want %d", j, got.Cost, j.cost)
 	}
+}
+
+// reopen follows the retry of the failed or cancelled workflow parent j:
+// its failed and cancelled children run again (re-opened themselves when
+// they have children), and it waits for its open ones.
+func (r *diffRun) reopen(j *dJob) {
+	open := 0
+	for _, c := range r.sorted(func(c *dJob) bool { return c.parent == j.id }) {
+		switch {
+		case c.state == queue.StateFailed || c.state == queue.StateCancelled:
+			if len(r.sorted(func(g *dJob) bool { return g.parent == c.id })) > 0 {
+				r.reopen(c)
+			} else {
+				r.requeue(c)
+			}
+			open++
+		case !c.state.Finished():
+			open++
+		}
+	}
+	r.requeue(j)
+	if open > 0 {
+		j.state = queue.StateWaiting
+	}
+}
+
+// requeue follows a failed or cancelled job made pending by a retry: its
+// attempts reset, or, while a cancelled attempt holds its slot, its
+// budget raised (the attempt numbers go on past the hold's).
+func (r *diffRun) requeue(j *dJob) {
+	if j.hold.Token != 0 {
+		j.maxAttempts += j.attempt
+	} else {
+		j.attempt = 0
+	}
+	j.state, j.errMsg, j.soon = queue.StatePending, "", false
 }
 
 func (r *diffRun) opPosition() {
@@ -1224,6 +1377,8 @@ func (r *diffRun) checkJob(g *queue.Job, j *dJob) {
 		bad("unique key", g.UniqueKey, j.uniqueKey)
 	case g.RetryOf != j.retryOf:
 		bad("retry of", g.RetryOf, j.retryOf)
+	case g.ParentID != j.parent:
+		bad("parent", g.ParentID, j.parent)
 	case g.ErrorMessage != j.errMsg:
 		bad("error message", g.ErrorMessage, j.errMsg)
 	case g.Stage != j.stage || g.Progress != j.progress:

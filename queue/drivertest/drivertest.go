@@ -102,6 +102,7 @@ func RunConfig(t *testing.T, cfg Config) {
 		{"QueueStats", s.testQueueStats},
 		{"Pause", s.testPause},
 		{"Notifier", s.testNotifier},
+		{"Workflow", s.testWorkflow},
 		{"Differential", s.testDifferential},
 	}
 	for _, g := range groups {

@@ -66,6 +66,7 @@ type memState struct {
 	pausedTenants map[string]time.Time
 	periodic      map[string]queue.PeriodicRecord // memperiodic_test.go; nil until used
 	holds         map[queue.Lease]memHold         // slots held by cancelled attempts; nil until used
+	open          map[int64]int                   // per workflow parent, its unfinished children
 }
 
 // memHold is a slot a cancelled attempt holds until released or expires.
@@ -88,6 +89,7 @@ func newMemDriver() *memDriver {
 			served: make(map[tenantQueue]int64), leaders: make(map[string]memLeader),
 			vtime: make(map[tenantQueue]float64), ready: make(map[tenantQueue]bool), weights: make(map[string]int),
 			pausedQueues: make(map[string]time.Time), pausedTenants: make(map[string]time.Time),
+			open: make(map[int64]int),
 		},
 	}
 }
@@ -107,7 +109,7 @@ func (s *memState) clone() *memState {
 	c.served, c.leaders = maps.Clone(s.served), maps.Clone(s.leaders)
 	c.vtime, c.ready, c.weights = maps.Clone(s.vtime), maps.Clone(s.ready), maps.Clone(s.weights)
 	c.pausedQueues, c.pausedTenants = maps.Clone(s.pausedQueues), maps.Clone(s.pausedTenants)
-	c.periodic, c.holds = maps.Clone(s.periodic), maps.Clone(s.holds)
+	c.periodic, c.holds, c.open = maps.Clone(s.periodic), maps.Clone(s.holds), maps.Clone(s.open)
 	return &c
 }
 

@@ -18,33 +18,97 @@ func (x *memExec) JobInsertMany(_ context.Context, ps []*driver.JobInsertParams)
 	err := x.write(func(st *memState, notify func(string, string)) error {
 		now := time.Now()
 		for i, p := range ps {
-			if p.UniqueKey != "" {
-				if j := st.findUnique(p.TenantID, p.UniqueKey); j != nil {
-					out[i] = queue.InsertResult{Job: copyJob(j), Duplicate: true}
-					continue
-				}
-			}
-			st.nextID++
-			j := &queue.Job{
-				ID: st.nextID, Queue: p.Queue, Kind: p.Kind, TenantID: p.TenantID, Args: p.Args,
-				State: queue.StatePending, Priority: p.Priority, MaxAttempts: p.MaxAttempts, RunAt: p.RunAt,
-				UniqueKey: p.UniqueKey, RetryOf: p.RetryOf, FailOnTimeout: p.FailOnTimeout, Cost: max(p.Cost, 1),
-				Metadata: maps.Clone(p.Metadata), CreatedAt: now, UpdatedAt: now,
-			}
-			if j.RunAt.IsZero() {
-				j.RunAt = now
-			}
-			if j.RunAt.After(now) {
-				j.State = queue.StateScheduled
-			} else {
-				notify(driver.TopicInsert, j.Queue)
-			}
-			st.jobs[j.ID] = j
-			out[i] = queue.InsertResult{Job: copyJob(j)}
+			out[i] = st.insert(p, 0, now, notify)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// insert inserts one job, a child of parent when it is not 0, or returns
+// the job holding its unique key.
+func (s *memState) insert(p *driver.JobInsertParams, parent int64, now time.Time, notify func(string, string)) queue.InsertResult {
+	if p.UniqueKey != "" {
+		if j := s.findUnique(p.TenantID, p.UniqueKey); j != nil {
+			return queue.InsertResult{Job: copyJob(j), Duplicate: true}
+		}
+	}
+	s.nextID++
+	j := &queue.Job{
+		ID: s.nextID, Queue: p.Queue, Kind: p.Kind, TenantID: p.TenantID, Args: p.Args,
+		State: queue.StatePending, Priority: p.Priority, MaxAttempts: p.MaxAttempts, RunAt: p.RunAt,
+		UniqueKey: p.UniqueKey, RetryOf: p.RetryOf, FailOnTimeout: p.FailOnTimeout, Cost: max(p.Cost, 1),
+		Metadata: maps.Clone(p.Metadata), CreatedAt: now, UpdatedAt: now, ParentID: parent,
+	}
+	if j.RunAt.IsZero() {
+		j.RunAt = now
+	}
+	if j.RunAt.After(now) {
+		j.State = queue.StateScheduled
+	} else {
+		notify(driver.TopicInsert, j.Queue)
+	}
+	s.jobs[j.ID] = j
+	return queue.InsertResult{Job: copyJob(j)}
+}
+
+func (x *memExec) JobSpawn(_ context.Context, p *driver.JobSpawnParams) ([]queue.InsertResult, error) {
+	out := make([]queue.InsertResult, len(p.Children))
+	err := x.write(func(st *memState, notify func(string, string)) error {
+		parent := st.held(p.Lease)
+		if parent == nil {
+			return queue.ErrLeaseLost
+		}
+		now := time.Now()
+		for i, c := range p.Children {
+			cp := *c
+			cp.TenantID = parent.TenantID
+			out[i] = st.insert(&cp, parent.ID, now, notify)
+			if !out[i].Duplicate {
+				st.open[parent.ID]++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (x *memExec) JobChildren(_ context.Context, id int64) ([]*queue.Job, error) {
+	var out []*queue.Job
+	err := x.read(func(st *memState) error {
+		out = st.children(id)
+		return nil
+	})
+	return out, err
+}
+
+// children returns copies of the children of job id, in id order.
+func (s *memState) children(id int64) []*queue.Job {
+	var out []*queue.Job
+	for _, j := range s.sorted() {
+		if j.ParentID == id {
+			out = append(out, copyJob(j))
+		}
+	}
+	return out
+}
+
+// ended counts down the unfinished children of the parent of j, which
+// has just finished, and makes a waiting parent whose last child it was
+// pending.
+func (s *memState) ended(j *queue.Job, now time.Time, notify func(string, string)) {
+	p := s.jobs[j.ParentID]
+	if j.ParentID == 0 || p == nil {
+		return
+	}
+	s.open[p.ID] = max(s.open[p.ID]-1, 0)
+	if p.State == queue.StateWaiting && s.open[p.ID] == 0 {
+		p.State, p.UpdatedAt = queue.StatePending, now
+		notify(driver.TopicInsert, p.Queue)
+	}
 }
 
 func (s *memState) findUnique(tenant, key string) *queue.Job {
@@ -259,8 +323,16 @@ func (x *memExec) JobFinish(_ context.Context, ps []*driver.JobFinishParams) ([]
 				}
 			case queue.OutcomeReleased:
 				j.State, j.Attempt = queue.StatePending, j.Attempt-1
+			case queue.OutcomeWaiting:
+				j.State, j.Attempt = queue.StateWaiting, j.Attempt-1
+				if st.open[j.ID] == 0 {
+					j.State = queue.StatePending
+				}
 			default:
 				return fmt.Errorf("%w: outcome %q", queue.ErrInvalid, p.Outcome)
+			}
+			if j.State.Finished() {
+				st.ended(j, now, notify)
 			}
 			notify(driver.TopicChange, j.Queue)
 		}
@@ -279,24 +351,34 @@ func (x *memExec) JobCancel(_ context.Context, p *driver.JobCancelParams) (*queu
 		if j.State.Finished() {
 			return queue.ErrConflict
 		}
-		now := time.Now()
-		if j.State == queue.StateRunning {
-			if st.holds == nil {
-				st.holds = make(map[queue.Lease]memHold)
-			}
-			st.holds[j.Lease()] = memHold{tenant: j.TenantID, queue: j.Queue, expires: j.LeaseExpiresAt}
-			notify(driver.TopicCancel, strconv.FormatInt(j.ID, 10))
-			st.endAttempt(j, queue.OutcomeCancelled, p.Reason, "", now)
-		}
-		j.State, j.CompletedAt, j.UpdatedAt = queue.StateCancelled, now, now
-		if p.Discard {
-			j.State, j.ErrorMessage = queue.StateFailed, cmp.Or(p.Reason, "discarded")
-		}
-		notify(driver.TopicChange, j.Queue)
+		st.cancel(j, p, time.Now(), notify)
 		out = copyJob(j)
 		return nil
 	})
 	return out, err
+}
+
+// cancel cancels j, which is not finished, and its unfinished children.
+func (s *memState) cancel(j *queue.Job, p *driver.JobCancelParams, now time.Time, notify func(string, string)) {
+	for _, c := range s.sorted() {
+		if c.ParentID == j.ID && !c.State.Finished() {
+			s.cancel(c, p, now, notify)
+		}
+	}
+	if j.State == queue.StateRunning {
+		if s.holds == nil {
+			s.holds = make(map[queue.Lease]memHold)
+		}
+		s.holds[j.Lease()] = memHold{tenant: j.TenantID, queue: j.Queue, expires: j.LeaseExpiresAt}
+		notify(driver.TopicCancel, strconv.FormatInt(j.ID, 10))
+		s.endAttempt(j, queue.OutcomeCancelled, p.Reason, "", now)
+	}
+	j.State, j.CompletedAt, j.UpdatedAt = queue.StateCancelled, now, now
+	if p.Discard {
+		j.State, j.ErrorMessage = queue.StateFailed, cmp.Or(p.Reason, "discarded")
+	}
+	s.ended(j, now, notify)
+	notify(driver.TopicChange, j.Queue)
 }
 
 // holding reports whether a cancelled attempt of job id holds a slot.
@@ -334,6 +416,11 @@ func (x *memExec) JobRetry(_ context.Context, p *driver.JobRetryParams) (*queue.
 			return queue.ErrConflict
 		}
 		now := time.Now()
+		if len(st.children(j.ID)) > 0 {
+			st.reopen(j, now, notify)
+			out = copyJob(j)
+			return nil
+		}
 		st.nextID++
 		out = &queue.Job{
 			ID: st.nextID, Queue: j.Queue, Kind: j.Kind, TenantID: j.TenantID, Args: j.Args,
@@ -345,6 +432,46 @@ func (x *memExec) JobRetry(_ context.Context, p *driver.JobRetryParams) (*queue.
 		return nil
 	})
 	return out, err
+}
+
+// reopen re-opens the failed or cancelled workflow parent j: its failed
+// and cancelled children run again, and it waits for its unfinished ones.
+func (s *memState) reopen(j *queue.Job, now time.Time, notify func(string, string)) {
+	open := 0
+	for _, c := range s.sorted() {
+		if c.ParentID != j.ID {
+			continue
+		}
+		switch {
+		case c.State == queue.StateFailed || c.State == queue.StateCancelled:
+			if len(s.children(c.ID)) > 0 {
+				s.reopen(c, now, notify)
+			} else {
+				s.requeue(c, now, notify)
+			}
+			open++
+		case !c.State.Finished():
+			open++
+		}
+	}
+	s.open[j.ID] = open
+	s.requeue(j, now, notify)
+	if open > 0 {
+		j.State = queue.StateWaiting
+	}
+}
+
+// requeue makes the finished job j pending again with its attempts reset
+// (its budget raised instead while a cancelled attempt holds its slot).
+func (s *memState) requeue(j *queue.Job, now time.Time, notify func(string, string)) {
+	if s.holding(j.ID) {
+		j.MaxAttempts += j.Attempt
+	} else {
+		j.Attempt = 0
+	}
+	j.State, j.ErrorMessage, j.RunAt = queue.StatePending, "", now
+	j.CompletedAt, j.UpdatedAt = time.Time{}, now
+	notify(driver.TopicInsert, j.Queue)
 }
 
 func (x *memExec) JobPosition(_ context.Context, id int64) (*driver.Position, error) {
@@ -417,6 +544,7 @@ func (x *memExec) JobRescue(_ context.Context, p *driver.JobRescueParams) ([]*qu
 				notify(driver.TopicInsert, j.Queue)
 			} else {
 				j.State, j.ErrorMessage, j.CompletedAt = queue.StateFailed, "Processing timed out", now
+				st.ended(j, now, notify)
 			}
 			out = append(out, copyJob(j))
 		}

@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -127,4 +128,99 @@ func ExampleTask_CompleteTx() {
 	}
 	// Output:
 	// job 1 completed; invoice total 42
+}
+
+// A workflow: the parent fans out three steps, waits for them without
+// holding a slot of its tenant (AwaitChildren), and, run again once they
+// have all finished, sums their results. Spawn is idempotent per step
+// name, so the second run gets the same steps back, finished.
+func ExampleTask_Spawn() {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	dir, _ := os.MkdirTemp("", "docket-example")
+	defer os.RemoveAll(dir)
+	driver, err := sqlite.Open(ctx, filepath.Join(dir, "docket.db"))
+	if err != nil {
+		panic(err)
+	}
+	defer driver.Close()
+	if err := driver.Migrate(ctx); err != nil {
+		panic(err)
+	}
+	client := queue.NewClient(driver, queue.ClientConfig{})
+
+	square := queue.HandlerFunc(func(ctx context.Context, t *queue.Task) error {
+		var in struct{ N int }
+		if err := json.Unmarshal(t.Job.Args, &in); err != nil {
+			return queue.Permanent(err)
+		}
+		t.SetResult(json.RawMessage(fmt.Sprintf(`{"square": %d}`, in.N*in.N)))
+		return nil
+	})
+	sum := queue.HandlerFunc(func(ctx context.Context, t *queue.Task) error {
+		var steps []*queue.Step
+		for _, n := range []int{1, 2, 3} {
+			steps = append(steps, &queue.Step{
+				Name:          fmt.Sprintf("square-%d", n),
+				EnqueueParams: queue.EnqueueParams{Kind: "square", Args: map[string]int{"n": n}},
+			})
+		}
+		children, err := t.Spawn(ctx, steps...)
+		if err != nil {
+			return err
+		}
+		total := 0
+		for _, c := range children {
+			switch c.Job.State {
+			case queue.StateCompleted:
+				var out struct{ Square int }
+				if err := json.Unmarshal(c.Job.Result, &out); err != nil {
+					return err
+				}
+				total += out.Square
+			case queue.StateFailed, queue.StateCancelled:
+				return queue.Permanent(fmt.Errorf("step %s failed", c.Job.StepName()))
+			default:
+				return queue.AwaitChildren() // runs again when all have finished
+			}
+		}
+		t.SetResult(json.RawMessage(fmt.Sprintf(`{"sum": %d}`, total)))
+		return nil
+	})
+	worker, err := queue.NewWorker(client, queue.WorkerConfig{
+		Handlers: map[string]queue.HandlerConfig{"sum": {Handler: sum}, "square": {Handler: square}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error)
+	go func() { done <- worker.Run(ctx) }()
+
+	events, unsubscribe := client.Bus().Subscribe(100, func(e queue.Event) bool {
+		return e.Job.Kind == "sum" && (e.Type == queue.EventCompleted || e.Type == queue.EventWaiting)
+	})
+	defer unsubscribe()
+	res, err := client.Enqueue(ctx, &queue.EnqueueParams{Kind: "sum", TenantID: "acme"})
+	if err != nil {
+		panic(err)
+	}
+	for e := range events {
+		fmt.Printf("sum: %s\n", e.Type)
+		if e.Type == queue.EventCompleted {
+			break
+		}
+	}
+	job, err := client.Get(ctx, res.Job.ID)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("result %s\n", job.Result)
+	stop()
+	if err := <-done; err != nil {
+		panic(err)
+	}
+	// Output:
+	// sum: waiting
+	// sum: completed
+	// result {"sum": 14}
 }

@@ -1,19 +1,13 @@
 package postgres
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/docketq/docket/queue/driver"
-)
-
 // cancelSQL cancels (or, with $3, fails) a job that is not finished, in one
 // statement. $1 id, $2 tenant (” for any), $3 discard, $4 reason. It
 // returns the job, and whether it changed; no row means no such job. A
 // running job gets an attempt record and keeps its tenant's slot, recorded
 // in docket_slot_holds until its worker releases it (slotReleaseSQL) or
 // its lease expires (rescueSQL); its workers hear of the cancel on
-// docket_cancel.
+// docket_cancel. A child's cancel counts down its parent's open children
+// (repeatable/workflow.sql); JobCancel cancels a parent's children.
 var cancelSQL = `
 WITH target AS (
     SELECT id, state, attempt, worker_id, started_at, queue, tenant_id, lease_token, lease_expires_at
@@ -29,7 +23,7 @@ WITH target AS (
         lease_expires_at = NULL,
         updated_at = clock_timestamp()
     FROM target t
-    WHERE j.id = t.id AND t.state IN ('scheduled', 'pending', 'running')
+    WHERE j.id = t.id AND t.state IN ('scheduled', 'pending', 'running', 'waiting')
     RETURNING ` + jobCols("j.") + `
 ), held AS (
     INSERT INTO docket_slot_holds (job_id, attempt, lease_token, expires_at)
@@ -53,17 +47,3 @@ UNION ALL
 SELECT false, ` + jobCols("d.") + `
 FROM docket_jobs d JOIN target t ON d.id = t.id
 WHERE NOT EXISTS (SELECT FROM cancelled)`
-
-// JobCancel cancels a scheduled, pending or running job; see
-// driver.Executor.
-func (e *Executor) JobCancel(ctx context.Context, params *driver.JobCancelParams) (*driver.Job, error) {
-	var changed bool
-	j, err := scanJob(e.db.QueryRow(ctx, cancelSQL, params.ID, params.TenantID, params.Discard, params.Reason), &changed)
-	if err != nil {
-		return nil, fmt.Errorf("cancel job %d: %w", params.ID, interpretError(err))
-	}
-	if !changed {
-		return nil, fmt.Errorf("cancel job %d: %w: it is %s", params.ID, driver.ErrConflict, j.State)
-	}
-	return j, nil
-}

@@ -16,7 +16,11 @@ import (
 // lease lost.
 //
 //   - done: the jobs whose lease matches move by outcome (see
-//     driver.Executor.JobFinish) and lose their lease. A held lease is
+//     driver.Executor.JobFinish) and lose their lease. A waiting outcome
+//     reads children_open from the row it updates: when a child's end
+//     (the trigger docket_jobs_child_ended, repeatable/workflow.sql)
+//     holds the row, the update waits for it and re-evaluates on the
+//     version it committed. A held lease is
 //     (id, attempt, lease_token) with a non-zero token: the table's CHECK
 //     makes a token non-zero exactly while the job runs, and leaving
 //     state = 'running' out of the WHERE keeps the planner on the primary
@@ -92,8 +96,9 @@ WITH input AS (
         state = CASE
             WHEN i.outcome IN ('completed', 'failed') THEN i.outcome
             WHEN i.outcome IN ('retry', 'snoozed') AND i.retry_us > 0 THEN 'scheduled'
+            WHEN i.outcome = 'waiting' AND j.children_open > 0 THEN 'waiting'
             ELSE 'pending' END,
-        attempt = CASE WHEN i.outcome IN ('snoozed', 'released') THEN j.attempt - 1 ELSE j.attempt END,
+        attempt = CASE WHEN i.outcome IN ('snoozed', 'released', 'waiting') THEN j.attempt - 1 ELSE j.attempt END,
         run_at = CASE WHEN i.outcome IN ('retry', 'snoozed')
             THEN clock_timestamp() + greatest(i.retry_us, 0) * interval '1 microsecond'
             ELSE j.run_at END,
@@ -135,7 +140,8 @@ func (e *Executor) JobFinish(ctx context.Context, params []*driver.JobFinishPara
 	)
 	for i, p := range params {
 		switch p.Outcome {
-		case driver.OutcomeCompleted, driver.OutcomeRetry, driver.OutcomeFailed, driver.OutcomeSnoozed, driver.OutcomeReleased:
+		case driver.OutcomeCompleted, driver.OutcomeRetry, driver.OutcomeFailed, driver.OutcomeSnoozed, driver.OutcomeReleased,
+			driver.OutcomeWaiting:
 		default:
 			return nil, fmt.Errorf("%w: finish job %d with outcome %q", driver.ErrInvalid, p.Lease.JobID, p.Outcome)
 		}

@@ -3,9 +3,12 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/docketq/docket/queue/driver"
 )
@@ -203,7 +206,8 @@ func (e *Executor) fillExisting(ctx context.Context, params []*driver.JobInsertP
 	return nil
 }
 
-// JobRetry inserts a new pending job retrying a failed or cancelled one.
+// JobRetry inserts a new pending job retrying a failed or cancelled one,
+// or re-opens a workflow parent (reopen).
 func (e *Executor) JobRetry(ctx context.Context, params *driver.JobRetryParams) (*driver.Job, error) {
 	var job *driver.Job
 	err := e.inTx(ctx, func(x *Executor) error {
@@ -213,6 +217,17 @@ func (e *Executor) JobRetry(ctx context.Context, params *driver.JobRetryParams) 
 		}
 		if orig.State != driver.StateFailed && orig.State != driver.StateCancelled {
 			return fmt.Errorf("%w: job %d is %s, not failed or cancelled", driver.ErrConflict, orig.ID, orig.State)
+		}
+		var parent bool
+		if err := x.db.QueryRow(ctx, `SELECT EXISTS (SELECT FROM docket_jobs WHERE parent_id = $1)`, orig.ID).Scan(&parent); err != nil {
+			return err
+		}
+		if parent {
+			job, err = x.reopen(ctx, orig.ID)
+			if errors.Is(err, pgx.ErrNoRows) { // it changed meanwhile: a concurrent retry
+				return fmt.Errorf("%w: job %d is no longer failed or cancelled", driver.ErrConflict, orig.ID)
+			}
+			return err
 		}
 		res, err := x.JobInsertMany(ctx, []*driver.JobInsertParams{{
 			Queue: orig.Queue, Kind: orig.Kind, TenantID: orig.TenantID, Args: orig.Args,

@@ -17,6 +17,7 @@ var jobColumnNames = []string{
 	"run_at", "unique_key", "retry_of", "fail_on_timeout", "stage", "progress", "progress_message",
 	"error_message", "result", "lease_token", "lease_expires_at", "worker_id", "created_at",
 	"started_at", "completed_at", "updated_at", "metadata", "partial_result", "cost",
+	"parent_id",
 }
 
 // jobColumns lists the columns scanJob reads, plainly.
@@ -63,7 +64,7 @@ type jobScanner struct {
 	j                              driver.Job
 	state                          string
 	uniqueKey                      *string
-	retryOf                        *int64
+	retryOf, parentID              *int64
 	args, result, metadata         []byte
 	partial                        []byte
 	leaseExp, started, completed   *time.Time
@@ -82,7 +83,8 @@ func newJobScanner(lead ...any) *jobScanner {
 		&j.ID, &j.Queue, &j.Kind, &j.TenantID, &s.args, &s.state, &s.priority, &s.attempt, &s.maxAttempts,
 		&j.RunAt, &s.uniqueKey, &s.retryOf, &j.FailOnTimeout, &j.Stage, &s.progress, &j.ProgressMessage,
 		&j.ErrorMessage, &s.result, &j.LeaseToken, &s.leaseExp, &j.WorkerID, &j.CreatedAt,
-		&s.started, &s.completed, &j.UpdatedAt, &s.metadata, &s.partial, &s.cost)
+		&s.started, &s.completed, &j.UpdatedAt, &s.metadata, &s.partial, &s.cost,
+		&s.parentID)
 	return s
 }
 
@@ -103,7 +105,7 @@ func (s *jobScanner) scan(row pgx.Row) (*driver.Job, error) {
 	j.Priority, j.Attempt, j.MaxAttempts, j.Progress = int(s.priority), int(s.attempt), int(s.maxAttempts), int(s.progress)
 	j.Cost = int(s.cost)
 	j.UniqueKey = deref(s.uniqueKey)
-	j.RetryOf = deref(s.retryOf)
+	j.RetryOf, j.ParentID = deref(s.retryOf), deref(s.parentID)
 	j.LeaseExpiresAt, j.StartedAt, j.CompletedAt = deref(s.leaseExp), deref(s.started), deref(s.completed)
 	return j, nil
 }

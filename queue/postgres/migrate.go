@@ -25,7 +25,7 @@ type MigrationLine = migration.Line
 // docs/migrations.md).
 var engineLine = MigrationLine{
 	Name: "engine", FS: migrationFS, Dir: "migrations", RepeatableDir: "repeatable",
-	Legacy: []int{1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 15, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, // 0: not in the single sequence
+	Legacy: []int{1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 15, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, // 0: not in the single sequence
 }
 
 // migrateLockKey is the pg_advisory_xact_lock key that serialises

@@ -19,6 +19,7 @@ type attemptEnd struct {
 	workerID string // the record's worker; empty: the job's
 
 	state     driver.State
+	await     bool // waiting instead of state while children are open (OutcomeWaiting)
 	uncount   bool // Attempt-1: the attempt is not spent
 	runAgain  bool // run_at = now + max(runIn, 0)
 	runIn     time.Duration
@@ -40,7 +41,7 @@ FROM docket_jobs WHERE ` + leaseHeld
 const (
 	endAttemptSQL = `
 UPDATE docket_jobs SET
-	state = ?2, attempt = attempt - ?3, run_at = COALESCE(?4, run_at), completed_at = ?5,
+	state = CASE WHEN ?9 AND children_open > 0 THEN 'waiting' ELSE ?2 END, attempt = attempt - ?3, run_at = COALESCE(?4, run_at), completed_at = ?5,
 	error_message = COALESCE(?6, error_message), result = COALESCE(?7, result),
 	progress = CASE WHEN ?2 = 'completed' THEN 100 ELSE progress END,
 	lease_token = 0, lease_expires_at = NULL, updated_at = ?8
@@ -78,7 +79,7 @@ func (t *txn) endAttempt(ctx context.Context, a *attemptEnd, full bool) (*driver
 	if a.uncount {
 		uncount = 1
 	}
-	args := []any{l.JobID, string(a.state), uncount, runAt, completedAt, errMsg, jsonText(a.result), t.now}
+	args := []any{l.JobID, string(a.state), uncount, runAt, completedAt, errMsg, jsonText(a.result), t.now, a.await}
 	var j *driver.Job
 	if full {
 		j, err = scanJob(t.queryRow(ctx, endAttemptJobSQL, args...))

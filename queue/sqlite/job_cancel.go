@@ -12,7 +12,8 @@ UPDATE docket_jobs SET state = ?2, completed_at = ?3, error_message = COALESCE(?
 WHERE id = ?1
 RETURNING ` + jobColumns
 
-// JobCancel cancels (or, with Discard, fails) a job that has not finished.
+// JobCancel cancels (or, with Discard, fails) a job that has not finished,
+// and its unfinished children.
 // A running job's attempt ends with outcome cancelled; its slot stays
 // taken, recorded in docket_slot_holds, until its worker releases it
 // (JobSlotRelease) or its lease expires (JobRescue).
@@ -30,20 +31,28 @@ func (e *executor) JobCancel(ctx context.Context, p *driver.JobCancelParams) (*d
 		if err != nil {
 			return err
 		}
-		switch j.State {
-		case driver.StateCompleted, driver.StateFailed, driver.StateCancelled:
+		if j.State.Finished() {
 			return fmt.Errorf("%w: job %d is already %s", driver.ErrConflict, p.ID, j.State)
-		case driver.StateRunning:
-			job, err = t.cancelRunning(ctx, j, state, msg)
-			return err
 		}
-		job, err = scanJob(t.queryRow(ctx, cancelWaitingSQL, p.ID, string(state), t.now, nullString(msg)))
+		job, err = t.cancel(ctx, j, state, msg)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cancel job %d: %w", p.ID, err)
 	}
 	return job, nil
+}
+
+// cancel cancels j, which has not finished, after its unfinished children
+// (a workflow parent's cancel cascades).
+func (t *txn) cancel(ctx context.Context, j *driver.Job, state driver.State, msg string) (*driver.Job, error) {
+	if err := t.cancelChildren(ctx, j.ID, state, msg); err != nil {
+		return nil, err
+	}
+	if j.State == driver.StateRunning {
+		return t.cancelRunning(ctx, j, state, msg)
+	}
+	return scanJob(t.queryRow(ctx, cancelWaitingSQL, j.ID, string(state), t.now, nullString(msg)))
 }
 
 // holdSlotSQL records that the running attempt of job ?1 keeps its slot

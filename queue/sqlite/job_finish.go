@@ -61,6 +61,9 @@ func finishEnd(p *driver.JobFinishParams) (*attemptEnd, error) {
 		}
 	case driver.OutcomeReleased:
 		a.state, a.uncount = driver.StatePending, true
+	case driver.OutcomeWaiting:
+		// Waiting while children are open (endAttemptSQL), else pending.
+		a.state, a.await, a.uncount = driver.StatePending, true, true
 	default:
 		return nil, fmt.Errorf("%w: finish job %d with outcome %q", driver.ErrInvalid, p.Lease.JobID, p.Outcome)
 	}

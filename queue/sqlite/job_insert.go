@@ -124,7 +124,8 @@ SELECT queue, kind, tenant_id, args, 'pending', priority, max_attempts, ?2,
 FROM docket_jobs WHERE id = ?1
 RETURNING ` + jobColumns
 
-// JobRetry inserts a pending copy of a failed or cancelled job.
+// JobRetry inserts a pending copy of a failed or cancelled job, or
+// re-opens a workflow parent (reopen).
 func (e *executor) JobRetry(ctx context.Context, p *driver.JobRetryParams) (*driver.Job, error) {
 	var job *driver.Job
 	err := e.write(ctx, func(t *txn) error {
@@ -134,6 +135,17 @@ func (e *executor) JobRetry(ctx context.Context, p *driver.JobRetryParams) (*dri
 		}
 		if orig.State != driver.StateFailed && orig.State != driver.StateCancelled {
 			return fmt.Errorf("%w: job %d is %s, not failed or cancelled", driver.ErrConflict, p.ID, orig.State)
+		}
+		kids, err := t.children(ctx, orig.ID)
+		if err != nil {
+			return err
+		}
+		if len(kids) > 0 {
+			work := make(map[slot]bool)
+			if job, err = t.reopen(ctx, orig, work); err != nil {
+				return err
+			}
+			return t.markWork(ctx, work)
 		}
 		if job, err = scanJob(t.queryRow(ctx, retryJobSQL, p.ID, t.now)); err != nil {
 			return err

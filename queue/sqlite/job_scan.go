@@ -13,7 +13,7 @@ import (
 const jobColumns = `id, queue, kind, tenant_id, args, state, priority, attempt, max_attempts,
 	run_at, unique_key, retry_of, fail_on_timeout, stage, progress, progress_message,
 	error_message, result, lease_token, lease_expires_at, worker_id,
-	created_at, started_at, completed_at, updated_at, metadata, partial_result, cost`
+	created_at, started_at, completed_at, updated_at, metadata, partial_result, cost, parent_id`
 
 type scanner interface {
 	Scan(dest ...any) error
@@ -26,12 +26,13 @@ func scanJob(s scanner) (*driver.Job, error) {
 		state                                 string
 		uniqueKey, metadata                   sql.NullString
 		retryOf, leaseExp, started, completed sql.NullInt64
+		parentID                              sql.NullInt64
 		runAt, created, updated               int64
 	)
 	err := s.Scan(&j.ID, &j.Queue, &j.Kind, &j.TenantID, &args, &state, &j.Priority, &j.Attempt, &j.MaxAttempts,
 		&runAt, &uniqueKey, &retryOf, &j.FailOnTimeout, &j.Stage, &j.Progress, &j.ProgressMessage,
 		&j.ErrorMessage, &result, &j.LeaseToken, &leaseExp, &j.WorkerID,
-		&created, &started, &completed, &updated, &metadata, &partial, &j.Cost)
+		&created, &started, &completed, &updated, &metadata, &partial, &j.Cost, &parentID)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +50,7 @@ func scanJob(s scanner) (*driver.Job, error) {
 	}
 	j.State = driver.State(state)
 	j.UniqueKey = uniqueKey.String
-	j.RetryOf = retryOf.Int64
+	j.RetryOf, j.ParentID = retryOf.Int64, parentID.Int64
 	j.RunAt, j.CreatedAt, j.UpdatedAt = fromMicros(runAt), fromMicros(created), fromMicros(updated)
 	j.LeaseExpiresAt, j.StartedAt, j.CompletedAt = nullTime(leaseExp), nullTime(started), nullTime(completed)
 	return &j, nil

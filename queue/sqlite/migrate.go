@@ -22,7 +22,7 @@ type MigrationLine = migration.Line
 // of before the lines (docs/migrations.md).
 var engineLine = MigrationLine{
 	Name: "engine", FS: migrationFS, Dir: "migrations", RepeatableDir: "repeatable",
-	Legacy: []int{1, 4, 5, 6, 7, 9, 0, 0}, // 0: not in the single sequence
+	Legacy: []int{1, 4, 5, 6, 7, 9, 0, 0, 0}, // 0: not in the single sequence
 }
 
 // migrationsTableSQL creates the record of applied migrations, one row

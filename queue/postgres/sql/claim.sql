@@ -92,7 +92,7 @@ WITH tenants AS (
               j.run_at, j.unique_key, j.retry_of, j.fail_on_timeout, j.stage, j.progress,
               j.progress_message, j.error_message, j.result, j.lease_token, j.lease_expires_at,
               j.worker_id, j.created_at, j.started_at, j.completed_at, j.updated_at, j.metadata,
-              j.partial_result, j.cost
+              j.partial_result, j.cost, j.parent_id
 -- tally: per tenant, the jobs picked and claimed and the first job taken,
 -- in one grouping (no join of one CTE to another by tenant: the planner
 -- cannot estimate a CTE's rows).
@@ -144,6 +144,6 @@ WITH tenants AS (
 SELECT id, queue, kind, tenant_id, args, state, priority, attempt, max_attempts, run_at, unique_key,
        retry_of, fail_on_timeout, stage, progress, progress_message, error_message, result,
        lease_token, lease_expires_at, worker_id, created_at, started_at, completed_at,
-       updated_at, metadata, partial_result, cost
+       updated_at, metadata, partial_result, cost, parent_id
 FROM claimed, floors, cut
 ORDER BY id
