@@ -15,7 +15,7 @@
 //
 //   - runs with a cleared environment (no database URL, no keys) and no
 //     file descriptors but its three standard ones, at a lower scheduling
-//     priority than the server (nice 10 on Linux);
+//     priority than the server (nice 19 on Linux);
 //   - caps its own address space (RLIMIT_AS) at what it had mapped when it
 //     started plus Config.MemoryLimit, before it reads any input, and sets
 //     GOMEMLIMIT below that;
