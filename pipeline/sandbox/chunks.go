@@ -70,7 +70,9 @@ func (ch Chunking) withDefaults() (Chunking, error) {
 	if ch.Batch == 0 {
 		ch.Batch = DefaultBatch
 	}
-	if _, err := chunk.Split(nil, ch.Chunk); err != nil {
+	probe := ch.Chunk
+	probe.Progress = nil // Split reports its end even with no pages
+	if _, err := chunk.Split(nil, probe); err != nil {
 		return ch, fmt.Errorf("sandbox: %w", err)
 	}
 	return ch, nil

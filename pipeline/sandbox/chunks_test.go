@@ -144,3 +144,22 @@ func TestSpool_Limit(t *testing.T) {
 		t.Fatalf("a count the batches do not add up to: %v, want ErrMalformed", err)
 	}
 }
+
+// TestProcessChunked_FailsBeforeChunking: a document the parser refuses
+// reports no chunking progress (the stage a failure is shown in).
+func TestProcessChunked_FailsBeforeChunking(t *testing.T) {
+	t.Parallel()
+	chunked := false
+	ch := Chunking{Chunk: chunk.Config{Progress: func(int, int) { chunked = true }}}
+	data := []byte("%PDF-1.7 not really")
+	if _, err := InProcessChunked(t.Context(), extract.TypePDF, bytes.NewReader(data), int64(len(data)), extract.Options{}, ch); err == nil {
+		t.Fatal("a broken PDF parsed")
+	}
+	p := newPool(t, Config{Procs: 1})
+	if _, err := p.ProcessChunked(t.Context(), extract.TypePDF, bytes.NewReader(data), int64(len(data)), extract.Options{}, ch); err == nil {
+		t.Fatal("a broken PDF parsed in a child")
+	}
+	if chunked {
+		t.Error("chunking progress reported for a document that failed to parse")
+	}
+}

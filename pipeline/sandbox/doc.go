@@ -15,7 +15,7 @@
 //
 //   - runs with a cleared environment (no database URL, no keys) and no
 //     file descriptors but its three standard ones, at a lower scheduling
-//     priority than the server (nice 19 on Linux);
+//     priority than the server (Config.Nice, 19 by default, on Linux);
 //   - caps its own address space (RLIMIT_AS) at what it had mapped when it
 //     started plus Config.MemoryLimit, before it reads any input, and sets
 //     GOMEMLIMIT below that;

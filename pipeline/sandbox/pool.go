@@ -35,12 +35,15 @@ const (
 	wallGrace = 30 * time.Second
 )
 
-// childNice is the children's scheduling priority (Linux): the lowest, so
-// that parsing yields the CPU to requests at once (at nice 10 a tenant's
-// long text still doubled other tenants' upload tail on two cores; a
-// busy machine's idle time is enough for the children, whose wall clock
-// limit still bounds them).
-const childNice = 19
+// DefaultNice is Config.Nice's default: the lowest priority, so that
+// parsing yields the CPU to requests at once (at nice 10 a tenant's long
+// text still doubled other tenants' upload tail on two cores).
+const DefaultNice = 19
+
+// EnvNice names the environment variable that, when set, is the default
+// Config.Nice. The test command sets it to 10: its packages keep both
+// cores busy, and children at 19 barely ran.
+const EnvNice = "DOCKET_SANDBOX_NICE"
 
 // ErrTooSlow: the document used more CPU time than Config.CPULimit. It is
 // the document's fault (extract.Reason gives "too_slow").
@@ -84,6 +87,10 @@ type Config struct {
 	// Logger receives a line for each child stopped for a limit or that
 	// crashed. Default: discarded.
 	Logger *slog.Logger
+	// Nice is the children's nice value on Linux, 1 to 19 (default:
+	// $DOCKET_SANDBOX_NICE when set, else DefaultNice). A child that a
+	// busy machine leaves no CPU is still bounded by its wall clock.
+	Nice int
 	// SpoolDir holds, for ProcessChunked, a document's chunks between the
 	// child and the caller, in a file removed as soon as it is opened for
 	// reading (default: os.TempDir).
@@ -118,6 +125,19 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Path == "" {
 		c.Path = os.Getenv(EnvPath)
+	}
+	if v := os.Getenv(EnvNice); c.Nice == 0 && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return c, fmt.Errorf("sandbox: %s=%q: %w", EnvNice, v, err)
+		}
+		c.Nice = n
+	}
+	if c.Nice == 0 {
+		c.Nice = DefaultNice
+	}
+	if c.Nice < 1 || c.Nice > 19 {
+		return c, fmt.Errorf("sandbox: nice %d: want 1 to 19", c.Nice)
 	}
 	if c.Path == "" {
 		exe, err := os.Executable()
@@ -161,7 +181,7 @@ func NewPool(cfg Config) (*Pool, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	p := &Pool{cfg: cfg, ctx: ctx, stop: stop, spawns: make(chan spawnRequest),
 		slots: make(chan struct{}, cfg.Procs), live: map[*proc]bool{}}
-	go spawner(ctx, p.spawns)
+	go spawner(ctx, p.spawns, cfg.Nice)
 	for range cfg.Procs {
 		p.slots <- struct{}{}
 	}

@@ -94,12 +94,12 @@ func childAttr() *syscall.SysProcAttr {
 
 // spawner starts the pool's children, from a thread of its own until ctx
 // ends. Linux keeps a nice value per thread and a new process inherits its
-// creator thread's: the spawner's thread is lowered to childNice, so the
+// creator thread's: the spawner's thread is lowered to nice, so the
 // server's other threads keep their priority. A child's Pdeathsig also
 // follows the thread that started it: it lives as long as the pool.
-func spawner(ctx context.Context, reqs <-chan spawnRequest) {
+func spawner(ctx context.Context, reqs <-chan spawnRequest, nice int) {
 	runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-	err := syscall.Setpriority(syscall.PRIO_PROCESS, 0, childNice)
+	err := syscall.Setpriority(syscall.PRIO_PROCESS, 0, nice)
 	if err != nil {
 		err = fmt.Errorf("lower the priority: %w", err)
 	}

@@ -26,7 +26,7 @@ func limitMemory(limit int64) error {
 func childAttr() *syscall.SysProcAttr { return nil }
 
 // spawner starts the pool's children until ctx ends.
-func spawner(ctx context.Context, reqs <-chan spawnRequest) {
+func spawner(ctx context.Context, reqs <-chan spawnRequest, _ int) {
 	for {
 		select {
 		case <-ctx.Done():

@@ -268,7 +268,7 @@ func TestChild_Environment(t *testing.T) {
 		t.Fatal(err)
 	}
 	spawns := make(chan spawnRequest)
-	go spawner(t.Context(), spawns)
+	go spawner(t.Context(), spawns, cfg.Nice)
 	c, err := start(t.Context(), spawns, &cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -286,8 +286,8 @@ func TestChild_Environment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) < 17 || f[16] != strconv.Itoa(childNice) {
-		t.Errorf("child's nice value: %v, want %d", f[16:17], childNice)
+	if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) < 17 || f[16] != strconv.Itoa(cfg.Nice) {
+		t.Errorf("child's nice value: %v, want %d", f[16:17], cfg.Nice)
 	}
 	limits, err := os.ReadFile("/proc/" + pid + "/limits")
 	if err != nil {
