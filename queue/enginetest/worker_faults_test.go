@@ -608,13 +608,15 @@ func TestWorker_BriefHeartbeatOutageKeepsHandlers(t *testing.T) {
 		})
 		log := newHookLog()
 		cfg := fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 1)
-		cfg.LeaseDuration, cfg.HeartbeatInterval = 3*time.Second, time.Second
+		// A 6 s lease: the outage takes 2 s of it and leaves 4 s for the
+		// next heartbeat on a loaded machine (with 3 s it was lost there).
+		cfg.LeaseDuration, cfg.HeartbeatInterval = 6*time.Second, time.Second
 		cfg.Hooks = log.hooks()
 		startWorker(t, c, cfg)
 		job := enqueue(t, c, &queue.EnqueueParams{Kind: "work", TenantID: "t"})
 		<-started
 		fd.exec.refuseHeartbeat.Store(true)
-		time.Sleep(2200 * time.Millisecond) // two heartbeats fail, 2 s of the 3 s lease
+		time.Sleep(2200 * time.Millisecond) // two heartbeats fail, 2 s of the 6 s lease
 		fd.exec.refuseHeartbeat.Store(false)
 		close(proceed)
 		got := waitState(t, c, job.ID, queue.StateCompleted, 10*time.Second)
@@ -622,7 +624,7 @@ func TestWorker_BriefHeartbeatOutageKeepsHandlers(t *testing.T) {
 			t.Errorf("completed in attempt %d, want 1", got.Attempt)
 		}
 		if n := log.losses(job.ID); n != 0 {
-			t.Errorf("%d lease losses reported for a 2 s outage of a 3 s lease, want 0", n)
+			t.Errorf("%d lease losses reported for a 2 s outage of a 6 s lease, want 0", n)
 		}
 	})
 }

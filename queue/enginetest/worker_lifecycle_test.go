@@ -137,6 +137,9 @@ func TestWorker_GracefulShutdown(t *testing.T) {
 				})
 				cfg := fastConfig(map[string]queue.HandlerConfig{"work": {Handler: h}}, 8)
 				cfg.ShutdownGrace = tc.grace
+				// Leases long enough that a loaded machine's late heartbeat
+				// cannot end an attempt: what ends them here is the shutdown.
+				cfg.LeaseDuration = 20 * time.Second
 				params := make([]*queue.EnqueueParams, 108)
 				for i := range params {
 					params[i] = &queue.EnqueueParams{Kind: "work", TenantID: fmt.Sprintf("t%d", i%8)}
