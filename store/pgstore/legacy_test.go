@@ -27,8 +27,8 @@ var legacyApplied = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // each line (docs/migrations.md).
 const (
 	legacyVersions = 15
-	engineVersions = 22 // 012 on: made after the single sequence
-	docsVersions   = 9  // 008 on: made after the single sequence
+	engineVersions = 23 // 012 on: made after the single sequence
+	docsVersions   = 10 // 008 on: made after the single sequence
 )
 
 // TestMigrate_Legacy: a database migrated by the single sequence of before
