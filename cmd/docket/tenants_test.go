@@ -132,7 +132,7 @@ func TestServe_CLIThroughAdminAPI(t *testing.T) {
 	srv, _, _, _ := startServe(t, dataDir)
 	jobID := upload(t, srv, "note.txt", []byte("a note"))
 	for _, name := range []string{"b", "c"} {
-		if _, errOut, err := docketCmd(t, dataDir, "tenants", "create", "--name", name); err != nil {
+		if _, errOut, err := docketCmd(t, dataDir, "tenants", "create", "--name", name, "--weight", "5"); err != nil {
 			t.Fatalf("tenants create: %v: %s", err, errOut)
 		}
 	}
@@ -155,8 +155,16 @@ func TestServe_CLIThroughAdminAPI(t *testing.T) {
 		t.Fatalf("tenants update while serving: %v: %s", err, errOut)
 	}
 	decodeCLI(t, "tenants update", out, &updated)
-	if updated.Tenant.Plan != "starter" || updated.Tenant.Name != "b" {
-		t.Errorf("updated through the admin API: %+v", updated.Tenant)
+	if tv := updated.Tenant; tv.Plan != "starter" || tv.Name != "b" || tv.Weight != 5 || tv.EffectiveWeight != 5 {
+		t.Errorf("updated through the admin API: %+v, want plan starter, name b, weight 5 (created with it)", tv)
+	}
+	out, errOut, err = docketCmd(t, dataDir, "tenants", "update", id, "--weight", "0", "--json")
+	if err != nil {
+		t.Fatalf("tenants update --weight 0 while serving: %v: %s", err, errOut)
+	}
+	decodeCLI(t, "tenants update --weight 0", out, &updated)
+	if tv := updated.Tenant; tv.Weight != 0 || tv.EffectiveWeight != docket.PlanStarter.Weight() {
+		t.Errorf("--weight 0 through the admin API: %+v, want weight 0, the starter plan's", tv)
 	}
 	out, _, err = docketCmd(t, dataDir, "tenants", "show", id, "--json")
 	var shown tenantDetail
