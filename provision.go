@@ -13,7 +13,7 @@ import (
 )
 
 // Provision creates a tenant with a first API key and sets its concurrency
-// limit in the document queue. It returns the tenant and the key, whose
+// limit and its weight (Tenant.EffectiveWeight) in the document queue. It returns the tenant and the key, whose
 // Plain form is shown once and never stored. p.ID may be empty (a new UUID).
 func Provision(ctx context.Context, store Store, client *queue.Client, p TenantCreateParams) (*Tenant, apikey.Key, error) {
 	generated := p.ID == ""
@@ -27,7 +27,7 @@ func Provision(ctx context.Context, store Store, client *queue.Client, p TenantC
 	if p.Concurrency == 0 {
 		p.Concurrency = DefaultConcurrency
 	}
-	if err := ValidateTenant(&Tenant{ID: p.ID, Name: p.Name, Plan: p.Plan, Concurrency: p.Concurrency, RateLimit: p.RateLimit}); err != nil {
+	if err := ValidateTenant(&Tenant{ID: p.ID, Name: p.Name, Plan: p.Plan, Concurrency: p.Concurrency, RateLimit: p.RateLimit, Weight: p.Weight}); err != nil {
 		return nil, apikey.Key{}, err
 	}
 	t, err := store.TenantCreate(ctx, &p)
@@ -44,7 +44,7 @@ func Provision(ctx context.Context, store Store, client *queue.Client, p TenantC
 	if err := client.SetTenantLimit(ctx, t.ID, DocumentQueue, t.Concurrency); err != nil {
 		return nil, apikey.Key{}, fmt.Errorf("set tenant limit: %w", err)
 	}
-	if err := client.SetTenantWeight(ctx, t.ID, t.Plan.Weight()); err != nil {
+	if err := client.SetTenantWeight(ctx, t.ID, t.EffectiveWeight()); err != nil {
 		return nil, apikey.Key{}, fmt.Errorf("set tenant weight: %w", err)
 	}
 	key, err := IssueKey(ctx, store, t.ID, "default")

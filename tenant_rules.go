@@ -12,6 +12,8 @@ const (
 	MaxTenantConcurrency = 1000
 	// MaxTenantRateLimit bounds Tenant.RateLimit (uploads per RateWindow).
 	MaxTenantRateLimit = 1_000_000
+	// MaxTenantWeight bounds Tenant.Weight (the plans' run from 1 to 8).
+	MaxTenantWeight = 1000
 	// maxTenantIDLen and maxTenantNameLen bound the id (bytes) and the
 	// name (characters).
 	maxTenantIDLen   = 200
@@ -23,12 +25,13 @@ const (
 // '-' or '_' (it is a blob key segment); the name is valid UTF-8, 1-200
 // characters and not only white space; the plan is one of Plans;
 // concurrency is 1-MaxTenantConcurrency; the rate limit 0 (the plan's) to
-// MaxTenantRateLimit. Errors wrap ErrInvalid.
+// MaxTenantRateLimit; the weight 0 (the plan's) to MaxTenantWeight.
+// Errors wrap ErrInvalid.
 func ValidateTenant(t *Tenant) error {
 	if !validTenantID(t.ID) {
 		return fmt.Errorf("%w: tenant id %q: want 1-%d letters, digits, '-' or '_'", ErrInvalid, t.ID, maxTenantIDLen)
 	}
-	return (&TenantUpdateParams{ID: t.ID, Name: &t.Name, Plan: &t.Plan, Concurrency: &t.Concurrency, RateLimit: &t.RateLimit}).Validate()
+	return (&TenantUpdateParams{ID: t.ID, Name: &t.Name, Plan: &t.Plan, Concurrency: &t.Concurrency, RateLimit: &t.RateLimit, Weight: &t.Weight}).Validate()
 }
 
 // Validate checks the fields an update sets by ValidateTenant's rules;
@@ -43,6 +46,8 @@ func (p *TenantUpdateParams) Validate() error {
 		return fmt.Errorf("%w: concurrency %d: want 1-%d", ErrInvalid, *p.Concurrency, MaxTenantConcurrency)
 	case p.RateLimit != nil && (*p.RateLimit < 0 || *p.RateLimit > MaxTenantRateLimit):
 		return fmt.Errorf("%w: rate limit %d: want 0 (the plan's) to %d", ErrInvalid, *p.RateLimit, MaxTenantRateLimit)
+	case p.Weight != nil && (*p.Weight < 0 || *p.Weight > MaxTenantWeight):
+		return fmt.Errorf("%w: weight %d: want 0 (the plan's) to %d", ErrInvalid, *p.Weight, MaxTenantWeight)
 	}
 	return nil
 }

@@ -44,6 +44,7 @@ func (s *Server) adminRoutes() []route {
 const (
 	maxTenantConcurrency = 1000
 	maxTenantRateLimit   = 1_000_000
+	maxTenantWeight      = docket.MaxTenantWeight
 )
 
 // TenantView is a tenant as the admin API shows it.
@@ -55,9 +56,14 @@ type TenantView struct {
 	// RateLimit is the tenant's override of uploads per hour; 0: the plan's.
 	RateLimit int `json:"rate_limit"`
 	// UploadsPerHour is the effective limit.
-	UploadsPerHour int       `json:"uploads_per_hour"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	UploadsPerHour int `json:"uploads_per_hour"`
+	// Weight is the tenant's override of its plan's weight in the
+	// document queue's fair shares; 0: the plan's.
+	Weight int `json:"weight"`
+	// EffectiveWeight is the weight the queue applies.
+	EffectiveWeight int       `json:"effective_weight"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
 	// Paused: no job of the tenant starts until it is resumed
 	// (admin_pause.go).
 	Paused bool `json:"paused"`
@@ -70,6 +76,7 @@ func tenantView(t *docket.Tenant) TenantView {
 	return TenantView{
 		ID: t.ID, Name: t.Name, Plan: string(t.Plan), Concurrency: t.Concurrency,
 		RateLimit: t.RateLimit, UploadsPerHour: t.UploadsPerHour(),
+		Weight: t.Weight, EffectiveWeight: t.EffectiveWeight(),
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 	}
 }
@@ -102,6 +109,7 @@ type tenantInput struct {
 	Plan        *string `json:"plan"`
 	Concurrency *int    `json:"concurrency"`
 	RateLimit   *int    `json:"rate_limit"`
+	Weight      *int    `json:"weight"`
 }
 
 // validate checks the fields that are set; the plan it returns is nil
@@ -118,6 +126,9 @@ func (in *tenantInput) validate() (*docket.Plan, error) {
 	}
 	if in.RateLimit != nil && (*in.RateLimit < 0 || *in.RateLimit > maxTenantRateLimit) {
 		return nil, errorf(http.StatusBadRequest, "rate_limit %d: want 0 (the plan's) to %d uploads per hour", *in.RateLimit, maxTenantRateLimit)
+	}
+	if in.Weight != nil && (*in.Weight < 0 || *in.Weight > maxTenantWeight) {
+		return nil, errorf(http.StatusBadRequest, "weight %d: want 0 (the plan's) to %d", *in.Weight, maxTenantWeight)
 	}
 	if in.Plan == nil {
 		return nil, nil

@@ -9,9 +9,9 @@ import (
 	"github.com/docketq/docket"
 )
 
-// adminTenantCreate creates a tenant with its first API key and its queue
-// concurrency limit: 201 {tenant, api_key, key}. The key is shown only
-// here.
+// adminTenantCreate creates a tenant with its first API key, its queue
+// concurrency limit and its weight: 201 {tenant, api_key, key}. The key
+// is shown only here.
 func (s *Server) adminTenantCreate(w http.ResponseWriter, r *http.Request) error {
 	var in tenantInput
 	if err := decodeJSON(w, r, &in); err != nil {
@@ -33,6 +33,9 @@ func (s *Server) adminTenantCreate(w http.ResponseWriter, r *http.Request) error
 	}
 	if in.RateLimit != nil {
 		p.RateLimit = *in.RateLimit
+	}
+	if in.Weight != nil {
+		p.Weight = *in.Weight
 	}
 	t, k, err := docket.Provision(r.Context(), s.cfg.Store, s.cfg.Queue, p)
 	if err != nil {
@@ -135,15 +138,17 @@ func (s *Server) adminTenantGet(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]any{"tenant": tv, "keys": kv})
 }
 
-// adminTenantUpdate changes a tenant's name, plan, concurrency or rate
-// limit; a new concurrency becomes the tenant's queue limit at once.
+// adminTenantUpdate changes a tenant's name, plan, concurrency, rate limit
+// or weight; a new concurrency becomes the tenant's queue limit at once,
+// and a new plan or weight its weight in the queue (Tenant.EffectiveWeight:
+// a plan change keeps an override, weight 0 falls back to the plan's).
 func (s *Server) adminTenantUpdate(w http.ResponseWriter, r *http.Request) error {
 	var in tenantInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
 	if in == (tenantInput{}) {
-		return errorf(http.StatusBadRequest, "nothing to change: send name, plan, concurrency or rate_limit")
+		return errorf(http.StatusBadRequest, "nothing to change: send name, plan, concurrency, rate_limit or weight")
 	}
 	plan, err := in.validate()
 	if err != nil {
@@ -151,7 +156,7 @@ func (s *Server) adminTenantUpdate(w http.ResponseWriter, r *http.Request) error
 	}
 	id := r.PathValue("id")
 	t, err := s.cfg.Store.TenantUpdate(r.Context(), &docket.TenantUpdateParams{
-		ID: id, Name: in.Name, Plan: plan, Concurrency: in.Concurrency, RateLimit: in.RateLimit,
+		ID: id, Name: in.Name, Plan: plan, Concurrency: in.Concurrency, RateLimit: in.RateLimit, Weight: in.Weight,
 	})
 	if errors.Is(err, docket.ErrDuplicate) && in.Name != nil {
 		return errorf(http.StatusConflict, "a tenant named %q already exists", *in.Name)
@@ -164,8 +169,8 @@ func (s *Server) adminTenantUpdate(w http.ResponseWriter, r *http.Request) error
 			return fmt.Errorf("tenant %s: set concurrency: %w", t.ID, err)
 		}
 	}
-	if plan != nil {
-		if err := s.cfg.Queue.SetTenantWeight(r.Context(), t.ID, t.Plan.Weight()); err != nil {
+	if plan != nil || in.Weight != nil {
+		if err := s.cfg.Queue.SetTenantWeight(r.Context(), t.ID, t.EffectiveWeight()); err != nil {
 			return fmt.Errorf("tenant %s: set weight: %w", t.ID, err)
 		}
 	}

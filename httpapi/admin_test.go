@@ -94,6 +94,8 @@ func TestAdmin_TenantInvalid(t *testing.T) {
 		{"concurrency 0", "POST", "/v1/admin/tenants", `{"name":"x","concurrency":0}`, 400},
 		{"concurrency 1001", "POST", "/v1/admin/tenants", `{"name":"x","concurrency":1001}`, 400},
 		{"negative rate limit", "POST", "/v1/admin/tenants", `{"name":"x","rate_limit":-1}`, 400},
+		{"negative weight", "POST", "/v1/admin/tenants", `{"name":"x","weight":-1}`, 400},
+		{"weight 1001", "POST", "/v1/admin/tenants", `{"name":"x","weight":1001}`, 400},
 		{"no name", "POST", "/v1/admin/tenants", `{"plan":"free"}`, 400},
 		{"blank name", "POST", "/v1/admin/tenants", `{"name":"  "}`, 400},
 		{"unknown field", "POST", "/v1/admin/tenants", `{"name":"x","color":"red"}`, 400},
@@ -103,6 +105,9 @@ func TestAdmin_TenantInvalid(t *testing.T) {
 		{"patch unknown plan", "PATCH", "/v1/admin/tenants/" + id, `{"plan":"gold"}`, 400},
 		{"patch concurrency -1", "PATCH", "/v1/admin/tenants/" + id, `{"concurrency":-1}`, 400},
 		{"patch concurrency 5000", "PATCH", "/v1/admin/tenants/" + id, `{"concurrency":5000}`, 400},
+		{"patch weight -1", "PATCH", "/v1/admin/tenants/" + id, `{"weight":-1}`, 400},
+		{"patch weight 1001", "PATCH", "/v1/admin/tenants/" + id, `{"weight":1001}`, 400},
+		{"patch weight not a number", "PATCH", "/v1/admin/tenants/" + id, `{"weight":"8"}`, 400},
 		{"patch unknown tenant", "PATCH", "/v1/admin/tenants/nope", `{"plan":"pro"}`, 404},
 		{"get unknown tenant", "GET", "/v1/admin/tenants/nope", nil, 404},
 		{"key for unknown tenant", "POST", "/v1/admin/tenants/nope/keys", nil, 404},
@@ -117,7 +122,7 @@ func TestAdmin_TenantInvalid(t *testing.T) {
 		Tenant httpapi.TenantView `json:"tenant"`
 	}
 	e.admin("GET", "/v1/admin/tenants/"+id, nil, 200).decode(t, &got)
-	if got.Tenant.Plan != "free" || got.Tenant.Concurrency != 1 {
+	if got.Tenant.Plan != "free" || got.Tenant.Concurrency != 1 || got.Tenant.Weight != 0 || got.Tenant.EffectiveWeight != 1 {
 		t.Errorf("tenant changed by refused requests: %+v", got.Tenant)
 	}
 }

@@ -36,6 +36,7 @@ func TestRunDocs_SelfCheck(t *testing.T) {
 		{"vectors lossy", []string{"ChunkSearch/VectorsBitExact"}},
 		{"status ignores job", []string{"DocumentStatus/PendingProcessingCompleted", "DocumentStatus/Failed"}},
 		{"recorded status wins", []string{"DocumentStatus/JobOverridesRecorded"}},
+		{"update drops weight", []string{"Tenant/Weight"}},
 	} {
 		for _, name := range c.checks {
 			t.Run(c.bug+"/"+name, func(t *testing.T) {
@@ -140,6 +141,20 @@ func (s *brokenStore) InTenant(ctx context.Context, tenant string, fn func(docke
 		return errors.Join(err, fnErr)
 	}
 	return s.Store.InTenant(ctx, tenant, func(tx docket.Tx) error { return fn(&brokenTx{Tx: tx, s: s}) })
+}
+
+// TenantUpdate, with "update drops weight", writes the rest of the update
+// but not the weight: the tenant keeps its plan's.
+func (s *brokenStore) TenantUpdate(ctx context.Context, p *docket.TenantUpdateParams) (*docket.Tenant, error) {
+	if s.bug == "update drops weight" && p.Weight != nil {
+		q := *p
+		q.Weight = nil
+		if q == (docket.TenantUpdateParams{ID: p.ID}) {
+			return s.TenantGet(ctx, p.ID)
+		}
+		return s.Store.TenantUpdate(ctx, &q)
+	}
+	return s.Store.TenantUpdate(ctx, p)
 }
 
 func (s *brokenStore) ReadTenant(ctx context.Context, tenant string, fn func(docket.Tx) error) error {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -22,13 +23,14 @@ func tenantChecks() []docCheck {
 		{"ListPaged", checkTenantListPaged},
 		{"Update", checkTenantUpdate},
 		{"UpdateErrors", checkTenantUpdateErrors},
+		{"Weight", checkTenantWeight},
 	}
 }
 
 func checkTenantCreateGet(f *docFixture) {
 	before := time.Now()
 	created, err := f.s.TenantCreate(f.ctx, &docket.TenantCreateParams{
-		ID: "t_acme-1", Name: "Acme", Plan: docket.PlanPro, Concurrency: 3, RateLimit: 7,
+		ID: "t_acme-1", Name: "Acme", Plan: docket.PlanPro, Concurrency: 3, RateLimit: 7, Weight: 5,
 	})
 	if err != nil {
 		f.t.Fatalf("TenantCreate: %v", err)
@@ -38,13 +40,16 @@ func checkTenantCreateGet(f *docFixture) {
 		f.t.Fatalf("TenantGet: %v", err)
 	}
 	for _, tn := range []*docket.Tenant{created, got} {
-		if tn.ID != "t_acme-1" || tn.Name != "Acme" || tn.Plan != docket.PlanPro || tn.Concurrency != 3 || tn.RateLimit != 7 {
-			f.t.Fatalf("tenant %+v, want id t_acme-1, name Acme, plan pro, concurrency 3, rate limit 7", tn)
+		if tn.ID != "t_acme-1" || tn.Name != "Acme" || tn.Plan != docket.PlanPro || tn.Concurrency != 3 || tn.RateLimit != 7 || tn.Weight != 5 {
+			f.t.Fatalf("tenant %+v, want id t_acme-1, name Acme, plan pro, concurrency 3, rate limit 7, weight 5", tn)
 		}
 		dNear(f.t, "CreatedAt", tn.CreatedAt, before)
 		dNear(f.t, "UpdatedAt", tn.UpdatedAt, before)
 		if tn.UploadsPerHour() != 7 {
 			f.t.Fatalf("UploadsPerHour %d, want 7", tn.UploadsPerHour())
+		}
+		if tn.EffectiveWeight() != 5 {
+			f.t.Fatalf("EffectiveWeight %d, want 5", tn.EffectiveWeight())
 		}
 	}
 }
@@ -62,6 +67,10 @@ func checkTenantDefaults(f *docFixture) {
 		if x.UploadsPerHour() != docket.PlanFree.UploadsPerHour() {
 			f.t.Fatalf("UploadsPerHour %d (RateLimit %d), want the free plan's %d",
 				x.UploadsPerHour(), x.RateLimit, docket.PlanFree.UploadsPerHour())
+		}
+		if x.Weight != 0 || x.EffectiveWeight() != docket.PlanFree.Weight() {
+			f.t.Fatalf("Weight %d, EffectiveWeight %d; want 0, the free plan's %d",
+				x.Weight, x.EffectiveWeight(), docket.PlanFree.Weight())
 		}
 	}
 }
@@ -193,8 +202,68 @@ func checkTenantUpdate(f *docFixture) {
 	if err != nil {
 		f.t.Fatalf("TenantUpdate(rate limit): %v", err)
 	}
-	if got.RateLimit != 25 || got.Name != name || got.Plan != plan || got.Concurrency != conc {
+	if got.RateLimit != 25 || got.Name != name || got.Plan != plan || got.Concurrency != conc || got.Weight != 0 {
 		f.t.Fatalf("after updating only RateLimit: %+v; nil fields must stay as they were", got)
+	}
+}
+
+// checkTenantWeight: a tenant's weight is 0 (its plan's) unless set, set
+// on create or update, kept by an update that leaves it nil (a plan
+// change included), cleared back to 0, and refused out of bounds.
+func checkTenantWeight(f *docFixture) {
+	get := func(id string) *docket.Tenant {
+		f.t.Helper()
+		tn, err := f.s.TenantGet(f.ctx, id)
+		if err != nil {
+			f.t.Fatalf("TenantGet: %v", err)
+		}
+		return tn
+	}
+	want := func(what string, tn *docket.Tenant, weight, effective int) {
+		f.t.Helper()
+		if tn.Weight != weight || tn.EffectiveWeight() != effective {
+			f.t.Fatalf("%s: Weight %d, EffectiveWeight %d; want %d, %d", what, tn.Weight, tn.EffectiveWeight(), weight, effective)
+		}
+	}
+	tn := f.tenant("w")
+	want("new tenant", tn, 0, docket.PlanFree.Weight())
+	want("new tenant, read back", get(tn.ID), 0, docket.PlanFree.Weight())
+
+	created, err := f.s.TenantCreate(f.ctx, &docket.TenantCreateParams{ID: "t_heavy", Name: "Heavy", Plan: docket.PlanStarter, Weight: 12})
+	if err != nil {
+		f.t.Fatalf("TenantCreate(weight 12): %v", err)
+	}
+	want("created with weight 12", created, 12, 12)
+	want("created with weight 12, read back", get(created.ID), 12, 12)
+
+	weight, plan := 3, docket.PlanEnterprise
+	got, err := f.s.TenantUpdate(f.ctx, &docket.TenantUpdateParams{ID: tn.ID, Weight: &weight})
+	if err != nil {
+		f.t.Fatalf("TenantUpdate(weight 3): %v", err)
+	}
+	want("updated to weight 3", got, 3, 3)
+	want("updated to weight 3, read back", get(tn.ID), 3, 3)
+	if got, err = f.s.TenantUpdate(f.ctx, &docket.TenantUpdateParams{ID: tn.ID, Plan: &plan}); err != nil {
+		f.t.Fatalf("TenantUpdate(plan): %v", err)
+	}
+	want("plan changed after weight 3", got, 3, 3)
+	want("plan changed after weight 3, read back", get(tn.ID), 3, 3)
+	weight = 0
+	if got, err = f.s.TenantUpdate(f.ctx, &docket.TenantUpdateParams{ID: tn.ID, Weight: &weight}); err != nil {
+		f.t.Fatalf("TenantUpdate(weight 0): %v", err)
+	}
+	want("weight cleared", got, 0, docket.PlanEnterprise.Weight())
+	want("weight cleared, read back", get(tn.ID), 0, docket.PlanEnterprise.Weight())
+
+	for _, w := range []int{-1, docket.MaxTenantWeight + 1} {
+		_, err := f.s.TenantUpdate(f.ctx, &docket.TenantUpdateParams{ID: created.ID, Weight: &w})
+		dWantErr(f.t, fmt.Sprintf("TenantUpdate(weight %d)", w), err, docket.ErrInvalid)
+		_, err = f.s.TenantCreate(f.ctx, &docket.TenantCreateParams{ID: "t_bad", Name: "Bad", Weight: w})
+		dWantErr(f.t, fmt.Sprintf("TenantCreate(weight %d)", w), err, docket.ErrInvalid)
+	}
+	want("after refused updates", get(created.ID), 12, 12)
+	if ts := f.tenants(); len(ts) != 2 {
+		f.t.Fatalf("TenantList: %d tenants after refused creates, want 2", len(ts))
 	}
 }
 

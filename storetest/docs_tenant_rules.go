@@ -13,7 +13,8 @@ import (
 // concurrency (the admin API stopped at 1000) nor refused a blank name.
 func checkTenantRules(f *docFixture) {
 	ok := docket.TenantCreateParams{ID: strings.Repeat("a", 200), Name: strings.Repeat("é", 200),
-		Plan: docket.PlanFree, Concurrency: docket.MaxTenantConcurrency, RateLimit: docket.MaxTenantRateLimit}
+		Plan: docket.PlanFree, Concurrency: docket.MaxTenantConcurrency, RateLimit: docket.MaxTenantRateLimit,
+		Weight: docket.MaxTenantWeight}
 	if _, err := f.s.TenantCreate(f.ctx, &ok); err != nil {
 		f.t.Fatalf("TenantCreate(at every bound): %v", err)
 	}
@@ -26,6 +27,8 @@ func checkTenantRules(f *docFixture) {
 		"concurrency 1001":    {ID: "t_conc", Name: "conc", Concurrency: docket.MaxTenantConcurrency + 1},
 		"rate limit past max": {ID: "t_rate", Name: "rate", RateLimit: docket.MaxTenantRateLimit + 1},
 		"negative rate limit": {ID: "t_neg", Name: "neg", RateLimit: -1},
+		"weight past max":     {ID: "t_weight", Name: "weight", Weight: docket.MaxTenantWeight + 1},
+		"negative weight":     {ID: "t_negw", Name: "negw", Weight: -1},
 	} {
 		_, err := f.s.TenantCreate(f.ctx, &p)
 		dWantErr(f.t, "TenantCreate("+name+")", err, docket.ErrInvalid)
@@ -35,12 +38,13 @@ func checkTenantRules(f *docFixture) {
 	}
 
 	tn := f.tenant("rules")
-	bad, blank, conc, rate := "bad \xff", "   ", docket.MaxTenantConcurrency+1, docket.MaxTenantRateLimit+1
+	bad, blank, conc, rate, weight := "bad \xff", "   ", docket.MaxTenantConcurrency+1, docket.MaxTenantRateLimit+1, docket.MaxTenantWeight+1
 	for name, p := range map[string]docket.TenantUpdateParams{
 		"name not UTF-8":      {Name: &bad},
 		"blank name":          {Name: &blank},
 		"concurrency 1001":    {Concurrency: &conc},
 		"rate limit past max": {RateLimit: &rate},
+		"weight past max":     {Weight: &weight},
 	} {
 		p.ID = tn.ID
 		_, err := f.s.TenantUpdate(f.ctx, &p)
@@ -50,7 +54,7 @@ func checkTenantRules(f *docFixture) {
 	if err != nil {
 		f.t.Fatalf("TenantGet: %v", err)
 	}
-	if got.Name != tn.Name || got.Concurrency != tn.Concurrency || got.RateLimit != tn.RateLimit {
+	if got.Name != tn.Name || got.Concurrency != tn.Concurrency || got.RateLimit != tn.RateLimit || got.Weight != tn.Weight {
 		f.t.Fatalf("tenant %+v after refused updates, want it unchanged (%+v)", got, tn)
 	}
 }

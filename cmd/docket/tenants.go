@@ -16,11 +16,12 @@ import (
 
 const tenantsUsage = `usage: docket tenants <create|list|show|update|key|revoke-key|pause|resume|delete> [flags]
 
-  create      --name NAME [--plan free|starter|pro|enterprise] [--concurrency N] [--rate-limit N] [--json]
+  create      --name NAME [--plan free|starter|pro|enterprise] [--concurrency N] [--rate-limit N]
+              [--weight N] [--json]
               creates a tenant and prints its first API key (shown once)
   list        [--json]  lists every tenant, oldest first (fetched a page at a time)
   show        TENANT [--json]  a tenant with its API keys (ids and dates, never keys)
-  update      TENANT [--name NAME] [--plan P] [--concurrency N] [--rate-limit N] [--json]
+  update      TENANT [--name NAME] [--plan P] [--concurrency N] [--rate-limit N] [--weight N] [--json]
               changes the settings given on the command line, as PATCH /v1/admin/tenants/{id}
   key         TENANT [--key-name LABEL] [--json]
               issues another API key for a tenant (shown once)
@@ -45,7 +46,7 @@ var tenantsSynopsis = map[string]string{
 	"create":     "--name NAME [flags]",
 	"list":       "[flags]",
 	"show":       "TENANT [flags]",
-	"update":     "TENANT [--name NAME] [--plan P] [--concurrency N] [--rate-limit N] [flags]",
+	"update":     "TENANT [--name NAME] [--plan P] [--concurrency N] [--rate-limit N] [--weight N] [flags]",
 	"key":        "TENANT [--key-name LABEL] [flags]",
 	"revoke-key": "TENANT KEY_ID [flags]",
 }
@@ -59,6 +60,7 @@ type tenantsCmd struct {
 	plan        string
 	concurrency int
 	rateLimit   int
+	weight      int
 	tenantID    string
 	keyName     string
 	keyID       string
@@ -79,6 +81,7 @@ func (c *tenantsCmd) register(fs *flag.FlagSet, getenv func(string) string) {
 	e.stringVar(&c.plan, "plan", "DOCKET_TENANT_PLAN", "free", "free, starter, pro or enterprise: sets the upload rate limit (create, update)")
 	e.intVar(&c.concurrency, "concurrency", "DOCKET_TENANT_CONCURRENCY", 1, "documents of the tenant processed at once (create, update)")
 	e.intVar(&c.rateLimit, "rate-limit", "DOCKET_TENANT_RATE_LIMIT", 0, "uploads per hour; 0: the plan's (create, update)")
+	e.intVar(&c.weight, "weight", "DOCKET_TENANT_WEIGHT", 0, "weight in the document queue's fair shares; 0: the plan's (create, update)")
 	e.stringVar(&c.tenantID, "tenant", "DOCKET_TENANT_ID", "", "the tenant's id or name, instead of the argument (show, update, key, revoke-key)")
 	e.stringVar(&c.keyName, "key-name", "DOCKET_KEY_NAME", "", "a label for the new key (key)")
 	e.stringVar(&c.keyID, "key", "DOCKET_KEY_ID", "", "the id of the key to revoke, instead of the argument (revoke-key)")
@@ -218,7 +221,7 @@ func (c *tenantsCmd) remote(base string, getenv func(string) string) (tenantAdmi
 
 func (c *tenantsCmd) create(ctx context.Context, admin tenantAdmin, stdout io.Writer) error {
 	plan, _ := docket.ParsePlan(c.plan)
-	got, err := admin.create(ctx, &tenantInput{Name: c.name, Plan: string(plan), Concurrency: c.concurrency, RateLimit: c.rateLimit})
+	got, err := admin.create(ctx, &tenantInput{Name: c.name, Plan: string(plan), Concurrency: c.concurrency, RateLimit: c.rateLimit, Weight: c.weight})
 	if err != nil {
 		return err
 	}
@@ -242,9 +245,9 @@ func (c *tenantsCmd) list(ctx context.Context, admin tenantAdmin, stdout io.Writ
 
 func printTenants(w io.Writer, ts []httpapi.TenantView) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tPLAN\tCONCURRENCY\tUPLOADS/HOUR")
+	fmt.Fprintln(tw, "ID\tNAME\tPLAN\tCONCURRENCY\tUPLOADS/HOUR\tWEIGHT")
 	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", t.ID, t.Name, t.Plan, t.Concurrency, t.UploadsPerHour)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", t.ID, t.Name, t.Plan, t.Concurrency, t.UploadsPerHour, t.EffectiveWeight)
 	}
 	return tw.Flush()
 }

@@ -20,6 +20,7 @@ type (
 		Plan        string `json:"plan"`
 		Concurrency int    `json:"concurrency"`
 		RateLimit   int    `json:"rate_limit"`
+		Weight      int    `json:"weight"`
 	}
 	tenantCreated struct {
 		Tenant httpapi.TenantView `json:"tenant"`
@@ -73,7 +74,7 @@ func newStoreAdmin(d driver.Driver) (*storeAdmin, error) {
 
 func (a *storeAdmin) create(ctx context.Context, in *tenantInput) (*tenantCreated, error) {
 	t, k, err := docket.Provision(ctx, a.store, a.client, docket.TenantCreateParams{
-		Name: in.Name, Plan: docket.Plan(in.Plan), Concurrency: in.Concurrency, RateLimit: in.RateLimit,
+		Name: in.Name, Plan: docket.Plan(in.Plan), Concurrency: in.Concurrency, RateLimit: in.RateLimit, Weight: in.Weight,
 	})
 	if err != nil {
 		return nil, err
@@ -120,9 +121,10 @@ func (a *storeAdmin) get(ctx context.Context, id string) (*tenantDetail, error) 
 }
 
 // update changes the tenant and, with its concurrency, its queue limit,
-// as PATCH /v1/admin/tenants/{id} does.
+// and with its plan or weight, its weight in the queue, as PATCH
+// /v1/admin/tenants/{id} does.
 func (a *storeAdmin) update(ctx context.Context, id string, p *tenantPatch) (*httpapi.TenantView, error) {
-	params := &docket.TenantUpdateParams{ID: id, Name: p.Name, Concurrency: p.Concurrency, RateLimit: p.RateLimit}
+	params := &docket.TenantUpdateParams{ID: id, Name: p.Name, Concurrency: p.Concurrency, RateLimit: p.RateLimit, Weight: p.Weight}
 	if p.Plan != nil {
 		plan := docket.Plan(*p.Plan)
 		params.Plan = &plan
@@ -136,8 +138,8 @@ func (a *storeAdmin) update(ctx context.Context, id string, p *tenantPatch) (*ht
 			return nil, fmt.Errorf("tenant %s: set concurrency: %w", t.ID, err)
 		}
 	}
-	if p.Plan != nil {
-		if err := a.client.SetTenantWeight(ctx, t.ID, t.Plan.Weight()); err != nil {
+	if p.Plan != nil || p.Weight != nil {
+		if err := a.client.SetTenantWeight(ctx, t.ID, t.EffectiveWeight()); err != nil {
 			return nil, fmt.Errorf("tenant %s: set weight: %w", t.ID, err)
 		}
 	}

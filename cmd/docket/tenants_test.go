@@ -132,7 +132,7 @@ func TestServe_CLIThroughAdminAPI(t *testing.T) {
 	srv, _, _, _ := startServe(t, dataDir)
 	jobID := upload(t, srv, "note.txt", []byte("a note"))
 	for _, name := range []string{"b", "c"} {
-		if _, errOut, err := docketCmd(t, dataDir, "tenants", "create", "--name", name); err != nil {
+		if _, errOut, err := docketCmd(t, dataDir, "tenants", "create", "--name", name, "--weight", "5"); err != nil {
 			t.Fatalf("tenants create: %v: %s", err, errOut)
 		}
 	}
@@ -155,8 +155,16 @@ func TestServe_CLIThroughAdminAPI(t *testing.T) {
 		t.Fatalf("tenants update while serving: %v: %s", err, errOut)
 	}
 	decodeCLI(t, "tenants update", out, &updated)
-	if updated.Tenant.Plan != "starter" || updated.Tenant.Name != "b" {
-		t.Errorf("updated through the admin API: %+v", updated.Tenant)
+	if tv := updated.Tenant; tv.Plan != "starter" || tv.Name != "b" || tv.Weight != 5 || tv.EffectiveWeight != 5 {
+		t.Errorf("updated through the admin API: %+v, want plan starter, name b, weight 5 (created with it)", tv)
+	}
+	out, errOut, err = docketCmd(t, dataDir, "tenants", "update", id, "--weight", "0", "--json")
+	if err != nil {
+		t.Fatalf("tenants update --weight 0 while serving: %v: %s", err, errOut)
+	}
+	decodeCLI(t, "tenants update --weight 0", out, &updated)
+	if tv := updated.Tenant; tv.Weight != 0 || tv.EffectiveWeight != docket.PlanStarter.Weight() {
+		t.Errorf("--weight 0 through the admin API: %+v, want weight 0, the starter plan's", tv)
 	}
 	out, _, err = docketCmd(t, dataDir, "tenants", "show", id, "--json")
 	var shown tenantDetail
@@ -191,4 +199,81 @@ func TestServe_CLIThroughAdminAPI(t *testing.T) {
 	if _, _, err := docketCmd(t, dataDir, "jobs", "show", "999999"); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("jobs show of an unknown job while serving: %v", err)
 	}
+}
+
+// docket tenants create and update --weight, on the database: the
+// tenant's weight overrides its plan's in the queue, a plan change keeps
+// it, and --weight 0 falls back to the plan's.
+func TestRun_TenantsWeight(t *testing.T) {
+	t.Parallel()
+	f := newCLIFixture(t)
+	type tenantOut struct {
+		Tenant httpapi.TenantView `json:"tenant"`
+	}
+	cli := func(args ...string) httpapi.TenantView {
+		t.Helper()
+		code, out, errOut := runCLI(t, f.dir, append(args, "--json")...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errOut)
+		}
+		var got tenantOut
+		decodeCLI(t, strings.Join(args, " "), out, &got)
+		return got.Tenant
+	}
+	check := func(what string, tv httpapi.TenantView, weight, effective int) {
+		t.Helper()
+		if tv.Weight != weight || tv.EffectiveWeight != effective {
+			t.Errorf("%s: weight %d, effective_weight %d; want %d, %d", what, tv.Weight, tv.EffectiveWeight, weight, effective)
+		}
+		if got := queueWeightOf(t, f.dir, tv.ID); got != effective {
+			t.Errorf("%s: the queue's weight %d, want %d", what, got, effective)
+		}
+	}
+
+	created := cli("tenants", "create", "--name", "heavy", "--plan", "pro", "--weight", "6")
+	check("create --weight 6", created, 6, 6)
+	check("update --plan enterprise", cli("tenants", "update", created.ID, "--plan", "enterprise"), 6, 6)
+	check("update --weight 0", cli("tenants", "update", created.ID, "--weight", "0"), 0, docket.PlanEnterprise.Weight())
+	check("update --weight 2", cli("tenants", "update", "heavy", "--weight", "2"), 2, 2)
+	check("update --name", cli("tenants", "update", created.ID, "--name", "Heavy"), 2, 2)
+	check("the fixture's tenant", cli("tenants", "show", f.tenantID), 0, docket.PlanFree.Weight())
+
+	for _, bad := range [][]string{
+		{"tenants", "update", created.ID, "--weight", "-1"},
+		{"tenants", "update", created.ID, "--weight", "1001"},
+		{"tenants", "create", "--name", "x", "--weight", "-1"},
+		{"tenants", "create", "--name", "y", "--weight", "1001"},
+	} {
+		if code, _, _ := runCLI(t, f.dir, bad...); code != 1 {
+			t.Errorf("%q: exit %d, want 1", bad, code)
+		}
+	}
+	check("after refused commands", cli("tenants", "show", created.ID), 2, 2)
+	if _, out, _ := runCLI(t, f.dir, "tenants", "show", created.ID); !strings.Contains(out, "WEIGHT") || !strings.Contains(out, "  2\n") {
+		t.Errorf("tenants show printed:\n%s\nwant a WEIGHT column of 2", out)
+	}
+
+	// Through a server, --weight 0 is sent: it clears the override.
+	c := tenantsCmd{weight: 0, set: map[string]bool{"weight": true}}
+	if body, err := json.Marshal(c.patch()); err != nil || string(body) != `{"weight":0}` {
+		t.Errorf("the PATCH body of --weight 0: %s (%v), want {\"weight\":0}", body, err)
+	}
+}
+
+// queueWeightOf is the weight queue.Client.SetTenantWeight last set for a
+// tenant in the data dir's database; 1, the default, when none is set.
+func queueWeightOf(t *testing.T, dir, tenantID string) int {
+	t.Helper()
+	d, err := sqlite.Open(context.Background(), filepath.Join(dir, "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var w int
+	err = d.DB().QueryRowContext(context.Background(),
+		`SELECT coalesce((SELECT weight FROM docket_tenant_weights WHERE tenant_id = ?), 1)`, tenantID).Scan(&w)
+	if err != nil {
+		t.Fatalf("weight of tenant %s: %v", tenantID, err)
+	}
+	return w
 }

@@ -20,6 +20,7 @@ type tenantPatch struct {
 	Plan        *string `json:"plan,omitempty"`
 	Concurrency *int    `json:"concurrency,omitempty"`
 	RateLimit   *int    `json:"rate_limit,omitempty"`
+	Weight      *int    `json:"weight,omitempty"`
 }
 
 // tenantDetail is what GET /v1/admin/tenants/{id} answers.
@@ -31,8 +32,8 @@ type tenantDetail struct {
 // checkUpdate refuses an update that changes nothing or sets a value the
 // store would refuse.
 func (c *tenantsCmd) checkUpdate() error {
-	if !c.set["name"] && !c.set["plan"] && !c.set["concurrency"] && !c.set["rate-limit"] {
-		return errors.New("tenants update: nothing to change: give --name, --plan, --concurrency or --rate-limit")
+	if !c.set["name"] && !c.set["plan"] && !c.set["concurrency"] && !c.set["rate-limit"] && !c.set["weight"] {
+		return errors.New("tenants update: nothing to change: give --name, --plan, --concurrency, --rate-limit or --weight")
 	}
 	if c.set["plan"] {
 		if _, err := docket.ParsePlan(c.plan); err != nil {
@@ -44,6 +45,9 @@ func (c *tenantsCmd) checkUpdate() error {
 	}
 	if c.set["rate-limit"] && c.rateLimit < 0 {
 		return fmt.Errorf("tenants update: --rate-limit %d: want 0 (the plan's) or more", c.rateLimit)
+	}
+	if c.set["weight"] && (c.weight < 0 || c.weight > docket.MaxTenantWeight) {
+		return fmt.Errorf("tenants update: --weight %d: want 0 (the plan's) to %d", c.weight, docket.MaxTenantWeight)
 	}
 	return nil
 }
@@ -65,6 +69,9 @@ func (c *tenantsCmd) patch() *tenantPatch {
 	}
 	if c.set["rate-limit"] {
 		p.RateLimit = &c.rateLimit
+	}
+	if c.set["weight"] {
+		p.Weight = &c.weight
 	}
 	return &p
 }

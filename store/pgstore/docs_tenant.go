@@ -13,22 +13,23 @@ import (
 // Tenants and API keys are system scope: their methods run on the pool as
 // the owner, without a tenant.
 
-const tenantColumns = `id, name, plan, concurrency, rate_limit, created_at, updated_at`
+const tenantColumns = `id, name, plan, concurrency, rate_limit, weight, created_at, updated_at`
 
-const tenantInsertSQL = `INSERT INTO docket_tenants (id, name, plan, concurrency, rate_limit)
-VALUES ($1, $2, $3, $4, $5) RETURNING ` + tenantColumns
+const tenantInsertSQL = `INSERT INTO docket_tenants (id, name, plan, concurrency, rate_limit, weight)
+VALUES ($1, $2, $3, $4, $5, $6) RETURNING ` + tenantColumns
 
 // tenantUpdateSQL changes the fields whose parameter is not NULL.
 const tenantUpdateSQL = `UPDATE docket_tenants SET
     name = coalesce($2, name), plan = coalesce($3, plan),
     concurrency = coalesce($4, concurrency), rate_limit = coalesce($5, rate_limit),
+    weight = coalesce($6, weight),
     updated_at = clock_timestamp()
 WHERE id = $1 AND ` + tenantLive + ` RETURNING ` + tenantColumns
 
 // TenantCreate stores a new tenant. An empty plan is the free plan.
 func (s *Store) TenantCreate(ctx context.Context, params *docket.TenantCreateParams) (*docket.Tenant, error) {
 	t := &docket.Tenant{ID: params.ID, Name: params.Name, Plan: params.Plan,
-		Concurrency: params.Concurrency, RateLimit: params.RateLimit}
+		Concurrency: params.Concurrency, RateLimit: params.RateLimit, Weight: params.Weight}
 	if t.Plan == "" {
 		t.Plan = docket.PlanFree
 	}
@@ -38,7 +39,7 @@ func (s *Store) TenantCreate(ctx context.Context, params *docket.TenantCreatePar
 	if err := docket.ValidateTenant(t); err != nil {
 		return nil, fmt.Errorf("create tenant: %w", err)
 	}
-	t, err := scanTenant(s.pool.QueryRow(ctx, tenantInsertSQL, t.ID, t.Name, string(t.Plan), t.Concurrency, t.RateLimit))
+	t, err := scanTenant(s.pool.QueryRow(ctx, tenantInsertSQL, t.ID, t.Name, string(t.Plan), t.Concurrency, t.RateLimit, t.Weight))
 	if err != nil {
 		return nil, fmt.Errorf("create tenant %q: %w", params.ID, docsError(err))
 	}
@@ -122,7 +123,7 @@ func (s *Store) TenantUpdate(ctx context.Context, params *docket.TenantUpdatePar
 		plan = &s
 	}
 	t, err := scanTenant(s.pool.QueryRow(ctx, tenantUpdateSQL, params.ID, params.Name, plan,
-		params.Concurrency, params.RateLimit))
+		params.Concurrency, params.RateLimit, params.Weight))
 	if err != nil {
 		return nil, fmt.Errorf("update tenant %q: %w", params.ID, docsError(err))
 	}
@@ -132,7 +133,7 @@ func (s *Store) TenantUpdate(ctx context.Context, params *docket.TenantUpdatePar
 func scanTenant(row pgx.Row) (*docket.Tenant, error) {
 	var t docket.Tenant
 	var plan string
-	if err := row.Scan(&t.ID, &t.Name, &plan, &t.Concurrency, &t.RateLimit, &t.CreatedAt, &t.UpdatedAt); err != nil {
+	if err := row.Scan(&t.ID, &t.Name, &plan, &t.Concurrency, &t.RateLimit, &t.Weight, &t.CreatedAt, &t.UpdatedAt); err != nil {
 		return nil, err
 	}
 	t.Plan = docket.Plan(plan)

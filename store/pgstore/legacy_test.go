@@ -28,7 +28,7 @@ var legacyApplied = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 const (
 	legacyVersions = 15
 	engineVersions = 23 // 012 on: made after the single sequence
-	docsVersions   = 9  // 008 on: made after the single sequence
+	docsVersions   = 10 // 008 on: made after the single sequence
 )
 
 // TestMigrate_Legacy: a database migrated by the single sequence of before

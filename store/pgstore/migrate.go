@@ -15,7 +15,7 @@ var migrationFS embed.FS
 // migration made after it (008 on).
 var docsLine = postgres.MigrationLine{
 	Name: "docs", FS: migrationFS, Dir: "migrations", RepeatableDir: "repeatable",
-	Legacy: []int{3, 4, 5, 7, 11, 13, 14, 0, 0},
+	Legacy: []int{3, 4, 5, 7, 11, 13, 14, 0, 0, 0},
 }
 
 // Migrate brings the schema up to date: the engine's migrations first

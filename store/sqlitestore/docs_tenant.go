@@ -10,8 +10,8 @@ import (
 )
 
 const (
-	tenantColumns   = `id, name, plan, concurrency, rate_limit, created_at, updated_at`
-	tenantInsertSQL = `INSERT INTO docket_tenants (` + tenantColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	tenantColumns   = `id, name, plan, concurrency, rate_limit, weight, created_at, updated_at`
+	tenantInsertSQL = `INSERT INTO docket_tenants (` + tenantColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	tenantGetSQL    = `SELECT ` + tenantColumns + ` FROM docket_tenants WHERE id = ? AND ` + tenantLive
 	// tenantListSQL lists the tenants after a cursor (its created_at and
 	// id; from the oldest: the least integer and ''), at most LIMIT (-1:
@@ -21,7 +21,7 @@ WHERE (created_at, id) > (?, ?) AND ` + tenantLive + ` ORDER BY created_at, id L
 	tenantCursorSQL = `SELECT created_at FROM docket_tenants WHERE id = ?`
 	// tenantByNameSQL reads the live tenant of a name (unique).
 	tenantByNameSQL = `SELECT ` + tenantColumns + ` FROM docket_tenants WHERE name = ? AND ` + tenantLive
-	tenantUpdateSQL = `UPDATE docket_tenants SET name = ?, plan = ?, concurrency = ?, rate_limit = ?, updated_at = ?
+	tenantUpdateSQL = `UPDATE docket_tenants SET name = ?, plan = ?, concurrency = ?, rate_limit = ?, weight = ?, updated_at = ?
 WHERE id = ?`
 )
 
@@ -29,7 +29,7 @@ WHERE id = ?`
 func (s *Store) TenantCreate(ctx context.Context, p *docket.TenantCreateParams) (*docket.Tenant, error) {
 	now := s.d.Now()
 	t := &docket.Tenant{
-		ID: p.ID, Name: p.Name, Plan: p.Plan, Concurrency: p.Concurrency, RateLimit: p.RateLimit,
+		ID: p.ID, Name: p.Name, Plan: p.Plan, Concurrency: p.Concurrency, RateLimit: p.RateLimit, Weight: p.Weight,
 		CreatedAt: fromMicros(now.UnixMicro()), UpdatedAt: fromMicros(now.UnixMicro()),
 	}
 	if t.Plan == "" {
@@ -42,7 +42,7 @@ func (s *Store) TenantCreate(ctx context.Context, p *docket.TenantCreateParams) 
 		return nil, fmt.Errorf("create tenant: %w", err)
 	}
 	_, err := s.writer.ExecContext(ctx, tenantInsertSQL, t.ID, t.Name, string(t.Plan),
-		t.Concurrency, t.RateLimit, toMicros(t.CreatedAt), toMicros(t.UpdatedAt))
+		t.Concurrency, t.RateLimit, t.Weight, toMicros(t.CreatedAt), toMicros(t.UpdatedAt))
 	if err != nil {
 		return nil, fmt.Errorf("create tenant %q: %w", t.ID, docsError(err))
 	}
@@ -115,7 +115,7 @@ func (s *Store) TenantUpdate(ctx context.Context, p *docket.TenantUpdateParams) 
 		}
 		applyTenantUpdate(t, p)
 		t.UpdatedAt = fromMicros(now)
-		_, err = tx.ExecContext(ctx, tenantUpdateSQL, t.Name, string(t.Plan), t.Concurrency, t.RateLimit, now, t.ID)
+		_, err = tx.ExecContext(ctx, tenantUpdateSQL, t.Name, string(t.Plan), t.Concurrency, t.RateLimit, t.Weight, now, t.ID)
 		return err
 	})
 	if err != nil {
@@ -137,6 +137,9 @@ func applyTenantUpdate(t *docket.Tenant, p *docket.TenantUpdateParams) {
 	if p.RateLimit != nil {
 		t.RateLimit = *p.RateLimit
 	}
+	if p.Weight != nil {
+		t.Weight = *p.Weight
+	}
 }
 
 func scanTenant(s scanner) (*docket.Tenant, error) {
@@ -145,7 +148,7 @@ func scanTenant(s scanner) (*docket.Tenant, error) {
 		plan             string
 		created, updated int64
 	)
-	if err := s.Scan(&t.ID, &t.Name, &plan, &t.Concurrency, &t.RateLimit, &created, &updated); err != nil {
+	if err := s.Scan(&t.ID, &t.Name, &plan, &t.Concurrency, &t.RateLimit, &t.Weight, &created, &updated); err != nil {
 		return nil, err
 	}
 	t.Plan = docket.Plan(plan)

@@ -15,7 +15,7 @@ var migrationFS embed.FS
 // migration made after it (005 on).
 var docsLine = sqlite.MigrationLine{
 	Name: "docs", FS: migrationFS, Dir: "migrations", RepeatableDir: "repeatable",
-	Legacy: []int{2, 3, 8, 10, 0, 0},
+	Legacy: []int{2, 3, 8, 10, 0, 0, 0},
 }
 
 // Migrate brings the schema up to date: the engine's migrations first
