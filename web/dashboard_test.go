@@ -207,9 +207,15 @@ func TestDashboard_QueuePosition(t *testing.T) {
 	if got := e.cardText("memo-4.txt", ".eta"); got != "estimating…" {
 		t.Errorf("estimate before any document completed: %q, want estimating…", got)
 	}
-	for i := 1; i <= 3; i++ {
+	// Each release lets one document through; memo-4's place is awaited
+	// before the next, so that a loaded machine's late refresh cannot skip
+	// one (it once went from "1 document ahead" straight to running).
+	for i, next := range []string{"1 document ahead", "next in line", ""} {
 		e.embed.release(t.Context())
-		e.page.WaitFor(fmt.Sprintf("memo-%d completed", i), card(fmt.Sprintf("memo-%d.txt", i))+`?.dataset.status === "completed"`, wait)
+		e.page.WaitFor(fmt.Sprintf("memo-%d completed", i+1), card(fmt.Sprintf("memo-%d.txt", i+1))+`?.dataset.status === "completed"`, wait)
+		if next != "" {
+			e.page.WaitFor("memo-4 "+next, card("memo-4.txt")+`?.querySelector(".ahead").textContent === `+jsQuote(next), wait)
+		}
 	}
 	e.page.WaitFor("memo-4 running", card("memo-4.txt")+`?.dataset.status === "processing"`, wait)
 	e.embed.release(t.Context())
