@@ -37,12 +37,16 @@ func TestExtract_PDFDeadlineKillsStuckCall(t *testing.T) {
 	}
 }
 
+// TestExtract_PDFContextDeadline: a caller's deadline that passes while PDFium parses ends the
+// parse with ErrTimeout. The parse has a budget of its own, so the deadline cannot pass while it
+// waits behind the other tests' parses (that is a retryable context error, not a timeout).
 func TestExtract_PDFContextDeadline(t *testing.T) {
 	t.Parallel()
+	data := xt.SlowPDF().Bytes()
+	budget := extract.NewBudget(extract.BudgetConfig{Bytes: extract.Cost(extract.TypePDF, int64(len(data)), extract.Options{PDF: engine})})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
-	data := xt.SlowPDF().Bytes()
-	_, err := extract.Extract(ctx, extract.TypePDF, bytesReader(data), int64(len(data)), extract.Options{PDF: engine})
+	_, err := extract.Extract(ctx, extract.TypePDF, bytesReader(data), int64(len(data)), extract.Options{PDF: engine, Budget: budget})
 	if !errors.Is(err, extract.ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}

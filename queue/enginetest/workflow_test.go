@@ -122,7 +122,10 @@ func TestWorkflow_FanOutFanIn(t *testing.T) {
 
 // dropLease is an executor whose heartbeats report the lease of one job
 // lost, once: the worker stops that handler, as when its worker dies or
-// loses the store, and the store's lease expires for the rescue.
+// loses the store. That heartbeat renews the job's lease for a millisecond
+// only, so the rescue can take the job at once, whatever the worker's
+// lease (the other jobs keep long leases, which a loaded machine cannot
+// let expire by mistake).
 type dropLease struct {
 	driver.Executor
 	job     atomic.Int64
@@ -131,13 +134,15 @@ type dropLease struct {
 
 func (e *dropLease) JobHeartbeat(ctx context.Context, p *driver.JobHeartbeatParams) ([]queue.Lease, error) {
 	id := e.job.Load()
-	if id == 0 || !slices.ContainsFunc(p.Leases, func(l queue.Lease) bool { return l.JobID == id }) ||
-		!e.dropped.CompareAndSwap(false, true) {
+	i := slices.IndexFunc(p.Leases, func(l queue.Lease) bool { return l.JobID == id })
+	if id == 0 || i < 0 || !e.dropped.CompareAndSwap(false, true) {
 		return e.Executor.JobHeartbeat(ctx, p)
 	}
-	rest := slices.DeleteFunc(slices.Clone(p.Leases), func(l queue.Lease) bool { return l.JobID == id })
-	held, err := e.Executor.JobHeartbeat(ctx, &driver.JobHeartbeatParams{Leases: rest, LeaseDuration: p.LeaseDuration})
-	return held, err
+	if _, err := e.Executor.JobHeartbeat(ctx, &driver.JobHeartbeatParams{Leases: p.Leases[i : i+1], LeaseDuration: time.Millisecond}); err != nil {
+		return nil, err
+	}
+	rest := slices.Delete(slices.Clone(p.Leases), i, i+1)
+	return e.Executor.JobHeartbeat(ctx, &driver.JobHeartbeatParams{Leases: rest, LeaseDuration: p.LeaseDuration})
 }
 
 // TestWorkflow_StepLeaseLost: one step's attempt loses its lease midway
@@ -162,7 +167,7 @@ func TestWorkflow_StepLeaseLost(t *testing.T) {
 			return context.Cause(ctx)
 		}
 		cfg := fastConfig(map[string]queue.HandlerConfig{"sum": sumWorkflow(&runs, 1, 2, 3), "square": squareStep(l, hang)}, 4)
-		cfg.LeaseDuration = time.Second
+		cfg.LeaseDuration, cfg.HeartbeatInterval = 20*time.Second, 100*time.Millisecond
 		if err := c.SetQueueDefaultLimit(context.Background(), queue.DefaultQueue, 3); err != nil {
 			t.Fatal(err)
 		}
@@ -214,9 +219,9 @@ func TestWorkflow_RetryFailedStep(t *testing.T) {
 			}
 			return nil
 		}
-		startWorker(t, c, fastConfig(map[string]queue.HandlerConfig{
-			"sum": sumWorkflow(&runs, 1, 2, 3), "square": squareStep(l, fail),
-		}, 4))
+		cfg := fastConfig(map[string]queue.HandlerConfig{"sum": sumWorkflow(&runs, 1, 2, 3), "square": squareStep(l, fail)}, 4)
+		cfg.LeaseDuration = 20 * time.Second // the parent's runs are counted: no lease may expire on a loaded machine
+		startWorker(t, c, cfg)
 		parent := enqueue(t, c, &queue.EnqueueParams{Kind: "sum", TenantID: "acme"})
 		failed := waitState(t, c, parent.ID, queue.StateFailed, 30*time.Second)
 		if failed.ErrorMessage != "step square-3: out of ink" {
