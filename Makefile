@@ -38,8 +38,10 @@ test-browser: ## The dashboard's tests in real headless Chromium and Firefox (in
 	GOTESTFLAGS='-run TestDashboard' scripts/test.sh --only setup,test ./web/... ./cmd/docket/
 
 .PHONY: test-nightly
-test-nightly: setup ## The nightly tier: the chaos tier at full size with every smoke scenario (-tags chaos; CONTRIBUTING.md)
+test-nightly: setup ## The nightly tier: the chaos tier at full size, every smoke scenario, the bomb tests at production size (CONTRIBUTING.md)
 	$(GO) test -race $(RACE_GCFLAGS) -count=1 -tags chaos -timeout 45m ./chaos/...
+	$(GO) test -race $(RACE_GCFLAGS) -count=1 -tags nightly -run '^TestProcessor_BombTable$$' ./pipeline/
+	$(GO) test -count=1 -tags nightly -run '^(TestExtract_BombRSS|TestProcessor_BombRSS)$$' ./pipeline/ ./pipeline/extract/
 
 .PHONY: fuzz
 fuzz: ## Every fuzz target for FUZZTIME each (default 1m), -parallel 2; FUZZ=regexp picks targets

@@ -26,11 +26,11 @@ func TestProcessor_BombTable(t *testing.T) {
 		t.Skip("parses the whole bomb table (tens of seconds on two cores)")
 	}
 	// The PDF bombs go through the sandbox, as serve and worker parse them: a
-	// 256 MiB child stops a title or flate bomb in a second or two, where in
-	// process it runs to the parse deadline. The DOCX bombs, which the
-	// parser's own limits end at once, run in process, so that the test
-	// spends a child start only where it must.
-	pool := newSandbox(t, sandbox.Config{Procs: 2, MemoryLimit: 256 << 20})
+	// child of 128 MiB (256 in the nightly tier) stops a title or flate bomb
+	// in a second or two, where in process it runs to the parse deadline.
+	// The DOCX bombs, which the parser's own limits end at once, run in
+	// process, so that the test spends a child start only where it must.
+	pool := newSandbox(t, sandbox.Config{Procs: 2, MemoryLimit: extracttest.BombSandboxMemoryLimit})
 	sandboxed := setup(t, "sqlite", pipeline.Config{Sandbox: pool, Extract: extract.Options{Timeout: 10 * time.Second}})
 	inProcess := setup(t, "sqlite", pipeline.Config{Extract: extract.Options{Timeout: 10 * time.Second}})
 	type run struct {
@@ -116,10 +116,14 @@ func bombJobChild(t *testing.T, name string) {
 	if !ok {
 		t.Fatalf("no bomb %q", name)
 	}
-	e := setup(t, "sqlite", pipeline.Config{Extract: extract.Options{Timeout: 20 * time.Second}})
-	if _, err := extract.DefaultPDFEngine(); err != nil { // started before the peak is reset
+	// The production engine at the tier's size, started before the peak is reset.
+	engine, err := extract.NewPDFEngine(extract.PDFConfig{MemoryLimit: extracttest.BombPDFMemoryLimit})
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = engine.Close() })
+	opts := extract.Options{Timeout: 20 * time.Second, PDF: engine}
+	e := setup(t, "sqlite", pipeline.Config{Extract: opts})
 	base, err := extracttest.ResetPeakRSS()
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +134,6 @@ func bombJobChild(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cost := extract.Cost(extract.Type(c.Type), int64(len(c.Data)), extract.Options{})
+	cost := extract.Cost(extract.Type(c.Type), int64(len(c.Data)), opts)
 	extracttest.ChildResult{Peak: peak, Base: base, Cost: cost, Outcome: string(job.State)}.Report()
 }

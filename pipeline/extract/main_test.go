@@ -39,7 +39,8 @@ func TestMain(m *testing.M) {
 	var err error
 	cfg := extract.PDFConfig{Instances: instances, MemoryLimit: 256 << 20}
 	if os.Getenv(xt.ChildEnv) != "" {
-		cfg = extract.PDFConfig{} // a bomb measured alone runs with the production settings
+		// A bomb measured alone runs with the production settings, at the tier's size.
+		cfg = extract.PDFConfig{MemoryLimit: xt.BombPDFMemoryLimit}
 	}
 	engine, err = extract.NewPDFEngine(cfg)
 	if err != nil {
