@@ -17,8 +17,7 @@ func TestChunkPlans(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := context.Background()
-	d := openPlan(t)
-	fillChunks(t, d, 1000, 1000)
+	d := openFilled(t, 1000, 1000)
 	for _, analyze := range []bool{false, true} {
 		if analyze {
 			if _, err := d.writer.ExecContext(ctx, "ANALYZE"); err != nil {
