@@ -43,8 +43,10 @@ var ErrExternal = errors.New("pgtest: external server: not started by this proce
 // Options configure a cluster. The zero value is a fast, non-durable
 // cluster with 200 connections.
 type Options struct {
-	// Durable turns fsync, synchronous_commit and full_page_writes on (for
-	// crash tests). Default: all three off, for speed.
+	// Durable turns fsync, synchronous_commit, full_page_writes and
+	// autovacuum on (for crash tests). Default: all four off, for speed: a
+	// test that needs statistics or a vacuum runs ANALYZE or VACUUM itself,
+	// and autovacuum's passes over each test's fixtures cost the suite CPU.
 	Durable bool
 
 	// MaxConnections is max_connections. Default 200.
@@ -113,7 +115,8 @@ synchronous_commit = %s
 full_page_writes = %s
 logging_collector = off
 log_min_messages = warning
-`, listen, port, socketDir, o.MaxConnections, onOff, onOff, onOff)
+autovacuum = %s
+`, listen, port, socketDir, o.MaxConnections, onOff, onOff, onOff, onOff)
 	for k, v := range o.Settings {
 		s += fmt.Sprintf("%s = %s\n", k, v)
 	}

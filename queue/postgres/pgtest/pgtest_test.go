@@ -155,7 +155,7 @@ func TestNonDurableDefaults(t *testing.T) {
 	}
 	t.Parallel()
 	conn := connect(t, pgtest.NewDatabase(t))
-	for name, want := range map[string]string{"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "listen_addresses": "", "max_connections": "50"} {
+	for name, want := range map[string]string{"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "autovacuum": "off", "listen_addresses": "", "max_connections": "50"} {
 		var got string
 		if err := conn.QueryRow(context.Background(), "SELECT current_setting($1)", name).Scan(&got); err != nil || got != want {
 			t.Errorf("%s = %q, %v; want %q", name, got, err, want)
