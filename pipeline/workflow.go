@@ -16,15 +16,10 @@ import (
 
 // RangeKind is the job kind of one step of a long PDF's workflow: the
 // pages of a range, extracted, chunked, embedded and saved (RangeArgs).
-const RangeKind = "process_document_pages"
+const RangeKind = docket.DocumentPagesKind
 
-// RangeArgs are the arguments of a RangeKind job: the document, in the
-// job's tenant, and its pages First to Last (1-based, inclusive).
-type RangeArgs struct {
-	DocumentID string `json:"document_id"`
-	First      int    `json:"first_page"`
-	Last       int    `json:"last_page"`
-}
+// RangeArgs are the arguments of a RangeKind job.
+type RangeArgs = docket.DocumentPagesArgs
 
 // RangeResult is a RangeKind job's result: what its pages hold, for the
 // document job to merge.
@@ -115,7 +110,7 @@ func (j *job) spawn(ctx context.Context, n int) error {
 	steps := make([]*queue.Step, len(rs))
 	for i, r := range rs {
 		steps[i] = &queue.Step{Name: stepName(r.First, r.Last), EnqueueParams: queue.EnqueueParams{
-			Kind: RangeKind, Args: RangeArgs{DocumentID: j.docID, First: r.First, Last: r.Last},
+			Kind: RangeKind, Args: RangeArgs{DocumentID: j.docID, FirstPage: r.First, LastPage: r.Last},
 			MaxAttempts: j.task.Job.MaxAttempts, Priority: j.task.Job.Priority,
 			Cost: max(1, j.task.Job.Cost*(r.Last-r.First+1)/n), // the document's, shared by pages
 		}}
@@ -189,11 +184,11 @@ func (p *Processor) workRange(ctx context.Context, t *queue.Task) error {
 	if err := json.Unmarshal(t.Job.Args, &args); err != nil {
 		return queue.Permanent(fmt.Errorf("rejected_input: decode args: %w", err))
 	}
-	if args.DocumentID == "" || args.First < 1 || args.Last < args.First {
-		return queue.Permanent(fmt.Errorf("rejected_input: args: document %q, pages %d-%d", args.DocumentID, args.First, args.Last))
+	if args.DocumentID == "" || args.FirstPage < 1 || args.LastPage < args.FirstPage {
+		return queue.Permanent(fmt.Errorf("rejected_input: args: document %q, pages %d-%d", args.DocumentID, args.FirstPage, args.LastPage))
 	}
 	j := &job{p: p, task: t, tenant: t.Job.TenantID, docID: args.DocumentID, progress: newReporter(t),
-		rng: &extract.PageRange{First: args.First, Last: args.Last}}
+		rng: &extract.PageRange{First: args.FirstPage, Last: args.LastPage}}
 	if err := j.readDocument(ctx); err != nil {
 		return err
 	}

@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketq/docket"
 	"github.com/docketq/docket/pipeline"
 	"github.com/docketq/docket/pipeline/chunk"
 	"github.com/docketq/docket/pipeline/extract"
 	xt "github.com/docketq/docket/pipeline/extract/extracttest"
+	"github.com/docketq/docket/pipeline/sandbox"
 	"github.com/docketq/docket/queue"
 )
 
@@ -185,6 +187,25 @@ func TestProcessor_Ranges(t *testing.T) {
 	})
 }
 
+// TestProcessor_RangesSandbox: the steps parse their ranges in the
+// sandbox's children, with the same chunks as one job in process.
+func TestProcessor_RangesSandbox(t *testing.T) {
+	t.Parallel()
+	data := xt.ProsePDF(pdfPages).Bytes()
+	var parses parseCounter
+	cfg := rangeConfig(&parses)
+	cfg.Sandbox = newSandbox(t, sandbox.Config{Procs: 1})
+	e := setup(t, "sqlite", cfg)
+	docID, job := e.upload(tenantA, extract.TypePDF, data)
+	if j := e.wait(job); j.State != queue.StateCompleted {
+		t.Fatalf("job %s: %s", j.State, j.ErrorMessage)
+	}
+	e.wantSteps(t, job)
+	parses.want(t)
+	one, oneID := processOne(t, "sqlite", data)
+	wantLikeOneJob(t, e, docID, one, oneID)
+}
+
 // TestProcessor_RangeLeaseLost: a step whose worker stops mid-range, its
 // handler stuck past the shutdown (the worker gives its lease up; the
 // handler, released later, goes on with a cancelled context), is parsed
@@ -233,6 +254,12 @@ func TestProcessor_RangeLeaseLost(t *testing.T) {
 			}
 			return n == len(wantRanges)-1
 		})
+		if j, err := e.client.Get(e.ctx, job); err != nil || j.State != queue.StateWaiting {
+			t.Fatalf("document job %v while its steps run: %v", j, err)
+		}
+		if doc, _ := e.document(tenantA, docID); doc.Status != docket.StatusProcessing {
+			t.Errorf("document %s while its steps run, want processing", doc.Status)
+		}
 		stop()
 		close(release) // its handler goes on, with a lost lease
 		e.startWorker(cfg)
