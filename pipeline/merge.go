@@ -17,7 +17,8 @@ import (
 func (j *job) merge(results []*RangeResult) {
 	slices.SortFunc(results, func(a, b *RangeResult) int { return a.First - b.First })
 	var (
-		f        analyze.Fields
+		// The lists are empty, not nil, as one job's analysis has them.
+		f        = analyze.Fields{Dates: []string{}, Amounts: []analyze.Amount{}, KeyPhrases: []string{}}
 		phrases  [][]string
 		mostWord = -1
 		seen     = map[string]bool{}
@@ -49,7 +50,7 @@ func (j *job) merge(results []*RangeResult) {
 		}
 		j.warns = appendNew(j.warns, rangeWarnings(r, blank), seen, func(s string) string { return "w" + s })
 	}
-	f.KeyPhrases = interleave(phrases, seen)
+	f.KeyPhrases = append(f.KeyPhrases, interleave(phrases, seen)...)
 	j.analysis, j.pages = f, f.PageCount
 	j.fields = fieldsOf(f)
 	j.fields.ChunkCount = j.nchunk

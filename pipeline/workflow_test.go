@@ -1,6 +1,8 @@
 package pipeline_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -135,6 +137,13 @@ func wantLikeOneJob(t *testing.T, e *env, docID string, one *env, oneID string) 
 	}
 	if len(f.KeyPhrases) == 0 {
 		t.Error("no key phrases")
+	}
+	for _, l := range [][2]any{{f.Dates, w.Dates}, {f.Amounts, w.Amounts}} { // [] and null differ in JSON
+		got, _ := json.Marshal(l[0])
+		want, _ := json.Marshal(l[1])
+		if !bytes.Equal(got, want) {
+			t.Errorf("fields have %s, one job %s", got, want)
+		}
 	}
 	if !slices.Equal(doc.Warnings, wdoc.Warnings) {
 		t.Errorf("warnings %q, one job %q", doc.Warnings, wdoc.Warnings)
