@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -344,4 +346,36 @@ func (e *env) waitSteps(job int64, done func([]*queue.Job) bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestProcessor_RangeRetriedAfterSave: a step whose attempt fails after
+// saving a batch of its chunks (the embedding service fails on its second
+// page) is retried; the retry replaces the range's chunks, no other
+// range is parsed again, and the document ends as one job's.
+func TestProcessor_RangeRetriedAfterSave(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, backend string) {
+		data := xt.ProsePDF(pdfPages).Bytes()
+		var failed atomic.Bool
+		var parses parseCounter
+		cfg := rangeConfig(&parses)
+		cfg.Embedder = embedFunc(func(ctx context.Context, texts []string) ([][]float32, error) {
+			if strings.Contains(strings.Join(texts, " "), "Page 4 of 7") && failed.CompareAndSwap(false, true) {
+				return nil, errors.New("embedding service unavailable")
+			}
+			return hashing.Embed(ctx, texts)
+		})
+		e := setup(t, backend, cfg)
+		docID, job := e.upload(tenantA, extract.TypePDF, data)
+		if j := e.wait(job); j.State != queue.StateCompleted {
+			t.Fatalf("job %s: %s", j.State, j.ErrorMessage)
+		}
+		steps := e.wantSteps(t, job)
+		if !failed.Load() || steps[1].Attempt != 2 {
+			t.Errorf("the failing step completed in attempt %d (failed: %v), want 2", steps[1].Attempt, failed.Load())
+		}
+		parses.want(t, wantRanges[1])
+		one, oneID := processOne(t, backend, data)
+		wantLikeOneJob(t, e, docID, one, oneID)
+	})
 }
