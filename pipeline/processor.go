@@ -88,9 +88,9 @@ type Config struct {
 	Logger *slog.Logger
 	// RangePages, when positive, is the most pages a PDF is processed
 	// in as one job: a longer one is a workflow, a step (a RangeKind job)
-	// per RangePages pages, whose steps run in parallel and are retried
-	// alone. 0 keeps every document one job. DefaultRangePages is the
-	// service's.
+	// per RangePages pages, each a job of its own (run at once as far as
+	// the tenant's concurrency allows, retried alone). 0 keeps every
+	// document one job. DefaultRangePages is the service's.
 	RangePages int
 
 	// parseHook, when set (tests only: export_test.go), is called with
@@ -99,8 +99,9 @@ type Config struct {
 	parseHook func(extract.PageRange) error
 }
 
-// Processor is the queue.Handler of document jobs. Register it with
-// HandlerConfig under Kind. Safe for concurrent use.
+// Processor is the queue.Handler of document jobs and of the page-range
+// steps of long PDFs. Register it under both kinds, Kind and RangeKind
+// (Handlers). Safe for concurrent use.
 type Processor struct {
 	cfg Config
 }
@@ -138,7 +139,6 @@ func NewProcessor(cfg Config) (*Processor, error) {
 	if cfg.BusyDelay == 0 {
 		cfg.BusyDelay = DefaultBusyDelay
 	}
-
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -146,7 +146,7 @@ func NewProcessor(cfg Config) (*Processor, error) {
 }
 
 // HandlerConfig returns the queue registration of the processor, with its
-// timeout, for both its kinds: Kind and RangeKind.
+// timeout, for either of its kinds (Handlers registers both).
 func (p *Processor) HandlerConfig() queue.HandlerConfig {
 	return queue.HandlerConfig{Handler: p, Timeout: p.cfg.Timeout}
 }
