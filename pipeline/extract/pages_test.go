@@ -109,3 +109,24 @@ func TestExtract_PageRangeInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestExtract_PDFPageRangeSkipsOtherPages: a page over the text cap fails
+// the whole document, and not a range without it: pages outside the range
+// are never read.
+func TestExtract_PDFPageRangeSkipsOtherPages(t *testing.T) {
+	t.Parallel()
+	prose := xt.ProsePDF(2).Pages
+	big := xt.PDFPage{Text: []xt.PDFText{{X: 72, Y: 720, Size: 1, Text: strings.Repeat("abcdefgh ", 4000)}}} // 32 KB of text
+	data := xt.PDF{Pages: []xt.PDFPage{prose[0], big, prose[1]}}.Bytes()
+	opts := extract.Options{MaxTextLength: 16 << 10} // the others have 2.5 KB
+	if _, err := extractBytes(t, extract.TypePDF, data, opts); extract.Reason(err) != "too_large" {
+		t.Fatalf("whole document: %v, want too_large", err)
+	}
+	for _, r := range []extract.PageRange{{First: 1, Last: 1}, {First: 3, Last: 3}} {
+		opts.Pages = r
+		doc, err := extractBytes(t, extract.TypePDF, data, opts)
+		if err != nil || len(doc.Pages) != 1 || doc.Pages[0].Number != r.First || doc.PageCount != 3 {
+			t.Errorf("range %+v: %+v, %v", r, doc, err)
+		}
+	}
+}
