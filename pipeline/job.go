@@ -41,7 +41,7 @@ type job struct {
 	analysis analyze.Fields
 	fields   *docket.Fields
 	early    Early // the partial result reported so far
-	// pages, when set, is the page range this job (a step of a long PDF's
+	// rng, when set, is the page range this job (a step of a long PDF's
 	// workflow) processes; nil for the whole document.
 	rng *extract.PageRange
 }
