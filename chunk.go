@@ -10,10 +10,13 @@ import (
 type Chunk struct {
 	DocumentID string
 	TenantID   string
-	Index      int // 0-based position in the document
-	Text       string
-	PageStart  int // first page (1-based) the chunk's text comes from
-	PageEnd    int // last page
+	// Index is the chunk's 0-based position in the document: unique and in
+	// order, not always contiguous (a PDF processed in page ranges numbers
+	// each range's chunks from a base of its own).
+	Index     int
+	Text      string
+	PageStart int // first page (1-based) the chunk's text comes from
+	PageEnd   int // last page
 	// Vector is the embedding; Model and Dimensions name it. Vectors of
 	// different models never compare.
 	Vector     []float32

@@ -34,7 +34,7 @@ func StatusOf(s queue.State) DocumentStatus {
 	switch s {
 	case queue.StateScheduled, queue.StatePending:
 		return StatusPending
-	case queue.StateRunning:
+	case queue.StateRunning, queue.StateWaiting: // waiting: a workflow's steps run
 		return StatusProcessing
 	case queue.StateCompleted:
 		return StatusCompleted
@@ -52,7 +52,7 @@ func (s DocumentStatus) JobStates() []queue.State {
 	case StatusPending:
 		return []queue.State{queue.StateScheduled, queue.StatePending}
 	case StatusProcessing:
-		return []queue.State{queue.StateRunning}
+		return []queue.State{queue.StateRunning, queue.StateWaiting}
 	default:
 		return []queue.State{queue.State(s)}
 	}

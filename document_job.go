@@ -19,6 +19,19 @@ type DocumentArgs struct {
 	DocumentID string `json:"document_id"`
 }
 
+// DocumentPagesKind is the kind of a step of a long PDF's document job (a
+// workflow): the pages DocumentPagesArgs names, processed on their own.
+const DocumentPagesKind = "process_document_pages"
+
+// DocumentPagesArgs are the arguments of a DocumentPagesKind job: the
+// document, in the job's tenant, and its pages FirstPage to LastPage
+// (1-based, inclusive).
+type DocumentPagesArgs struct {
+	DocumentID string `json:"document_id"`
+	FirstPage  int    `json:"first_page"`
+	LastPage   int    `json:"last_page"`
+}
+
 // DocumentJob is the document job's kind with its argument type: uploads
 // enqueue with DocumentJob.Params (in DocumentQueue), and the pipeline's
 // Processor decodes DocumentArgs.

@@ -94,6 +94,11 @@ type Tx interface {
 	// the rest. An index the document has already is ErrDuplicate; an
 	// unknown document is ErrNotFound.
 	ChunkAppend(ctx context.Context, documentID string, chunks []*Chunk) error
+	// ChunkDeleteIndexes deletes a document's chunks whose Index is in
+	// [from, to), so that a part of a long document, whose chunks have
+	// indexes of their own, is saved again without touching the others'.
+	// An unknown document is ErrNotFound.
+	ChunkDeleteIndexes(ctx context.Context, documentID string, from, to int) error
 	// ChunkList returns a page of a document's chunks in order, without
 	// vectors, or ErrNotFound for an unknown document.
 	ChunkList(ctx context.Context, params *ChunkListParams) ([]*Chunk, error)

@@ -41,15 +41,20 @@ func forEachE2E(t *testing.T, fn func(t *testing.T, e *adminEnv)) {
 
 // startPipeline runs a real worker with the real document processor on the
 // env's store, blobs and embedder until the test ends.
-func (e *adminEnv) startPipeline() {
+func (e *adminEnv) startPipeline() { e.startPipelineWith(pipeline.Config{}) }
+
+// startPipelineWith is startPipeline with a processor made of cfg (its
+// store, blobs and embedder the env's).
+func (e *adminEnv) startPipelineWith(cfg pipeline.Config) {
 	e.t.Helper()
-	proc, err := pipeline.NewProcessor(pipeline.Config{Store: e.driver, Blobs: e.blobs, Embedder: e.embedder})
+	cfg.Store, cfg.Blobs, cfg.Embedder = e.driver, e.blobs, e.embedder
+	proc, err := pipeline.NewProcessor(cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	w, err := queue.NewWorker(e.queue, queue.WorkerConfig{
 		Queues:        map[string]queue.QueueConfig{docket.DocumentQueue: {MaxWorkers: 2}},
-		Handlers:      map[string]queue.HandlerConfig{docket.DocumentKind: proc.HandlerConfig()},
+		Handlers:      proc.Handlers(),
 		PollInterval:  20 * time.Millisecond,
 		ShutdownGrace: 10 * time.Millisecond,
 		Maintenance:   queue.MaintenanceConfig{Disabled: true},

@@ -72,6 +72,9 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.withSteps(r.Context(), &v, j); err != nil {
+		return err
+	}
 	return writeJSON(w, http.StatusOK, v)
 }
 

@@ -46,6 +46,10 @@ type JobView struct {
 	// otherwise: the job failed or was cancelled, and not because of its
 	// input (see retryable).
 	Retryable bool `json:"retryable"`
+	// Steps are the jobs a workflow job started (a long PDF's page
+	// ranges), in order; only GET /v1/jobs/{id} shows them, and only for
+	// a job that has any.
+	Steps []StepView `json:"steps,omitempty"`
 }
 
 // NewJobView renders a job as the API shows it, without its queue

@@ -34,6 +34,34 @@
 // reason ("rejected_input: malformed: ...", "document not found: ...").
 // Anything else (blob or store unavailable, an embedding service down) is
 // returned as is, and the queue retries the job with backoff.
+//
+// # Large documents as workflows
+//
+// A PDF of more than Config.RangePages pages (the service's
+// --range-pages, default 32; 0 keeps every document one job) is processed
+// as a workflow (queue.Task.Spawn). Its document job counts the pages
+// (extract.Options.CountPages, in the sandbox's child when there is one),
+// starts a step per range of RangePages pages, jobs of kind [RangeKind]
+// in the same queue and tenant named "pages-0001-0032", "pages-0033-0064"
+// and so on, and waits for them without holding a slot
+// (queue.AwaitChildren); the document is processing meanwhile. Each step
+// extracts only its pages (extract.Options.Pages: the others are never
+// loaded), splits, embeds and saves their chunks, and records what it
+// found (fields, page and chunk counts, warnings) as its job's result
+// ([RangeResult]). A chunk never spans two ranges. The chunks of a range
+// take the indexes of its pages, (first page - 1) × 16384 on, so a step
+// run again (a lost lease, a retry) replaces its own chunks and no
+// other's (docket.Tx.ChunkDeleteIndexes). When every step has ended the
+// document job runs again: it merges the results (the first range's
+// title, the language of the range with the most words, counts summed,
+// dates and amounts in page order, each range's best key phrases in
+// turn, warnings once) and completes the document as a single job would.
+// A step that failed for good fails the document with the step's message
+// (and its name); queue.Client.Retry of the document's job runs the failed
+// steps again, keeping the completed ones. Shorter PDFs and other types
+// take the single-job path. A step counts against its tenant's
+// concurrency like any job: with a limit of 1, the steps run one after
+// another, and another tenant's documents are claimed between them.
 package pipeline
 
 import "github.com/docketq/docket"

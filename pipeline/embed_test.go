@@ -107,6 +107,7 @@ func TestNewProcessor(t *testing.T) {
 		{"no blobs", pipeline.Config{Store: e.db}, false},
 		{"bad chunk config", pipeline.Config{Store: e.db, Blobs: e.blobs, Chunk: chunk.Config{Size: 10, Overlap: 10}}, false},
 		{"negative batch", pipeline.Config{Store: e.db, Blobs: e.blobs, EmbedBatch: -1}, false},
+		{"negative range", pipeline.Config{Store: e.db, Blobs: e.blobs, RangePages: -1}, false},
 	}
 	for _, tt := range tests {
 		p, err := pipeline.NewProcessor(tt.cfg)

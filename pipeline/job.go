@@ -41,17 +41,27 @@ type job struct {
 	analysis analyze.Fields
 	fields   *docket.Fields
 	early    Early // the partial result reported so far
+	// rng, when set, is the page range this job (a step of a long PDF's
+	// workflow) processes; nil for the whole document.
+	rng *extract.PageRange
 }
 
-// run goes through the stages and stores the result.
+// run goes through the stages and stores the result. A PDF of more than
+// Config.RangePages pages is processed as a workflow instead (runWorkflow).
 func (j *job) run(ctx context.Context) error {
-	ra, size, err := j.download(ctx)
-	if err != nil {
+	if err := j.readDocument(ctx); err != nil {
 		return err
 	}
-	err = j.parse(ctx, ra, size)
-	_ = ra.Close() // read-only: nothing to lose
-	if err != nil {
+	if j.typ == extract.TypePDF && j.p.cfg.RangePages > 0 {
+		return j.runWorkflow(ctx)
+	}
+	return j.runWhole(ctx, nil)
+}
+
+// runWhole processes the document read by readDocument in this job: its
+// blob opened already (ra) or not (nil).
+func (j *job) runWhole(ctx context.Context, ra *openBlob) error {
+	if err := j.process(ctx, ra); err != nil {
 		return err
 	}
 	defer func() { _ = j.chunks.Close() }()
@@ -66,10 +76,31 @@ func (j *job) run(ctx context.Context) error {
 	return j.save(ctx)
 }
 
-// download reads the document in the job's tenant and opens its blob.
-func (j *job) download(ctx context.Context) (blob.ReadAtCloser, int64, error) {
+// openBlob is a document's blob opened for random access.
+type openBlob struct {
+	blob.ReadAtCloser
+	size int64
+}
+
+// process parses the document (its range, in a step) from ra, or from its
+// blob opened now when ra is nil, and closes it.
+func (j *job) process(ctx context.Context, ra *openBlob) error {
+	if ra == nil {
+		var err error
+		if ra, err = j.download(ctx); err != nil {
+			return err
+		}
+	}
+	err := j.parse(ctx, ra, ra.size)
+	_ = ra.Close() // read-only: nothing to lose
+	return err
+}
+
+// readDocument reads the document in the job's tenant and checks its type
+// and blob key.
+func (j *job) readDocument(ctx context.Context) error {
 	if err := j.progress.enter(ctx, StageDownloading, "reading document", nil); err != nil {
-		return nil, 0, fmt.Errorf("progress: %w", err)
+		return fmt.Errorf("progress: %w", err)
 	}
 	err := j.p.cfg.Store.ReadTenant(ctx, j.tenant, func(tx docket.Tx) error {
 		doc, err := tx.DocumentGet(ctx, j.docID)
@@ -77,28 +108,33 @@ func (j *job) download(ctx context.Context) (blob.ReadAtCloser, int64, error) {
 		return err
 	})
 	if err != nil {
-		return nil, 0, notFound(err, j.docID, "read document")
+		return notFound(err, j.docID, "read document")
 	}
 	if j.typ, err = typeOf(j.doc.ContentType); err != nil {
-		return nil, 0, rejected(err)
+		return rejected(err)
 	}
 	if !strings.HasPrefix(j.doc.BlobKey, j.tenant+"/") {
-		return nil, 0, queue.Permanent(fmt.Errorf("document %s: blob key outside tenant %s", j.docID, j.tenant))
+		return queue.Permanent(fmt.Errorf("document %s: blob key outside tenant %s", j.docID, j.tenant))
 	}
+	return nil
+}
+
+// download opens the blob of the document readDocument read.
+func (j *job) download(ctx context.Context) (*openBlob, error) {
 	ra, size, err := blob.OpenReaderAt(ctx, j.p.cfg.Blobs, j.doc.BlobKey)
 	if err != nil {
 		switch {
 		case errors.Is(err, blob.ErrInvalidKey):
-			return nil, 0, queue.Permanent(fmt.Errorf("document %s: %w", j.docID, err))
+			return nil, queue.Permanent(fmt.Errorf("document %s: %w", j.docID, err))
 		case errors.Is(err, blob.ErrNotFound):
 			// Retried: another worker may share the uploads' blob store.
-			return nil, 0, fmt.Errorf("open blob: %w: %s is not in this worker's blob store; "+
+			return nil, fmt.Errorf("open blob: %w: %s is not in this worker's blob store; "+
 				"servers and workers on several hosts must share one (--blob-url s3://...)", err, j.doc.BlobKey)
 		}
-		return nil, 0, fmt.Errorf("open blob: %w", err)
+		return nil, fmt.Errorf("open blob: %w", err)
 	}
 	j.progress.update(ctx, 1, 1, fmt.Sprintf("opened %d bytes", size))
-	return ra, size, nil
+	return &openBlob{ReadAtCloser: ra, size: size}, nil
 }
 
 // parse extracts the text, page by page, and analyses it: in a child
@@ -107,7 +143,13 @@ func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
 	if err := j.progress.enter(ctx, StageParsing, "parsing "+string(j.typ), nil); err != nil {
 		return fmt.Errorf("progress: %w", err)
 	}
+	if hook := j.p.cfg.parseHook; hook != nil {
+		if err := hook(j.pageRange()); err != nil {
+			return err
+		}
+	}
 	opts := j.p.cfg.Extract
+	opts.Pages = j.pageRange()
 	opts.Progress = func(done, total int) {
 		j.progress.update(ctx, done, total, fmt.Sprintf("parsed %d of %d pages", done, total))
 	}
@@ -132,13 +174,8 @@ func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
 	} else {
 		res, err = sandbox.InProcessChunked(ctx, j.typ, r, size, opts, ch)
 	}
-	switch {
-	case errors.Is(err, extract.ErrBusy): // no memory for it now: later, no attempt spent
-		return queue.Snooze(j.p.cfg.BusyDelay)
-	case extract.Permanent(err):
-		return rejected(err)
-	case err != nil:
-		return fmt.Errorf("parse: %w", err)
+	if err := parseErr(err, j.p.cfg.BusyDelay); err != nil {
+		return err
 	}
 	doc := res.Doc
 	j.pages, j.title, j.active, j.analysis = len(doc.Pages), doc.Title, doc.ActiveContent, res.Fields
@@ -146,6 +183,30 @@ func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
 	j.warns = append([]string{}, doc.Warnings...) // never nil once processed
 	j.early = earlyOverview(res.Fields)
 	return nil
+}
+
+// parseErr maps an error of the parse to the job's: later, without
+// spending an attempt, when the memory budget had no room; at once for
+// good when the input is at fault; else retried.
+func parseErr(err error, busy time.Duration) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, extract.ErrBusy): // no memory for it now: later, no attempt spent
+		return queue.Snooze(busy)
+	case extract.Permanent(err):
+		return rejected(err)
+	}
+	return fmt.Errorf("parse: %w", err)
+}
+
+// pageRange is the range of pages the job processes: all of them unless
+// it is a step of a workflow.
+func (j *job) pageRange() extract.PageRange {
+	if j.rng == nil {
+		return extract.PageRange{}
+	}
+	return *j.rng
 }
 
 // split reports the early results of parsing and the chunks' count: the

@@ -27,6 +27,8 @@ const (
 	// DefaultForegroundWait is Config.ForegroundWait's default.
 	DefaultForegroundWait = 100 * time.Millisecond
 	DefaultBusyDelay      = 30 * time.Second
+	// DefaultRangePages is the service's Config.RangePages.
+	DefaultRangePages = 32
 )
 
 // Config configures a Processor.
@@ -84,10 +86,22 @@ type Config struct {
 	// Logger receives a line per processed document, and one per failed
 	// attempt when the worker calls Finished. Default: discarded.
 	Logger *slog.Logger
+	// RangePages, when positive, is the most pages a PDF is processed
+	// in as one job: a longer one is a workflow, a step (a RangeKind job)
+	// per RangePages pages, each a job of its own (run at once as far as
+	// the tenant's concurrency allows, retried alone). 0 keeps every
+	// document one job. DefaultRangePages is the service's.
+	RangePages int
+
+	// parseHook, when set (tests only: export_test.go), is called with
+	// the page range of every parse before it starts (zero: the whole
+	// document); an error fails the parse with it.
+	parseHook func(extract.PageRange) error
 }
 
-// Processor is the queue.Handler of document jobs. Register it with
-// HandlerConfig under Kind. Safe for concurrent use.
+// Processor is the queue.Handler of document jobs and of the page-range
+// steps of long PDFs. Register it under both kinds, Kind and RangeKind
+// (Handlers). Safe for concurrent use.
 type Processor struct {
 	cfg Config
 }
@@ -101,8 +115,8 @@ func NewProcessor(cfg Config) (*Processor, error) {
 		return nil, fmt.Errorf("%w: pipeline: no store", docket.ErrInvalid)
 	case cfg.Blobs == nil:
 		return nil, fmt.Errorf("%w: pipeline: no blob store", docket.ErrInvalid)
-	case cfg.EmbedBatch < 0 || cfg.SaveBatch < 0 || cfg.SaveYield < 0 || cfg.Timeout < 0 || cfg.BusyDelay < 0:
-		return nil, fmt.Errorf("%w: pipeline: negative batch size, timeout or busy delay", docket.ErrInvalid)
+	case cfg.EmbedBatch < 0 || cfg.SaveBatch < 0 || cfg.SaveYield < 0 || cfg.Timeout < 0 || cfg.BusyDelay < 0 || cfg.RangePages < 0:
+		return nil, fmt.Errorf("%w: pipeline: negative batch size, timeout, busy delay or range", docket.ErrInvalid)
 	}
 	if _, err := chunk.Split(nil, cfg.Chunk); err != nil {
 		return nil, fmt.Errorf("%w: pipeline: %w", docket.ErrInvalid, err)
@@ -132,9 +146,15 @@ func NewProcessor(cfg Config) (*Processor, error) {
 }
 
 // HandlerConfig returns the queue registration of the processor, with its
-// timeout.
+// timeout, for either of its kinds (Handlers registers both).
 func (p *Processor) HandlerConfig() queue.HandlerConfig {
 	return queue.HandlerConfig{Handler: p, Timeout: p.cfg.Timeout}
+}
+
+// Handlers returns the processor's registrations by kind (Kind and
+// RangeKind), for queue.WorkerConfig.Handlers.
+func (p *Processor) Handlers() map[string]queue.HandlerConfig {
+	return map[string]queue.HandlerConfig{Kind: p.HandlerConfig(), RangeKind: p.HandlerConfig()}
 }
 
 // Finished logs the end of a document job's attempt that did not complete;
@@ -146,7 +166,7 @@ func (p *Processor) Finished(job *queue.Job, outcome queue.Outcome, _ error) {
 		msg   string
 	)
 	switch {
-	case job.Kind != Kind:
+	case job.Kind != Kind && job.Kind != RangeKind:
 		return
 	case outcome == queue.OutcomeFailed:
 		level, msg = slog.LevelError, "document failed"
@@ -160,8 +180,12 @@ func (p *Processor) Finished(job *queue.Job, outcome queue.Outcome, _ error) {
 }
 
 // Work processes the document named by the job's arguments, in the job
-// row's tenant. It implements queue.Handler.
+// row's tenant, or with a RangeKind job a range of its pages. It
+// implements queue.Handler.
 func (p *Processor) Work(ctx context.Context, t *queue.Task) error {
+	if t.Job.Kind == RangeKind {
+		return p.workRange(ctx, t)
+	}
 	start := time.Now()
 	var args docket.DocumentArgs
 	if err := json.Unmarshal(t.Job.Args, &args); err != nil {

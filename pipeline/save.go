@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/pipeline/analyze"
@@ -14,21 +15,33 @@ import (
 
 // saveChunks stores a batch of chunks with their vectors in a transaction
 // of the job's tenant fenced by the job's lease: the first batch replaces
-// whatever chunks the document had (an earlier attempt's), the others are
-// added. A lost lease rolls it back and is returned as queue.ErrLeaseLost.
+// whatever chunks the document had (an earlier attempt's), or in a step of
+// a workflow those of its page range (indexes, chunkIndexes), the others
+// are added. A lost lease rolls it back and is returned as
+// queue.ErrLeaseLost.
 func (j *job) saveChunks(ctx context.Context, first bool, batch []chunk.Chunk, vecs [][]float32) error {
 	chunks := make([]*docket.Chunk, len(batch))
 	model, lang := j.p.cfg.Embedder.Model(), capField(j.analysis.Language)
+	from, to := j.indexes()
 	for i, c := range batch {
+		if from+c.Index >= to {
+			return queue.Permanent(fmt.Errorf("%s: %s: pages %d-%d have more than %d chunks: %w", ReasonRejectedInput,
+				extract.Reason(extract.ErrTooLarge), j.rng.First, j.rng.Last, to-from, extract.ErrTooLarge))
+		}
 		chunks[i] = &docket.Chunk{
-			DocumentID: j.docID, TenantID: j.tenant, Index: c.Index, Text: c.Text,
+			DocumentID: j.docID, TenantID: j.tenant, Index: from + c.Index, Text: c.Text,
 			PageStart: c.PageStart, PageEnd: c.PageEnd,
 			Vector: vecs[i], Model: model, Dimensions: j.dims, Language: lang,
 		}
 	}
 	err := j.p.cfg.Store.InTenant(ctx, j.tenant, func(tx docket.Tx) error {
 		write := tx.ChunkAppend
-		if first {
+		switch {
+		case first && j.rng != nil:
+			if err := tx.ChunkDeleteIndexes(ctx, j.docID, from, to); err != nil {
+				return notFound(err, j.docID, "delete the range's chunks")
+			}
+		case first:
 			write = tx.ChunkReplace
 		}
 		if err := write(ctx, j.docID, chunks); err != nil {
@@ -40,6 +53,23 @@ func (j *job) saveChunks(ctx context.Context, first bool, batch []chunk.Chunk, v
 		return fmt.Errorf("save chunks %d-%d: %w", batch[0].Index, batch[len(batch)-1].Index, err)
 	}
 	return err
+}
+
+// chunkStride is how many chunk indexes each page of a workflow's
+// document has: a step's chunks are numbered from (First-1)*chunkStride,
+// and may use its pages' indexes, however they fall among its pages. The
+// indexes of a page are the same whatever the ranges: a range's delete
+// (ChunkDeleteIndexes) never touches another range's chunks, and the
+// ranges of one run cover every chunk an earlier run saved.
+const chunkStride = 1 << 14
+
+// indexes returns the chunk indexes the job's chunks take, [from, to):
+// all of them for a whole document, its pages' for a step.
+func (j *job) indexes() (from, to int) {
+	if j.rng == nil {
+		return 0, math.MaxInt
+	}
+	return (j.rng.First - 1) * chunkStride, j.rng.Last * chunkStride
 }
 
 // save stores the document's fields, warnings and status and the job's

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,6 +101,15 @@ func open(tb testing.TB, backend string) store {
 // Processor made of cfg (Store and Blobs filled in) until the test ends.
 func setup(tb testing.TB, backend string, cfg pipeline.Config) *env {
 	tb.Helper()
+	e, cfg := setupStore(tb, backend, cfg)
+	e.startWorker(cfg)
+	return e
+}
+
+// setupStore is setup without a worker: it returns the env and cfg with
+// its Store and Blobs filled in.
+func setupStore(tb testing.TB, backend string, cfg pipeline.Config) (*env, pipeline.Config) {
+	tb.Helper()
 	ctx := context.Background()
 	db := open(tb, backend)
 	for _, id := range []string{tenantA, tenantB} {
@@ -113,37 +123,49 @@ func setup(tb testing.TB, backend string, cfg pipeline.Config) *env {
 		tb.Fatal(err)
 	}
 	cfg.Store, cfg.Blobs = db, blobs
-	e := &env{tb: tb, ctx: ctx, db: db, blobs: blobs, client: queue.NewClient(db, queue.ClientConfig{Logger: quiet()})}
-	e.startWorker(cfg)
-	return e
+	return &env{tb: tb, ctx: ctx, db: db, blobs: blobs, client: queue.NewClient(db, queue.ClientConfig{Logger: quiet()})}, cfg
 }
 
-func (e *env) startWorker(cfg pipeline.Config) {
+func (e *env) startWorker(cfg pipeline.Config) { e.startWorkerWith(cfg, nil) }
+
+// startWorkerWith runs a worker of a Processor made of cfg, its config
+// changed by tweak unless nil, until the test ends or stop is called;
+// stop returns once the worker's Run has.
+func (e *env) startWorkerWith(cfg pipeline.Config, tweak func(*queue.WorkerConfig)) (stop func()) {
 	proc, err := pipeline.NewProcessor(cfg)
 	if err != nil {
 		e.tb.Fatal(err)
 	}
-	w, err := queue.NewWorker(e.client, queue.WorkerConfig{
+	wcfg := queue.WorkerConfig{
 		Queues:       map[string]queue.QueueConfig{pipeline.Queue: {MaxWorkers: 2}},
-		Handlers:     map[string]queue.HandlerConfig{pipeline.Kind: proc.HandlerConfig()},
+		Handlers:     proc.Handlers(),
 		PollInterval: 10 * time.Millisecond,
 		Backoff:      func(int) time.Duration { return 10 * time.Millisecond },
 		Maintenance:  queue.MaintenanceConfig{ElectInterval: 20 * time.Millisecond, ScheduleInterval: 20 * time.Millisecond},
 		Logger:       quiet(),
 		Hooks:        queue.Hooks{Finished: proc.Finished},
-	})
+	}
+	if tweak != nil {
+		tweak(&wcfg)
+	}
+	w, err := queue.NewWorker(e.client, wcfg)
 	if err != nil {
 		e.tb.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	e.tb.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			e.tb.Errorf("worker: %v", err)
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				e.tb.Errorf("worker: %v", err)
+			}
+		})
+	}
+	e.tb.Cleanup(stop)
+	return stop
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -12,6 +12,7 @@ func chunkChecks() []docCheck {
 		{"ReplaceList", checkChunkReplaceList},
 		{"ReplaceAgain", checkChunkReplaceAgain},
 		{"Append", checkChunkAppend},
+		{"DeleteIndexes", checkChunkDeleteIndexes},
 		{"UnknownDocument", checkChunkUnknownDoc},
 		{"ListPage", checkChunkListPage},
 	}
@@ -183,6 +184,41 @@ func checkChunkAppend(f *docFixture) {
 	}
 	err = f.s.InTenant(f.ctx, tn.ID, func(tx docket.Tx) error { return tx.ChunkAppend(f.ctx, f.uuid(), all[:1]) })
 	dWantErr(f.t, "ChunkAppend(unknown document)", err, docket.ErrNotFound)
+}
+
+// checkChunkDeleteIndexes: ChunkDeleteIndexes deletes the chunks in its
+// index range and keeps the others, listed and searchable; new chunks can
+// take the deleted indexes; an unknown document is ErrNotFound.
+func checkChunkDeleteIndexes(f *docFixture) {
+	tn := f.tenant("a")
+	doc := f.insertDoc(tn.ID, "a.txt")
+	all := sampleChunks("m", 3, 6)
+	all[4].Index, all[5].Index = 1000, 1001 // a later part's own indexes
+	f.replaceChunks(tn.ID, doc.ID, all)
+	f.write(tn.ID, func(tx docket.Tx) error { return tx.ChunkDeleteIndexes(f.ctx, doc.ID, 1, 1000) })
+	var got []int
+	for _, c := range f.chunks(tn.ID, doc.ID) {
+		got = append(got, c.Index)
+	}
+	if fmt.Sprint(got) != "[0 1000 1001]" {
+		f.t.Fatalf("indexes after deleting [1, 1000): %v, want [0 1000 1001]", got)
+	}
+	if hits := f.search(tn.ID, &docket.ChunkSearchParams{Phrases: []string{"chunk 2 of m"}, Limit: 10}); len(hits) != 0 {
+		f.t.Fatalf("ChunkSearch finds a deleted chunk: %v", found(hits))
+	}
+	if hits := f.search(tn.ID, &docket.ChunkSearchParams{Phrases: []string{"chunk 5 of m"}, Limit: 10}); len(hits) != 1 {
+		f.t.Fatalf("ChunkSearch for a kept chunk: %v", found(hits))
+	}
+	f.write(tn.ID, func(tx docket.Tx) error { return tx.ChunkAppend(f.ctx, doc.ID, all[1:3]) })
+	if n := len(f.chunks(tn.ID, doc.ID)); n != 5 {
+		f.t.Fatalf("after appending to the deleted range: %d chunks, want 5", n)
+	}
+	f.write(tn.ID, func(tx docket.Tx) error { return tx.ChunkDeleteIndexes(f.ctx, doc.ID, 0, math.MaxInt) })
+	if n := len(f.chunks(tn.ID, doc.ID)); n != 0 {
+		f.t.Fatalf("after deleting [0, MaxInt): %d chunks", n)
+	}
+	err := f.s.InTenant(f.ctx, tn.ID, func(tx docket.Tx) error { return tx.ChunkDeleteIndexes(f.ctx, f.uuid(), 0, 10) })
+	dWantErr(f.t, "ChunkDeleteIndexes(unknown document)", err, docket.ErrNotFound)
 }
 
 func checkChunkUnknownDoc(f *docFixture) {

@@ -16,6 +16,7 @@ func isolationChecks() []docCheck {
 		{"DocumentUpdate", checkIsoDocUpdate},
 		{"DocumentDelete", checkIsoDocDelete},
 		{"ChunkReplace", checkIsoChunkReplace},
+		{"ChunkDeleteIndexes", checkIsoChunkDeleteIndexes},
 		{"ChunkList", checkIsoChunkList},
 		{"ChunkSearch", checkIsoChunkSearch},
 		{"RateLimit", checkIsoRateLimit},
@@ -120,6 +121,15 @@ func checkIsoChunkReplace(f *docFixture) {
 	if hits := f.search(tt.a, &docket.ChunkSearchParams{Phrases: []string{"evil"}, Limit: 10}); len(hits) != 0 {
 		f.t.Fatalf("A's refused ChunkReplace left %v in A", found(hits))
 	}
+}
+
+func checkIsoChunkDeleteIndexes(f *docFixture) {
+	tt := f.twoTenants()
+	err := f.s.InTenant(f.ctx, tt.a, func(tx docket.Tx) error {
+		return tx.ChunkDeleteIndexes(f.ctx, tt.bDoc.ID, 0, 100)
+	})
+	dWantErr(f.t, "ChunkDeleteIndexes(B's document) in A", err, docket.ErrNotFound)
+	f.wantBIntact(tt)
 }
 
 func checkIsoChunkList(f *docFixture) {

@@ -14,6 +14,7 @@ func documentStatusChecks() []docCheck {
 		{"Failed", checkStatusFailed},
 		{"ErrorOnlyWhenFailed", checkStatusErrorOnlyWhenFailed},
 		{"Cancelled", checkStatusCancelled},
+		{"WaitingIsProcessing", checkStatusWaiting},
 		{"ScheduledIsPending", checkStatusScheduled},
 		{"InsertWithJobID", checkStatusInsertWithJob},
 		{"JobOverridesRecorded", checkStatusJobOverrides},
@@ -152,6 +153,24 @@ func checkStatusCancelled(f *docFixture) {
 		f.t.Fatalf("JobCancel: %v", err)
 	}
 	f.wantStatus(tn.ID, doc.ID, docket.StatusCancelled)
+}
+
+// checkStatusWaiting: a document whose job waits for the steps it
+// spawned (a long PDF's page ranges) is processing.
+func checkStatusWaiting(f *docFixture) {
+	tn := f.tenant("a")
+	doc, _ := f.docWithJob(tn.ID, time.Time{})
+	job := f.claimDoc()
+	step := &driver.JobInsertParams{Queue: docQueue, Kind: docket.DocumentPagesKind, TenantID: tn.ID,
+		Args: []byte(`{}`), MaxAttempts: 1, UniqueKey: driver.StepKey(job.ID, "pages-0001-0032")}
+	if _, err := f.x.JobSpawn(f.ctx, &driver.JobSpawnParams{Lease: job.Lease(), Children: []*driver.JobInsertParams{step}}); err != nil {
+		f.t.Fatalf("JobSpawn: %v", err)
+	}
+	f.mustFinish(job, queue.OutcomeWaiting)
+	if j, err := f.x.JobGet(f.ctx, job.ID); err != nil || j.State != queue.StateWaiting {
+		f.t.Fatalf("job %v after OutcomeWaiting: %v", j, err)
+	}
+	f.wantStatus(tn.ID, doc.ID, docket.StatusProcessing)
 }
 
 func checkStatusScheduled(f *docFixture) {

@@ -70,6 +70,12 @@ type env struct {
 // opens the dashboard, connected with the tenant's key.
 func setup(t *testing.T, concurrency, rateLimit int) *env {
 	t.Helper()
+	return setupWith(t, concurrency, rateLimit, 0)
+}
+
+// setupWith is setup with the processor's Config.RangePages.
+func setupWith(t *testing.T, concurrency, rateLimit, rangePages int) *env {
+	t.Helper()
 	b := webtest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &env{t: t, b: b, streams: map[*http.Request]context.CancelFunc{}, console: newConsoleTraffic()}
@@ -95,13 +101,13 @@ func setup(t *testing.T, concurrency, rateLimit int) *env {
 	}
 	e.routes = api.Routes()
 	e.saves = &gatedSaves{Store: d}
-	proc, err := pipeline.NewProcessor(pipeline.Config{Store: e.saves, Blobs: blobs, Embedder: e.embed})
+	proc, err := pipeline.NewProcessor(pipeline.Config{Store: e.saves, Blobs: blobs, Embedder: e.embed, RangePages: rangePages})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w, err := queue.NewWorker(e.queue, queue.WorkerConfig{
 		Queues:        map[string]queue.QueueConfig{docket.DocumentQueue: {MaxWorkers: 4}},
-		Handlers:      map[string]queue.HandlerConfig{docket.DocumentKind: proc.HandlerConfig()},
+		Handlers:      proc.Handlers(),
 		PollInterval:  50 * time.Millisecond,
 		ShutdownGrace: 10 * time.Millisecond,
 	})

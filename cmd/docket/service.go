@@ -40,6 +40,7 @@ type serviceFlags struct {
 	sandbox        bool  // --sandbox: parse in child processes (pipeline/sandbox)
 	sandboxMemory  int64 // --sandbox-memory-bytes: one child's memory limit
 	sandboxCPU     time.Duration
+	rangePages     int  // --range-pages: pipeline.Config.RangePages
 	allowAsync     bool // --allow-async-commit: start on synchronous_commit = off (checkPostgres)
 	ocr            ocrFlags
 	dispatch       dispatchFlags
@@ -73,6 +74,8 @@ func (f *serviceFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 			"--parse-memory-bytes / this is how many documents are parsed at once")
 	e.durationVar(&f.sandboxCPU, "sandbox-cpu", "DOCKET_SANDBOX_CPU", sandbox.DefaultCPULimit,
 		"CPU time one document may use to be parsed and analysed; past it the document fails as too_slow")
+	e.intVar(&f.rangePages, "range-pages", "DOCKET_RANGE_PAGES", pipeline.DefaultRangePages,
+		"a PDF of more pages is processed in ranges of this many, each a job of its own (a workflow step); 0: one job a document")
 	e.boolVar(&f.allowAsync, "allow-async-commit", "DOCKET_ALLOW_ASYNC_COMMIT", false,
 		"start on a PostgreSQL whose sessions run with synchronous_commit = off, logging an error, "+
 			"instead of refusing: a crash of the server can then lose jobs it acknowledged")
@@ -91,6 +94,8 @@ func (f *serviceFlags) check() error {
 		return fmt.Errorf("--parse-memory-bytes %d: want at least 1 MiB", f.parseMemory)
 	case f.sandboxMemory < 64<<20 || f.sandboxMemory > f.parseMemory:
 		return fmt.Errorf("--sandbox-memory-bytes %d: want 64 MiB to --parse-memory-bytes (%d)", f.sandboxMemory, f.parseMemory)
+	case f.rangePages < 0:
+		return fmt.Errorf("--range-pages %d: want 0 or more", f.rangePages)
 	case f.sandboxCPU < time.Second:
 		return fmt.Errorf("--sandbox-cpu %s: want at least 1s", f.sandboxCPU)
 	case f.maxUploadBytes < 1:
@@ -161,7 +166,7 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 		_ = d.Close()
 		return nil, errors.New("the store does not keep documents")
 	}
-	pcfg := pipeline.Config{Store: store, Blobs: blobs, Embedder: emb, Logger: logger,
+	pcfg := pipeline.Config{Store: store, Blobs: blobs, Embedder: emb, Logger: logger, RangePages: vf.rangePages,
 		Extract: extract.Options{Budget: extract.NewBudget(extract.BudgetConfig{Bytes: vf.parseMemory}),
 			OCR: vf.ocr.config(ctx, logger)}}
 	var gate *foreground.Gate
@@ -195,12 +200,15 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 // (a span per attempt, to s.tracer), logged (one line) and counted in the
 // metrics.
 func (s *service) worker(vf *serviceFlags) (*queue.Worker, error) {
-	hc := s.processor.HandlerConfig()
-	hc.Handler = ops.Traced(s.tracer, hc.Handler)
+	handlers := s.processor.Handlers() // documents and the page ranges of long PDFs
+	for kind, hc := range handlers {
+		hc.Handler = ops.Traced(s.tracer, hc.Handler)
+		handlers[kind] = hc
+	}
 	hooks := queue.Hooks{Finished: s.processor.Finished} // logs failed documents
 	cfg := queue.WorkerConfig{
 		Queues:        map[string]queue.QueueConfig{pipeline.Queue: {MaxWorkers: vf.concurrency}},
-		Handlers:      map[string]queue.HandlerConfig{pipeline.Kind: hc},
+		Handlers:      handlers,
 		ShutdownGrace: vf.grace,
 		LeaseDuration: vf.lease,
 		Logger:        s.logger,

@@ -22,6 +22,9 @@ func Extract(ctx context.Context, typ Type, r io.ReaderAt, size int64, opts Opti
 	case size > opts.MaxBytes:
 		return nil, fmt.Errorf("%d bytes > cap %d: %w", size, opts.MaxBytes, ErrTooLarge)
 	}
+	if err := opts.Pages.check(); err != nil {
+		return nil, err
+	}
 	release, err := admit(ctx, typ, size, &opts)
 	if err != nil {
 		return nil, err
@@ -46,6 +49,9 @@ func Extract(ctx context.Context, typ Type, r io.ReaderAt, size int64, opts Opti
 	}
 	if doc.Type == TypeUnknown {
 		doc.Type = typ
+	}
+	if doc.PageCount == 0 {
+		doc.PageCount = len(doc.Pages)
 	}
 	return doc, finish(doc, &opts)
 }
@@ -145,10 +151,13 @@ func recoverPanic(err *error, what string) {
 }
 
 // pagesFrom builds numbered pages from raw texts, normalising each.
-func pagesFrom(texts []string) []Page {
+func pagesFrom(texts []string) []Page { return pagesFromNumber(1, texts) }
+
+// pagesFromNumber builds pages numbered from first from raw texts, normalising each.
+func pagesFromNumber(first int, texts []string) []Page {
 	pages := make([]Page, len(texts))
 	for i, t := range texts {
-		pages[i] = Page{Number: i + 1, Text: Normalize(t)}
+		pages[i] = Page{Number: first + i, Text: Normalize(t)}
 	}
 	return pages
 }

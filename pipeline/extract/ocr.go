@@ -155,7 +155,7 @@ func (c *OCRConfig) env() []string {
 // ocrState is what a PDF parse keeps of its OCR.
 type ocrState struct {
 	read   int          // pages whose text came from OCR
-	failed map[int]bool // 0-based pages OCR could not read; their warning says why
+	failed map[int]bool // numbers of the pages OCR could not read; their warning says why
 }
 
 // needsOCR reports whether a page is to be read by OCR: OCR is on and text, what its text layer
@@ -181,7 +181,7 @@ func (j *pdfJob) ocrPage(inst pdfiumCalls, doc references.FPDF_DOCUMENT, i int) 
 		if j.ocr.failed == nil {
 			j.ocr.failed = map[int]bool{}
 		}
-		j.ocr.failed[i] = true
+		j.ocr.failed[i+1] = true
 		j.doc.Warnings = append(j.doc.Warnings, fmt.Sprintf("page %d: OCR failed: %v", i+1, why))
 		return "", false, nil
 	}
@@ -313,8 +313,8 @@ func (j *pdfJob) ocrWarnings() []string {
 		warnings = append(warnings, fmt.Sprintf("text of %d of %d pages read by OCR (%s)", j.ocr.read, len(pages), j.opts.OCR.Languages))
 	}
 	var empty []int
-	for i, p := range pages {
-		if p.Text == "" && !j.ocr.failed[i] {
+	for _, p := range pages {
+		if p.Text == "" && !j.ocr.failed[p.Number] {
 			empty = append(empty, p.Number)
 		}
 	}

@@ -101,8 +101,13 @@ func (j *pdfJob) run(inst pdfiumCalls) (bool, error) {
 		return false, fmt.Errorf("pdf: %d pages > cap %d: %w", n, j.opts.MaxPages, ErrTooLarge)
 	}
 	j.meta(inst, doc)
-	texts := make([]string, 0, n)
-	for i := range n {
+	j.doc.PageCount = n
+	if j.opts.CountPages {
+		return false, nil
+	}
+	from, to := j.opts.Pages.bounds(n)
+	texts := make([]string, 0, to-from)
+	for i := from; i < to; i++ {
 		if err := deadlineErr(j.ctx, "pdf"); err != nil {
 			return false, err
 		}
@@ -116,12 +121,14 @@ func (j *pdfJob) run(inst pdfiumCalls) (bool, error) {
 			return broken, fmt.Errorf("pdf: page %d: %w", i+1, err)
 		}
 		texts = append(texts, text)
-		j.gate.report(i+1, n)
+		j.gate.report(i+1-from, to-from)
 	}
-	j.doc.Pages = pagesFrom(texts)
-	if j.opts.OCR != nil {
+	j.doc.Pages = pagesFromNumber(from+1, texts)
+	switch {
+	case len(texts) == 0: // a range past the end: no page to warn about
+	case j.opts.OCR != nil:
 		j.doc.Warnings = append(j.doc.Warnings, j.ocrWarnings()...)
-	} else {
+	default:
 		j.doc.Warnings = append(j.doc.Warnings, textLayerWarnings(j.doc.Pages)...)
 	}
 	return false, nil

@@ -106,6 +106,10 @@ type Document struct {
 	// ActiveContent is set when a PDF carries JavaScript, an open action, a launch action or
 	// embedded files. The text is still extracted; the flag is for the caller's policy.
 	ActiveContent bool
+	// PageCount is how many pages the document has: len(Pages), except for a PDF extracted
+	// with a page range or counted (Options.Pages, Options.CountPages), where it is all of
+	// them.
+	PageCount int
 }
 
 // Text returns the text of all pages that have any, joined by blank lines.
@@ -165,6 +169,40 @@ type Options struct {
 	// OCR, when set, reads PDF pages without a text layer by OCR (see OCRConfig); nil leaves
 	// them empty, with the warning WarnNoTextLayer.
 	OCR *OCRConfig
+	// Pages, when set, has a PDF's pages outside the range neither loaded nor extracted: the
+	// Document holds the range's pages only, under their real numbers, and progress counts
+	// them. Other formats ignore it.
+	Pages PageRange
+	// CountPages has Extract only count a PDF's pages (Document.PageCount, its title and
+	// warnings, no Pages): what a caller needs to split a long document into ranges.
+	CountPages bool
+}
+
+// PageRange is a range of page numbers, 1-based and inclusive. The zero value is every page;
+// a zero Last runs to the last page, and a Last past the end stops there.
+type PageRange struct {
+	First, Last int
+}
+
+// IsZero reports whether r is every page.
+func (r PageRange) IsZero() bool { return r == PageRange{} }
+
+// check returns an error for a negative or reversed range.
+func (r PageRange) check() error {
+	if r.First < 0 || r.Last < 0 || (r.Last > 0 && r.Last < max(r.First, 1)) {
+		return fmt.Errorf("page range %d-%d: first and last must be positive, first <= last", r.First, r.Last)
+	}
+	return nil
+}
+
+// bounds returns the 0-based, half-open indexes of r's pages in a document of n pages; from
+// equals to when r holds none of them.
+func (r PageRange) bounds(n int) (from, to int) {
+	from, to = max(r.First, 1)-1, n
+	if r.Last > 0 {
+		to = min(r.Last, n)
+	}
+	return min(from, to), to
 }
 
 // DOCXLimits bounds what a DOCX container may claim and hold.

@@ -31,6 +31,10 @@ type request struct {
 	PDFCacheDir    string
 	// OCR is extract.Options.OCR: its tesseract runs as the child's own child.
 	OCR *extract.OCRConfig
+	// Pages and CountPages are extract.Options': the child extracts only
+	// the range's pages of a PDF, or only counts them.
+	Pages      extract.PageRange
+	CountPages bool
 	// Chunking, when set, has the child split the text into chunks and
 	// send them in batches instead of the pages' text.
 	Chunking *Chunking
@@ -44,6 +48,7 @@ func requestOf(typ extract.Type, size int64, opts *extract.Options, cfg *Config,
 		MaxBytes: opts.MaxBytes, MaxPages: opts.MaxPages, Timeout: opts.Timeout,
 		MaxTextLength: opts.MaxTextLength, DOCX: opts.DOCX,
 		PDFMemoryLimit: cfg.PDFMemoryLimit, PDFCacheDir: cfg.PDFCacheDir, OCR: opts.OCR,
+		Pages: opts.Pages, CountPages: opts.CountPages,
 	}
 }
 
@@ -52,6 +57,7 @@ func (r *request) options() extract.Options {
 	return extract.Options{
 		MaxBytes: r.MaxBytes, MaxPages: r.MaxPages, Timeout: r.Timeout,
 		MaxTextLength: r.MaxTextLength, DOCX: r.DOCX, OCR: r.OCR,
+		Pages: r.Pages, CountPages: r.CountPages,
 	}
 }
 

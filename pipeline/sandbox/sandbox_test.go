@@ -331,3 +331,50 @@ func TestProcess_LargeTextInPieces(t *testing.T) {
 			len(want.Doc.Pages), len(want.Doc.Text()), want.Fields.WordCount)
 	}
 }
+
+// TestProcess_PageRange: the child extracts only the range's pages of a
+// PDF, under their real numbers, its chunks only theirs, and counts pages
+// without extracting any.
+func TestProcess_PageRange(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Procs: 1})
+	pdf := xt.ProsePDF(6).Bytes()
+	opts := extract.Options{Pages: extract.PageRange{First: 4, Last: 5}}
+	res, err := p.Process(t.Context(), extract.TypePDF, bytes.NewReader(pdf), int64(len(pdf)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var numbers []int
+	for _, pg := range res.Doc.Pages {
+		numbers = append(numbers, pg.Number)
+		if !strings.Contains(pg.Text, "Page "+strconv.Itoa(pg.Number)+" of 6") {
+			t.Errorf("page %d: %.60q", pg.Number, pg.Text)
+		}
+	}
+	if !slices.Equal(numbers, []int{4, 5}) || res.Doc.PageCount != 6 {
+		t.Fatalf("pages %v of %d, want [4 5] of 6", numbers, res.Doc.PageCount)
+	}
+	res, err = p.ProcessChunked(t.Context(), extract.TypePDF, bytes.NewReader(pdf), int64(len(pdf)), opts, Chunking{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := res.Chunks
+	defer func() { _ = chunks.Close() }()
+	b, err := chunks.Next()
+	if err != nil || chunks.Count == 0 {
+		t.Fatalf("chunks: %d, %v", chunks.Count, err)
+	}
+	for _, c := range b.Chunks {
+		if c.PageStart < 4 || c.PageEnd > 5 {
+			t.Errorf("chunk %d on pages %d-%d", c.Index, c.PageStart, c.PageEnd)
+		}
+	}
+	opts = extract.Options{CountPages: true}
+	res, err = p.Process(t.Context(), extract.TypePDF, bytes.NewReader(pdf), int64(len(pdf)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Doc.PageCount != 6 || len(res.Doc.Pages) != 0 {
+		t.Errorf("counted: PageCount %d, %d pages", res.Doc.PageCount, len(res.Doc.Pages))
+	}
+}

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/docketq/docket"
@@ -50,15 +51,35 @@ func (t *tenantTx) ChunkAppend(ctx context.Context, documentID string, chunks []
 	return t.chunkWrite(ctx, documentID, chunks, false)
 }
 
-// chunkWrite inserts chunks of a document, after deleting its others when
-// replace is set. The document's row is locked first, as DocumentDelete
-// locks it: chunks never outlive their document.
-func (t *tenantTx) chunkWrite(ctx context.Context, documentID string, chunks []*docket.Chunk, replace bool) error {
+// ChunkDeleteIndexes deletes a document's chunks with an index in
+// [from, to), its row locked first as chunkWrite locks it. Indexes beyond
+// int32 are clamped: no chunk has one.
+func (t *tenantTx) ChunkDeleteIndexes(ctx context.Context, documentID string, from, to int) error {
+	if err := t.lockDoc(ctx, documentID); err != nil {
+		return fmt.Errorf("delete chunks of %s: %w", documentID, err)
+	}
+	clamp := func(i int) int64 { return min(max(int64(i), math.MinInt32), math.MaxInt32) }
+	_, err := t.tx.Exec(ctx, chunkDeleteSQL+` AND idx >= $3 AND idx < $4`, t.tenant, documentID, clamp(from), clamp(to))
+	if err != nil {
+		return fmt.Errorf("delete chunks %d-%d of %s: %w", from, to, documentID, docsError(err))
+	}
+	return nil
+}
+
+// lockDoc locks a document's row, as DocumentDelete locks it, so that
+// chunks never outlive their document; an unknown one is ErrNotFound.
+func (t *tenantTx) lockDoc(ctx context.Context, documentID string) error {
 	var found bool
 	err := t.tx.QueryRow(ctx, `SELECT true FROM docket_documents WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
 		t.tenant, documentID).Scan(&found)
-	if err != nil {
-		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
+	return docsError(err)
+}
+
+// chunkWrite inserts chunks of a document, after deleting its others when
+// replace is set. The document's row is locked first (lockDoc).
+func (t *tenantTx) chunkWrite(ctx context.Context, documentID string, chunks []*docket.Chunk, replace bool) error {
+	if err := t.lockDoc(ctx, documentID); err != nil {
+		return fmt.Errorf("replace chunks of %s: %w", documentID, err)
 	}
 	if replace {
 		if _, err := t.tx.Exec(ctx, chunkDeleteSQL, t.tenant, documentID); err != nil {
@@ -83,7 +104,7 @@ func (t *tenantTx) chunkWrite(ctx context.Context, documentID string, chunks []*
 	if _, err := t.tx.Exec(ctx, searchConfigSQL, t.tenant, configs); err != nil {
 		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))
 	}
-	_, err = t.tx.Exec(ctx, chunkInsertSQL, t.tenant, documentID, idxs, texts, starts, ends, vectors, models, dims, configs, words,
+	_, err := t.tx.Exec(ctx, chunkInsertSQL, t.tenant, documentID, idxs, texts, starts, ends, vectors, models, dims, configs, words,
 		compounds)
 	if err != nil {
 		return fmt.Errorf("replace chunks of %s: %w", documentID, docsError(err))

@@ -23,6 +23,7 @@ const docErrorSQL = `CASE WHEN j.state = 'failed' THEN j.error_message ELSE '' E
 
 // docStatusSQL is the derived status of document d with job j.
 const docStatusSQL = `coalesce(CASE j.state WHEN 'scheduled' THEN 'pending' WHEN 'running' THEN 'processing'
+    WHEN 'waiting' THEN 'processing'
     ELSE j.state END, d.status)`
 
 // docJobJoin joins a document's job, of the same tenant only.

@@ -8,8 +8,9 @@ import (
 )
 
 const (
-	chunkDeleteSQL = `DELETE FROM docket_chunks WHERE tenant_id = ? AND document_id = ?`
-	chunkInsertSQL = `INSERT INTO docket_chunks (document_id, idx, tenant_id, text, page_start, page_end,
+	chunkDeleteSQL      = `DELETE FROM docket_chunks WHERE tenant_id = ? AND document_id = ?`
+	chunkDeleteIndexSQL = chunkDeleteSQL + ` AND idx >= ? AND idx < ?`
+	chunkInsertSQL      = `INSERT INTO docket_chunks (document_id, idx, tenant_id, text, page_start, page_end,
 	model, dimensions, vector, compounds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	chunkListSQL = `SELECT document_id, tenant_id, idx, text, page_start, page_end, model, dimensions
 FROM docket_chunks WHERE tenant_id = ? AND document_id = ? AND idx >= ? ORDER BY idx LIMIT ?`
@@ -27,6 +28,21 @@ func (t *tenantTx) ChunkReplace(ctx context.Context, documentID string, chunks [
 // ChunkAppend adds chunks to a document's.
 func (t *tenantTx) ChunkAppend(ctx context.Context, documentID string, chunks []*docket.Chunk) error {
 	return t.chunkWrite(ctx, documentID, chunks, false)
+}
+
+// ChunkDeleteIndexes deletes a document's chunks with an index in
+// [from, to).
+func (t *tenantTx) ChunkDeleteIndexes(ctx context.Context, documentID string, from, to int) error {
+	if err := t.writable("delete chunks"); err != nil {
+		return err
+	}
+	if err := t.docExists(ctx, documentID); err != nil {
+		return fmt.Errorf("delete chunks: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx, chunkDeleteIndexSQL, t.tenant, documentID, from, to); err != nil {
+		return fmt.Errorf("delete chunks %d-%d of %q: %w", from, to, documentID, docsError(err))
+	}
+	return nil
 }
 
 // chunkWrite inserts chunks of a document, after deleting its others when

@@ -15,7 +15,7 @@ import (
 // The join names the tenant too: a job of another tenant is no job.
 const docStatus = `CASE WHEN j.state IS NULL THEN d.status
 	WHEN j.state IN ('scheduled', 'pending') THEN 'pending'
-	WHEN j.state = 'running' THEN 'processing'
+	WHEN j.state IN ('running', 'waiting') THEN 'processing'
 	ELSE j.state END`
 
 // docError is the error of a document: its job's message when it failed.

@@ -16,6 +16,8 @@ import { plainError, resultRows } from "./results.js";
 export const STAGES = ["queued", "downloading", "parsing", "chunking", "embedding", "analyzing", "completed"];
 const STATUS = { pending: "Queued", processing: "Processing…", completed: "Completed", failed: "Failed", cancelled: "Cancelled" };
 const ENDED = ["completed", "failed", "cancelled"];
+// STEP_KIND is the kind of a step of a long PDF's job: a range of its pages.
+const STEP_KIND = "process_document_pages";
 
 export class DocList {
   constructor(list, empty, onMessage) {
@@ -61,6 +63,7 @@ export class DocList {
   // whether the job is one the page did not know: a new upload or retry,
   // made here or elsewhere.
   putJob(job, fromStream) {
+    if (job.kind === STEP_KIND) { this.putStep(job); return false; }
     const known = this.entries.has(job.document_id);
     const e = this.entry(job.document_id);
     // An event can come before the upload's transaction is visible to a
@@ -70,6 +73,8 @@ export class DocList {
     const fresh = !this.jobs.has(job.id);
     this.jobs.add(job.id);
     if (old && !newer(job, old, fromStream)) return fresh;
+    if (old && old.id !== job.id) e.steps = []; // a new job: its steps are its own
+    if (job.steps) e.steps = job.steps;
     e.job = job;
     this.tp.record(job);
     if (!ENDED.includes(job.stage) && job.stage !== "failed") e.lastStage = job.stage;
@@ -79,6 +84,26 @@ export class DocList {
     const changed = !old || old.id !== job.id || old.status !== job.status;
     if (known && changed && ENDED.includes(job.status)) this.fetchDocument(job.document_id);
     return fresh;
+  }
+
+  // putStep notes that a step of a document's job changed: the job is read
+  // again (at most every half second) for its steps and its progress, which
+  // is theirs while it waits for them.
+  putStep(step) {
+    const e = this.entries.get(step.document_id);
+    if (!e || !e.job) return;
+    if (e.stepsDue) { e.stepsStale = true; return; } // read again after the read due
+    e.stepsDue = setTimeout(async () => {
+      e.stepsStale = false;
+      const job = await getJSON(`/v1/jobs/${encodeURIComponent(e.job.id)}`);
+      e.stepsDue = null;
+      if (job && e.job && job.id === e.job.id) {
+        e.steps = job.steps || [];
+        if (!ENDED.includes(e.job.status)) e.job = job; // its progress is its steps'
+        this.render(e);
+      }
+      if (e.stepsStale) this.putStep(step);
+    }, 500);
   }
 
   // fetchDocument reads a document again until the read shows what the
@@ -112,7 +137,7 @@ export class DocList {
   entry(id) {
     let e = this.entries.get(id);
     if (!e) {
-      e = { id, doc: null, job: null, lastStage: "queued", early: {}, eta: new Eta(), ui: card(id) };
+      e = { id, doc: null, job: null, steps: [], lastStage: "queued", early: {}, eta: new Eta(), ui: card(id) };
       e.ui.cancel.addEventListener("click", () => this.cancel(e));
       e.ui.retry.addEventListener("click", () => this.retry(e));
       e.ui.chunks.addEventListener("toggle", () => { if (e.ui.chunks.open) this.loadChunks(e); });
@@ -191,6 +216,7 @@ export class DocList {
     if (st !== "completed") { e.chunksLoaded = false; ui.chunks.open = false; }
     const fields = d && d.status === "completed" ? d.fields : null;
     renderResults(ui.results, resultRows(e.early, fields, d ? d.warnings : []));
+    renderRanges(ui.ranges, e.steps);
     ui.results.dataset.early = fields ? "false" : "true"; // found so far, not final yet
     this.timing(e, Date.now());
     this.place(e);
@@ -308,6 +334,15 @@ function renderResults(dl, rows) {
 }
 
 // card builds a document's card; render fills it.
+// renderRanges lists the steps of a document's job (its ranges of pages)
+// with their status and percent; hidden when it has none.
+function renderRanges(list, steps) {
+  list.hidden = steps.length === 0;
+  list.replaceChildren(...steps.map((s) => el("li", { "data-status": s.status },
+    el("span", { text: s.first_page ? `pages ${s.first_page}–${s.last_page}` : s.name }),
+    el("span", { class: "muted", text: ` ${STATUS[s.status] || s.status} ${s.status === "completed" ? 100 : s.progress_percent} %` }))));
+}
+
 function card(id) {
   const ui = {};
   ui.name = el("h3", { class: "doc-name" });
@@ -328,12 +363,13 @@ function card(id) {
     el("details", {}, el("summary", { text: "Details" }), ui.errorRaw));
   ui.results = el("dl", { class: "results" });
   ui.chunkList = el("ol", { class: "chunklist" });
+  ui.ranges = el("ol", { class: "ranges", "aria-label": "Page ranges", hidden: true });
   ui.chunks = el("details", { class: "chunks", hidden: true }, el("summary", { text: "Chunks with their pages" }), ui.chunkList);
   ui.li = el("li", { class: "doc", "data-id": id },
     el("div", { class: "doc-head" }, ui.name, ui.badge, el("span", { class: "actions" }, ui.cancel, ui.retry)),
     el("ol", { class: "stepper", "aria-label": "Stages" }, ...ui.steps),
     ui.bar,
     el("p", { class: "doc-meta" }, ui.pct, ui.ahead, ui.eta, ui.elapsed, ui.msg),
-    ui.error, ui.results, ui.chunks);
+    ui.error, ui.results, ui.ranges, ui.chunks);
   return ui;
 }
