@@ -329,7 +329,7 @@ func TestValidateResponses_ReportsMismatches(t *testing.T) {
 	}{
 		{"job as documented", "GET", "/v1/jobs/7", 200, "application/json", full, nil},
 		{"required field missing", "GET", "/v1/jobs/7", 200, "application/json", noStatus,
-			[]string{"getJob", "status 200", "missing property 'status'"}},
+			[]string{"getJob", "status 200", `"status" is missing`}},
 		{"wrong type", "GET", "/v1/jobs/7", 200, "application/json",
 			bytes.Replace(full, []byte(`"attempt":1`), []byte(`"attempt":"1"`), 1), []string{"getJob", "attempt"}},
 		{"status not declared", "GET", "/v1/jobs/7", http.StatusTeapot, "application/problem+json", problem,
