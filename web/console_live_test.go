@@ -200,11 +200,8 @@ func TestDashboard_ConsolePauseTenant(t *testing.T) {
 	p := openConsole(t, e)
 	tenantRow := `#tenants tr[data-tenant]`
 	p.WaitFor("the tenant active", `document.querySelector(`+jsQuote(tenantRow)+`)?.dataset.paused === "false"`, 10*time.Second)
-	p.Click(tenantRow + " button.pause")
-	p.WaitFor("the confirmation", `document.querySelector(`+jsQuote(tenantRow+" button.danger")+`)?.textContent === "Yes, pause"`, 5*time.Second)
-	p.Click(tenantRow + " button.danger")
-	p.WaitFor("the tenant paused", `document.querySelector(`+jsQuote(tenantRow)+`)?.dataset.paused === "true" &&
-		document.querySelector(`+jsQuote(tenantRow)+`).cells[7].textContent === "paused"`, 10*time.Second)
+	confirmAction(t, p, tenantRow, "pause", "true")
+	p.WaitFor("the tenant paused", `document.querySelector(`+jsQuote(tenantRow)+`).cells[7].textContent === "paused"`, 10*time.Second)
 
 	_, job := e.upload("held.txt", memo(1))
 	e.page.WaitFor("the card paused", card("held.txt")+`?.querySelector(".ahead").textContent === "paused"`, wait)
@@ -220,22 +217,55 @@ func TestDashboard_ConsolePauseTenant(t *testing.T) {
 	checkAxeOn(t, p, "console with a paused tenant")
 	screenshot(t, p, "console-paused")
 
-	p.Click(tenantRow + " button.resume")
-	p.Click(tenantRow + " button.danger")
-	p.WaitFor("the tenant resumed", `document.querySelector(`+jsQuote(tenantRow)+`)?.dataset.paused === "false"`, 10*time.Second)
+	confirmAction(t, p, tenantRow, "resume", "false")
 	e.page.WaitFor("the document completed after the resume", card("held.txt")+`?.dataset.status === "completed"`, wait)
 
 	queueRow := `#queues tr[data-queue="documents"]`
 	p.WaitFor("the queue's row", `document.querySelector(`+jsQuote(queueRow)+`)?.dataset.paused === "false"`, 10*time.Second)
-	p.Click(queueRow + " button.pause")
-	p.Click(queueRow + " button.danger")
-	p.WaitFor("the queue paused", `document.querySelector(`+jsQuote(queueRow)+`)?.dataset.paused === "true"`, 10*time.Second)
-	p.Click(queueRow + " button.resume")
-	p.Click(queueRow + " button.danger")
-	p.WaitFor("the queue resumed", `document.querySelector(`+jsQuote(queueRow)+`)?.dataset.paused === "false"`, 10*time.Second)
+	confirmAction(t, p, queueRow, "pause", "true")
+	confirmAction(t, p, queueRow, "resume", "false")
 	e.noPageErrors()
 	if ex := p.Exceptions(); len(ex) > 0 {
 		t.Errorf("the console threw: %q", ex)
+	}
+}
+
+// confirmAction clicks the button of class action in row, then its
+// confirmation, until the row's data-paused reads want. The console redraws
+// a row as its live events arrive: on a loaded machine a redraw between
+// the two clicks dropped the confirmation, and the second click found no
+// button. So each round waits for the confirmation and then for the state,
+// briefly, and starts again from the first click; 30 s is a hang check.
+func confirmAction(t *testing.T, p *webtest.Page, row, action, want string) {
+	t.Helper()
+	danger := `document.querySelector(` + jsQuote(row+" button.danger") + `) !== null`
+	done := `document.querySelector(` + jsQuote(row) + `)?.dataset.paused === ` + jsQuote(want)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if holds(p, done, 0) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %s: data-paused never read %s", row, action, want)
+		}
+		if holds(p, `document.querySelector(`+jsQuote(row+" button."+action)+`) !== null`, 3*time.Second) {
+			p.Click(row + " button." + action)
+			if holds(p, danger, 3*time.Second) {
+				p.Click(row + " button.danger")
+				holds(p, done, 5*time.Second)
+			}
+		}
+	}
+}
+
+// holds polls the JavaScript expression cond on p until it is true or
+// within has passed, and says whether it held.
+func holds(p *webtest.Page, cond string, within time.Duration) bool {
+	for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
+		var ok bool
+		p.Eval(`Boolean(`+cond+`)`, &ok)
+		if ok || time.Now().After(deadline) {
+			return ok
+		}
 	}
 }
 
