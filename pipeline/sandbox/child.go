@@ -81,6 +81,7 @@ func runChild(in io.Reader, out io.Writer, errOut io.Writer) int {
 			fmt.Fprintln(errOut, "sandbox child:", err)
 			return exitProtocol
 		}
+		res.Grown = grown()
 		if err := sendResult(send, res); err != nil {
 			return exitProtocol
 		}

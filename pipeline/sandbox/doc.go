@@ -29,7 +29,10 @@
 // child is gone before Process returns, so the caller's slot is never freed
 // while work it started still runs. Children are reused for the next
 // document after a clean one (up to Config.MaxDocuments) and replaced after
-// any failure.
+// any failure, and once their address space has grown by more than half of
+// Config.MemoryLimit: what a document mapped stays mapped (the PDF engine's
+// memory never shrinks), and the next document, perhaps another tenant's,
+// would find too little left.
 //
 // A program that uses a Pool must call Main first thing in its main
 // function (and tests in TestMain): in a child, Main runs the child and

@@ -263,7 +263,7 @@ func (p *Pool) process(ctx context.Context, typ extract.Type, r io.ReaderAt, siz
 		return nil, err
 	}
 	res, err := c.run(ctx, &p.cfg, requestOf(typ, size, &opts, &p.cfg, ch), r, opts.Progress, ch)
-	p.put(c, err == nil && c.healthy())
+	p.put(c, err == nil && c.healthy() && !c.spent(p.cfg.MemoryLimit))
 	return res, err
 }
 
@@ -356,6 +356,7 @@ type proc struct {
 	exited chan struct{} // closed once the child has exited and been reaped
 	base   int64         // resident memory once ready
 	docs   int
+	grown  int64 // the address space the child has mapped since it started
 
 	mu     sync.Mutex
 	killed error // why the parent killed the child, when it did
@@ -511,6 +512,7 @@ func (c *proc) run(ctx context.Context, cfg *Config, req *request, r io.ReaderAt
 				c.kill()
 				return nil, fmt.Errorf("sandbox: sending the document: %w", err)
 			}
+			c.grown = m.Result.Grown
 			if m.Result.Err != "" {
 				return nil, resultError(m.Result)
 			}
@@ -655,6 +657,13 @@ func (c *proc) healthy() bool {
 		return c.killed == nil
 	}
 }
+
+// spent reports whether c has used half of its memory allowance for good:
+// what a document mapped stays mapped in the child, and counts against
+// its address-space cap, so a child reused after a large document could
+// fail the next one, perhaps another tenant's small one, as too large.
+// Such a child is replaced.
+func (c *proc) spent(limit int64) bool { return c.grown > limit/2 }
 
 // stop ends an idle child: its input closes and it exits; one that does
 // not within a second is killed.

@@ -48,6 +48,9 @@ func usage(pid int) (cpu time.Duration, rss int64, err error) {
 	return time.Duration(n[0]+n[1]+n[2]+n[3]) * clockTick, n[4] * int64(os.Getpagesize()), nil
 }
 
+// startVM is what this child had mapped when it capped its memory.
+var startVM int64
+
 // limitMemory caps this process's address space at what it has mapped now
 // plus limit, and sets the Go runtime's soft limit below it, so that the
 // collector works hard before an allocation fails. Under the race detector,
@@ -58,15 +61,31 @@ func limitMemory(limit int64) error {
 		return nil
 	}
 	debug.SetMemoryLimit(limit * 3 / 4)
-	if race.Enabled {
-		return nil
-	}
 	mapped, err := vmSize()
 	if err != nil {
 		return err
 	}
+	startVM = mapped
+	if race.Enabled {
+		return nil
+	}
 	max := uint64(mapped + limit)
 	return syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: max, Max: max})
+}
+
+// grown returns how far this child's address space has grown since it
+// capped it. What a document mapped stays mapped (the PDF engine's memory
+// never shrinks, nor do the Go runtime's reservations), so it is what the
+// next document may no longer use.
+func grown() int64 {
+	if startVM == 0 {
+		return 0
+	}
+	now, err := vmSize()
+	if err != nil {
+		return 0
+	}
+	return now - startVM
 }
 
 // vmSize returns the address space this process has mapped, in bytes.

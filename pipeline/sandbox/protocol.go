@@ -114,4 +114,8 @@ type result struct {
 	Result *Result
 	Err    string
 	Reason string
+	// Grown is how far the child's address space has grown since it
+	// started: the parent replaces a child that grew past half its
+	// allowance (see proc.spent).
+	Grown int64
 }

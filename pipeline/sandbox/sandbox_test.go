@@ -98,6 +98,41 @@ func TestProcess_ReusesChild(t *testing.T) {
 	}
 }
 
+// TestProcess_ReplacesSpentChild: what a document maps stays mapped in
+// its child (the PDF engine's memory never shrinks), so a child that grew
+// past half its memory allowance is replaced rather than handed the next
+// document, which would find too little left and fail as too large (the
+// second of two small PDFs in a row did, in a child of 128 MiB).
+func TestProcess_ReplacesSpentChild(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, Config{Procs: 1, MemoryLimit: 128 << 20})
+	idle := func() (pid int, grown int64) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if len(p.idle) == 0 {
+			return 0, 0
+		}
+		return p.idle[0].cmd.Process.Pid, p.idle[0].grown
+	}
+	for range 2 {
+		if _, err := run(t, p, t.Context(), extract.TypeText, []byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pid, grown := idle(); pid == 0 {
+		t.Fatalf("child of a small text replaced (grew %d MiB)", grown>>20)
+	}
+	pdf := xt.ProsePDF(3).Bytes()
+	for i := range 3 {
+		if _, err := run(t, p, t.Context(), extract.TypePDF, pdf); err != nil {
+			t.Fatalf("PDF %d: %v", i+1, err)
+		}
+		if pid, grown := idle(); pid != 0 && grown > 64<<20 {
+			t.Errorf("PDF %d: child %d kept after it grew %d MiB of its 128", i+1, pid, grown>>20)
+		}
+	}
+}
+
 // TestProcess_CPULimit: a document that needs more CPU time than its
 // limit fails as too slow, and its child is gone when Process returns.
 func TestProcess_CPULimit(t *testing.T) {
