@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -36,6 +37,13 @@ func Start(opts Options) (*Cluster, error) {
 		c.external = url
 		c.prefix = "docket_" + randomHex(4) + "_"
 	} else {
+		if os.Getenv(EnvStats) != "" {
+			opts.Settings = maps.Clone(opts.Settings)
+			if opts.Settings == nil {
+				opts.Settings = map[string]string{}
+			}
+			maps.Copy(opts.Settings, statsSettings())
+		}
 		srv, err := startServer(opts)
 		if err != nil {
 			return nil, err
@@ -55,6 +63,11 @@ func Start(opts Options) (*Cluster, error) {
 func (c *Cluster) Stop() error {
 	if c.srv == nil {
 		return c.dropDatabase(c.template)
+	}
+	if dir := os.Getenv(EnvStats); dir != "" {
+		if err := c.writeStats(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
 	}
 	return c.srv.destroy()
 }

@@ -215,3 +215,26 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// cpu returns the CPU time the server has used so far, its ended backends
+// included (the postmaster reaps them), as text: "12.3s", or "unknown"
+// where /proc cannot tell.
+func (s *server) cpu() string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.pid()))
+	if err != nil {
+		return "unknown"
+	}
+	// The fields after the command's closing parenthesis: utime, stime,
+	// cutime and cstime are the 12th to 15th of them, in clock ticks.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 15 {
+		return "unknown"
+	}
+	ticks := 0
+	for _, v := range f[11:15] {
+		n, _ := strconv.Atoi(v)
+		ticks += n
+	}
+	return fmt.Sprintf("%.1fs", float64(ticks)/100)
+}
