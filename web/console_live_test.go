@@ -121,7 +121,7 @@ func TestDashboard_ConsoleLive(t *testing.T) {
 
 	e.upload("live.txt", memo(1))
 	p.WaitFor("the document running", stateIs("running", 1), 10*time.Second)
-	p.WaitFor("the tenant's running job", `document.querySelector("#tenants tr[data-tenant]")?.cells[5].textContent === "1"`, 10*time.Second)
+	p.WaitFor("the tenant's running job", `document.querySelector("#tenants tr[data-tenant]")?.cells[6].textContent === "1"`, 10*time.Second)
 	e.embed.open()
 	p.WaitFor("the completion in the counts and the chart", stateIs("running", 0)+" && "+stateIs("completed", 1)+
 		` && document.querySelector("#throughput rect.ok")`, wait)
@@ -201,7 +201,7 @@ func TestDashboard_ConsolePauseTenant(t *testing.T) {
 	tenantRow := `#tenants tr[data-tenant]`
 	p.WaitFor("the tenant active", `document.querySelector(`+jsQuote(tenantRow)+`)?.dataset.paused === "false"`, 10*time.Second)
 	confirmAction(t, p, tenantRow, "pause", "true")
-	p.WaitFor("the tenant paused", `document.querySelector(`+jsQuote(tenantRow)+`).cells[7].textContent === "paused"`, 10*time.Second)
+	p.WaitFor("the tenant paused", `document.querySelector(`+jsQuote(tenantRow)+`).cells[8].textContent === "paused"`, 10*time.Second)
 
 	_, job := e.upload("held.txt", memo(1))
 	e.page.WaitFor("the card paused", card("held.txt")+`?.querySelector(".ahead").textContent === "paused"`, wait)
@@ -213,7 +213,7 @@ func TestDashboard_ConsolePauseTenant(t *testing.T) {
 	if j.Status != "pending" {
 		t.Fatalf("the paused tenant's job is %s, want pending", j.Status)
 	}
-	p.WaitFor("one waiting", `document.querySelector(`+jsQuote(tenantRow)+`).cells[4].textContent === "1"`, 10*time.Second)
+	p.WaitFor("one waiting", `document.querySelector(`+jsQuote(tenantRow)+`).cells[5].textContent === "1"`, 10*time.Second)
 	checkAxeOn(t, p, "console with a paused tenant")
 	screenshot(t, p, "console-paused")
 

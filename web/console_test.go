@@ -24,7 +24,7 @@ func TestDashboard_ConsoleStuckJobRequeued(t *testing.T) {
 
 	p := openConsole(t, e)
 	p.WaitFor("the tenant with its running job", `[...document.querySelectorAll("#tenants tr")].some((tr) =>
-		tr.cells[0].textContent === "acme" && tr.cells[1].textContent === "starter" && tr.cells[5].textContent === "1")`, 10*time.Second)
+		tr.cells[0].textContent === "acme" && tr.cells[1].textContent === "starter" && tr.cells[3].textContent === "2" && tr.cells[6].textContent === "1")`, 10*time.Second)
 	p.WaitFor("one running job in queue health", `[...document.querySelectorAll("#states tr")].some((tr) =>
 		tr.cells[1].textContent === "running" && tr.cells[2].textContent === "1")`, 10*time.Second)
 
@@ -81,11 +81,19 @@ func consoleKeys(t *testing.T, e *env, p *webtest.Page) {
 	p.Click(`#tenants tr[data-tenant] button.manage`)
 	p.WaitFor("the tenant's one key", `document.querySelectorAll("#tenants tr.keysrow tbody tr").length === 1`, 10*time.Second)
 
-	// Two documents at once from now on.
+	// Two documents at once from now on, and a weight of 5 instead of
+	// the starter plan's 2.
 	p.Type(`#tenants form.settings input[type=number]`, "2")
+	p.Type(`#tenants form.settings input[id$="-weight"]`, "5")
 	p.Click(`#tenants form.settings button[type=submit]`)
-	p.WaitFor("the new limit", `document.querySelector("#actionmsg").textContent === "acme: starter plan, 2 at once, 50 uploads per hour" &&
-		document.querySelector("#tenants tr[data-tenant]").cells[2].textContent === "2"`, 10*time.Second)
+	p.WaitFor("the new limit and weight", `document.querySelector("#actionmsg").textContent === "acme: starter plan, 2 at once, 50 uploads per hour, weight 5" &&
+		document.querySelector("#tenants tr[data-tenant]").cells[2].textContent === "2" &&
+		document.querySelector("#tenants tr[data-tenant]").cells[3].textContent === "5"`, 10*time.Second)
+	var tenants struct{ Tenants []httpapi.TenantView }
+	e.adminGet("/v1/admin/tenants", &tenants)
+	if len(tenants.Tenants) != 1 || tenants.Tenants[0].Weight != 5 || tenants.Tenants[0].EffectiveWeight != 5 {
+		t.Errorf("tenants %+v, want acme at weight 5", tenants.Tenants)
+	}
 
 	before := keyIDs()
 	p.Click(`#tenants tr.keysrow p button`)

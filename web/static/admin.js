@@ -261,10 +261,11 @@ function renderTenants(list, depth) {
     const base = `/v1/admin/tenants/${encodeURIComponent(t.id)}`;
     const pause = action(t.paused ? "Resume" : "Pause", "tenant " + t.name, `${base}/${t.paused ? "resume" : "pause"}`);
     pause.append(toggle);
-    rows.push(el("tr", { "data-tenant": t.id, "data-paused": String(!!t.paused) }, ...cells(t.name, t.plan, t.concurrency, t.uploads_per_hour,
-      d.pending, d.running, secs(d.oldest_pending_age_seconds), t.paused ? "paused" : "active"), pause));
+    const weight = el("td", { text: String(t.effective_weight), title: t.weight > 0 ? "set for this tenant" : `the ${t.plan} plan's` });
+    rows.push(el("tr", { "data-tenant": t.id, "data-paused": String(!!t.paused) }, ...cells(t.name, t.plan, t.concurrency), weight,
+      ...cells(t.uploads_per_hour, d.pending, d.running, secs(d.oldest_pending_age_seconds), t.paused ? "paused" : "active"), pause));
     if (openKeys === t.id) {
-      const td = el("td", { colSpan: 9, class: "keys" });
+      const td = el("td", { colSpan: 10, class: "keys" });
       rows.push(el("tr", { class: "keysrow" }, td));
       loadKeys(t, td);
     }
@@ -296,24 +297,27 @@ async function loadKeys(t, td) {
 }
 
 // settings is a form that changes a tenant's plan, how many of its
-// documents run at once and its uploads per hour (0: the plan's).
+// documents run at once, its uploads per hour and its weight (0: the
+// plan's, for both).
 function settings(t, base) {
   const id = (n) => `t-${t.id}-${n}`;
   const plan = el("select", { id: id("plan") }, ...["free", "starter", "pro", "enterprise"].map((p) => el("option", { text: p, selected: p === t.plan })));
   const conc = el("input", { id: id("conc"), type: "number", min: 1, max: 1000, value: t.concurrency });
   const rate = el("input", { id: id("rate"), type: "number", min: 0, value: t.rate_limit });
+  const weight = el("input", { id: id("weight"), type: "number", min: 0, max: 1000, value: t.weight });
   const form = el("form", { class: "inline settings" },
     el("label", { for: id("plan"), text: "Plan" }), plan,
     el("label", { for: id("conc"), text: "Documents at once" }), conc,
     el("label", { for: id("rate"), text: "Uploads per hour (0: the plan's)" }), rate,
+    el("label", { for: id("weight"), text: "Weight, its share of the workers (0: the plan's)" }), weight,
     el("button", { type: "submit", text: "Save" }));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     try {
-      const body = JSON.stringify({ plan: plan.value, concurrency: Number(conc.value), rate_limit: Number(rate.value) });
+      const body = JSON.stringify({ plan: plan.value, concurrency: Number(conc.value), rate_limit: Number(rate.value), weight: Number(weight.value) });
       const res = await admin(base, { method: "PATCH", headers: { "Content-Type": "application/json" }, body });
       const u = res.tenant || res;
-      setText($("actionmsg"), `${t.name}: ${u.plan} plan, ${u.concurrency} at once, ${u.uploads_per_hour} uploads per hour`);
+      setText($("actionmsg"), `${t.name}: ${u.plan} plan, ${u.concurrency} at once, ${u.uploads_per_hour} uploads per hour, weight ${u.effective_weight}`);
     } catch (e) {
       setText($("actionmsg"), `${t.name}: ${e.message}`);
     }
