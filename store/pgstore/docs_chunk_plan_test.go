@@ -23,18 +23,9 @@ func TestChunkPlans_Explain(t *testing.T) {
 	f := setup(t)
 	f.exec(`INSERT INTO docket_tenants (id, name, plan) VALUES ('t', 't', 'free')`)
 	f.exec(`INSERT INTO docket_documents (id, tenant_id, filename) SELECT 'd' || g, 't', 'f' || g FROM generate_series(0, 999) g`)
-	// The full-text index is built once after the fill, from its own
-	// definition: filled row by row (fastupdate is off) it took most of
-	// the test's time.
-	var tsvIndex string
-	if err := f.d.Pool().QueryRow(f.ctx, `SELECT indexdef FROM pg_indexes WHERE indexname = 'docket_chunks_tsv'`).Scan(&tsvIndex); err != nil {
-		t.Fatal(err)
-	}
-	f.exec(`DROP INDEX docket_chunks_tsv`)
-	f.exec(`INSERT INTO docket_chunks (tenant_id, document_id, idx, text, model, dimensions)
+	f.fillChunks(`INSERT INTO docket_chunks (tenant_id, document_id, idx, text, model, dimensions)
 SELECT 't', 'd' || (g / 1000), g % 1000, 'chunk ' || g || ' word' || (g % 1000) || ' common text', 'm', 0
 FROM generate_series(0, 999999) g`)
-	f.exec(tsvIndex)
 	f.exec(`INSERT INTO docket_search_configs (tenant_id, config) VALUES ('t', 'english')`)
 	f.exec(`ANALYZE`)
 	cases := []struct {

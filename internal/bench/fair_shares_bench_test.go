@@ -1,4 +1,4 @@
-package sqlite_test
+package bench
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/docketq/docket/queue/driver"
 )
 
-// BenchmarkFairShares runs a worker of 8 slots (tenant limits 64, out of
+// BenchmarkFairShares runs, on each driver, a worker of 8 slots (tenant limits 64, out of
 // the way) over two tenants with deep backlogs,
 // "big" of cost-500 jobs and "small" of cost-1 jobs, whose handlers sleep
 // 20 µs per unit of cost, for three seconds per iteration (claims 200 µs
@@ -21,32 +21,34 @@ import (
 // cost with weights 1:4 (small 4), and by count (every job declared cost
 // 1, the handlers sleeping as before): the order of before.
 //
-//	go test -run '^$' -bench FairShares -benchtime 3x ./sqlite
+//	go test -run '^$' -bench FairShares -benchtime 3x ./internal/bench
 func BenchmarkFairShares(b *testing.B) {
-	for _, c := range []struct {
-		name        string
-		byCost      bool
-		smallWeight int
-	}{{"cost", true, 1}, {"cost-weights-1-4", true, 4}, {"count", false, 1}} {
-		b.Run(c.name, func(b *testing.B) {
-			var big, small float64
-			for range b.N {
-				bg, sm := fairRun(b, c.byCost, c.smallWeight, 3*time.Second)
-				big, small = big+bg, small+sm
-			}
-			b.ReportMetric(100*big/(big+small), "%big")
-			b.ReportMetric(100*small/(big+small), "%small")
-		})
+	for _, kind := range driverKinds {
+		for _, c := range []struct {
+			name        string
+			byCost      bool
+			smallWeight int
+		}{{"cost", true, 1}, {"cost-weights-1-4", true, 4}, {"count", false, 1}} {
+			b.Run(kind+"/"+c.name, func(b *testing.B) {
+				var big, small float64
+				for range b.N {
+					bg, sm := fairRun(b, kind, c.byCost, c.smallWeight, 3*time.Second)
+					big, small = big+bg, small+sm
+				}
+				b.ReportMetric(100*big/(big+small), "%big")
+				b.ReportMetric(100*small/(big+small), "%small")
+			})
+		}
 	}
 }
 
 // fairRun fills the backlogs, runs the worker for d and returns the cost
 // each tenant completed in that time.
-func fairRun(b *testing.B, byCost bool, smallWeight int, d time.Duration) (big, small float64) {
+func fairRun(b *testing.B, kind string, byCost bool, smallWeight int, d time.Duration) (big, small float64) {
 	b.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	drv := benchDriver(b, "NORMAL")
+	drv := benchEnv(b, kind).Driver
 	client := queue.NewClient(drv, queue.ClientConfig{})
 	x := drv.Executor()
 	if err := x.QueueConfigSet(ctx, &driver.QueueConfigParams{Queue: "fair", DefaultTenantLimit: 64}); err != nil {
