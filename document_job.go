@@ -30,6 +30,10 @@ type DocumentPagesArgs struct {
 	DocumentID string `json:"document_id"`
 	FirstPage  int    `json:"first_page"`
 	LastPage   int    `json:"last_page"`
+	// Result, when set, is the range's result, found by the document job,
+	// which processed the first range itself (its parse told the page
+	// count): the step records it and parses nothing.
+	Result json.RawMessage `json:"result,omitempty"`
 }
 
 // DocumentJob is the document job's kind with its argument type: uploads

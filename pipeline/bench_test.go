@@ -13,14 +13,17 @@ import (
 
 // BenchmarkProcess10PagePDF measures documents per minute end to end: the
 // upload's blob write and transaction, then a worker (2 slots) running the
-// Processor on a generated 10-page PDF through to the committed result,
-// parsed in process and in the sandbox's child processes (two, one per
-// slot).
+// Processor, configured as the service's (RangePages), on a generated
+// 10-page PDF through to the committed result, parsed in process and in
+// the sandbox's child processes (two, one per slot).
 func BenchmarkProcess10PagePDF(b *testing.B) {
+	cfg := pipeline.Config{RangePages: pipeline.DefaultRangePages}
 	for _, backend := range backends {
-		b.Run(backend, func(b *testing.B) { benchmarkProcess(b, backend, pipeline.Config{}) })
+		b.Run(backend, func(b *testing.B) { benchmarkProcess(b, backend, cfg) })
 		b.Run(backend+"/sandbox", func(b *testing.B) {
-			benchmarkProcess(b, backend, pipeline.Config{Sandbox: newSandbox(b, sandbox.Config{Procs: 2})})
+			cfg := cfg
+			cfg.Sandbox = newSandbox(b, sandbox.Config{Procs: 2})
+			benchmarkProcess(b, backend, cfg)
 		})
 	}
 }

@@ -39,12 +39,14 @@
 //
 // A PDF of more than Config.RangePages pages (the service's
 // --range-pages, default 32; 0 keeps every document one job) is processed
-// as a workflow (queue.Task.Spawn). Its document job counts the pages
-// (extract.Options.CountPages, in the sandbox's child when there is one),
-// starts a step per range of RangePages pages, jobs of kind [RangeKind]
+// as a workflow (queue.Task.Spawn). Its document job parses the first
+// range of RangePages pages, which tells it the page count (a shorter PDF
+// is done then, as one job, with no other parse); it finishes that range
+// as a step would, and starts a step per range, jobs of kind [RangeKind]
 // in the same queue and tenant named "pages-0001-0032", "pages-0033-0064"
 // and so on, and waits for them without holding a slot
-// (queue.AwaitChildren); the document is processing meanwhile. Each step
+// (queue.AwaitChildren); the document is processing meanwhile. The first
+// step's arguments hold its result, which it records; each other step
 // extracts only its pages (extract.Options.Pages: the others are never
 // loaded), splits, embeds and saves their chunks, and records what it
 // found (fields, page and chunk counts, warnings) as its job's result

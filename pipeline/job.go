@@ -32,7 +32,8 @@ type job struct {
 	title  string
 	active bool
 	warns  []string
-	pages  int             // how many the document has
+	pages  int             // how many the parse read (the range's, in a step)
+	total  int             // how many a PDF has, whatever range was read
 	chunks *sandbox.Chunks // read a batch at a time by embed, closed by run
 	nchunk int             // how many chunks the document has
 	dims   int             // of the vectors, once the first is computed
@@ -64,6 +65,11 @@ func (j *job) runWhole(ctx context.Context, ra *openBlob) error {
 	if err := j.process(ctx, ra); err != nil {
 		return err
 	}
+	return j.finish(ctx)
+}
+
+// finish splits, embeds, analyses and saves the document parsed whole.
+func (j *job) finish(ctx context.Context) error {
 	defer func() { _ = j.chunks.Close() }()
 	for _, step := range []func(context.Context) error{j.split, j.embed, j.analyze} {
 		if err := step(ctx); err != nil {
@@ -178,7 +184,7 @@ func (j *job) parse(ctx context.Context, r io.ReaderAt, size int64) error {
 		return err
 	}
 	doc := res.Doc
-	j.pages, j.title, j.active, j.analysis = len(doc.Pages), doc.Title, doc.ActiveContent, res.Fields
+	j.pages, j.total, j.title, j.active, j.analysis = len(doc.Pages), doc.PageCount, doc.Title, doc.ActiveContent, res.Fields
 	j.chunks, j.nchunk = res.Chunks, res.Chunks.Count
 	j.warns = append([]string{}, doc.Warnings...) // never nil once processed
 	j.early = earlyOverview(res.Fields)

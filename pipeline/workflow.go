@@ -10,7 +10,6 @@ import (
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/embedding"
 	"github.com/docketq/docket/pipeline/extract"
-	"github.com/docketq/docket/pipeline/sandbox"
 	"github.com/docketq/docket/queue"
 )
 
@@ -51,6 +50,13 @@ func ranges(n, size int) []extract.PageRange {
 // has more than RangePages pages, else as one job. A document job that
 // spawned its steps already (it is running again once they have all
 // finished, or after losing its lease) goes on with them.
+//
+// The job parses the first range, which tells it the page count: a PDF of
+// no more pages is then done, as one job, with no parse but that one. Of a
+// longer one the job finishes the first range as its step would (its
+// chunks saved under the range's indexes, fenced by this job's lease) and
+// spawns the steps, the first's result in its arguments: that step only
+// records it.
 func (j *job) runWorkflow(ctx context.Context) error {
 	steps, err := j.task.Children(ctx)
 	if err != nil {
@@ -59,58 +65,37 @@ func (j *job) runWorkflow(ctx context.Context) error {
 	if len(steps) > 0 {
 		return j.resume(ctx, steps)
 	}
-	ra, err := j.download(ctx)
+	j.rng = &extract.PageRange{First: 1, Last: j.p.cfg.RangePages}
+	if err := j.process(ctx, nil); err != nil {
+		return err
+	}
+	if j.total <= j.p.cfg.RangePages {
+		j.rng = nil // the range was the whole document
+		return j.finish(ctx)
+	}
+	if int64(j.total)*chunkStride > math.MaxInt32 { // chunk indexes are 32 bits in PostgreSQL
+		_ = j.chunks.Close()
+		return rejected(fmt.Errorf("pdf: %d pages: %w", j.total, extract.ErrTooLarge))
+	}
+	first, err := j.finishRange(ctx)
 	if err != nil {
 		return err
 	}
-	n, err := j.countPages(ctx, ra)
-	if err != nil {
-		_ = ra.Close()
-		return err
-	}
-	if n <= j.p.cfg.RangePages {
-		return j.runWhole(ctx, ra)
-	}
-	_ = ra.Close()
-	return j.spawn(ctx, n)
+	return j.spawn(ctx, j.total, first)
 }
 
-// countPages returns how many pages the PDF in ra has, opening it where
-// it would be parsed (the sandbox's child, when there is one) and reading
-// no page.
-func (j *job) countPages(ctx context.Context, ra *openBlob) (int, error) {
-	if err := j.progress.enter(ctx, StageParsing, "counting pages", nil); err != nil {
-		return 0, fmt.Errorf("progress: %w", err)
-	}
-	opts := j.p.cfg.Extract
-	opts.CountPages, opts.Progress = true, nil
-	var (
-		res *sandbox.Result
-		err error
-	)
-	if sb := j.p.cfg.Sandbox; sb != nil {
-		res, err = sb.Process(ctx, j.typ, ra, ra.size, opts)
-	} else {
-		res, err = sandbox.InProcess(ctx, j.typ, ra, ra.size, opts)
-	}
-	if err := parseErr(err, j.p.cfg.BusyDelay); err != nil {
-		return 0, err
-	}
-	n := res.Doc.PageCount
-	if int64(n)*chunkStride > math.MaxInt32 { // chunk indexes are 32 bits in PostgreSQL
-		return 0, rejected(fmt.Errorf("pdf: %d pages: %w", n, extract.ErrTooLarge))
-	}
-	return n, nil
-}
-
-// spawn starts a step per range of the document's n pages, and waits for
-// them.
-func (j *job) spawn(ctx context.Context, n int) error {
+// spawn starts a step per range of the document's n pages, the first with
+// its result (first) found already, and waits for them.
+func (j *job) spawn(ctx context.Context, n int, first json.RawMessage) error {
 	rs := ranges(n, j.p.cfg.RangePages)
 	steps := make([]*queue.Step, len(rs))
 	for i, r := range rs {
+		args := RangeArgs{DocumentID: j.docID, FirstPage: r.First, LastPage: r.Last}
+		if i == 0 {
+			args.Result = first
+		}
 		steps[i] = &queue.Step{Name: stepName(r.First, r.Last), EnqueueParams: queue.EnqueueParams{
-			Kind: RangeKind, Args: RangeArgs{DocumentID: j.docID, FirstPage: r.First, LastPage: r.Last},
+			Kind: RangeKind, Args: args,
 			MaxAttempts: j.task.Job.MaxAttempts, Priority: j.task.Job.Priority,
 			Cost: max(1, j.task.Job.Cost*(r.Last-r.First+1)/n), // the document's, shared by pages
 		}}
@@ -195,26 +180,40 @@ func (p *Processor) workRange(ctx context.Context, t *queue.Task) error {
 	if j.typ != extract.TypePDF {
 		return queue.Permanent(fmt.Errorf("rejected_input: document %s is %s: only a PDF has page ranges", j.docID, j.typ))
 	}
+	if len(args.Result) > 0 { // the document job did this range
+		t.SetResult(args.Result)
+		return nil
+	}
 	if err := j.process(ctx, nil); err != nil {
 		return err
 	}
+	res, err := j.finishRange(ctx)
+	if err != nil {
+		return err
+	}
+	t.SetResult(res)
+	return j.progress.failed()
+}
+
+// finishRange splits, embeds and saves the range parsed, and returns its
+// result.
+func (j *job) finishRange(ctx context.Context) (json.RawMessage, error) {
 	defer func() { _ = j.chunks.Close() }()
 	for _, step := range []func(context.Context) error{j.split, j.embed} {
 		if err := step(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if j.nchunk == 0 { // no batch replaced an earlier attempt's
 		if err := j.saveNoChunks(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	res, err := json.Marshal(j.rangeResult())
 	if err != nil {
-		return fmt.Errorf("range result: %w", err)
+		return nil, fmt.Errorf("range result: %w", err)
 	}
-	t.SetResult(res)
-	return j.progress.failed()
+	return res, nil
 }
 
 // saveNoChunks deletes the chunks an earlier attempt of a step without any
