@@ -206,8 +206,8 @@ func (d *deployment) waitEvent(t *testing.T, id, what string, match func(jobEven
 func (d *deployment) killWorkerMidJob(t *testing.T) []string {
 	t.Helper()
 	ids := []string{
-		upload(t, d.srv, "big-a.txt", append([]byte("A.\n\n"), bigText(8<<20)...)),
-		upload(t, d.srv, "big-b.txt", append([]byte("B.\n\n"), bigText(8<<20)...)),
+		upload(t, d.srv, "big-a.txt", append([]byte("A.\n\n"), bigText(2<<20)...)),
+		upload(t, d.srv, "big-b.txt", append([]byte("B.\n\n"), bigText(2<<20)...)),
 	}
 	victim, job, at := d.waitRunningOnWorker(t, ids, 30*time.Second)
 	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -216,9 +216,10 @@ func (d *deployment) killWorkerMidJob(t *testing.T) []string {
 	victim.wait(t, 10*time.Second)
 	t.Logf("killed %s (pid %d) running job %s (attempt %d) at %d%%", victim.name, victim.pid(), job, at.attempt, at.progress)
 
-	// Two 8 MB documents, one of them run again after the lease: on a
-	// loaded 2-core CI run this took 45-51 s (search indexing their chunks
-	// included), so the bound is twice that.
+	// Two 2 MB documents, one of them run again after the lease: long
+	// enough to be caught part way (the progress is polled every 20 ms),
+	// where two of 8 MB took 45-66 s of a loaded 2-core run. The bound is
+	// that of the larger ones.
 	for _, id := range ids {
 		waitJob(t, d.srv, id, "completed", 90*time.Second)
 	}
