@@ -26,7 +26,7 @@ func TestProcessor_BombTable(t *testing.T) {
 		t.Skip("parses the whole bomb table (tens of seconds on two cores)")
 	}
 	// The PDF bombs go through the sandbox, as serve and worker parse them: a
-	// child of 128 MiB (256 in the nightly tier) stops a title or flate bomb
+	// child of 192 MiB (256 in the nightly tier) stops a title or flate bomb
 	// in a second or two, where in process it runs to the parse deadline.
 	// The DOCX bombs, which the parser's own limits end at once, run in
 	// process, so that the test spends a child start only where it must.

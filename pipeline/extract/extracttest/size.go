@@ -3,7 +3,7 @@
 package extracttest
 
 // The bomb tests' sizes. PDFium inflates a title or flate bomb up to its memory cap, so the caps
-// set the tests' time: `make test` runs them at a quarter (the RSS tests) or half (the sandboxed
+// set the tests' time: `make test` runs them at a quarter (the RSS tests) or three quarters (the sandboxed
 // bomb table) of the production defaults, the nightly tier (-tags nightly) at the defaults. The
 // checks are the same at either size: the peak stays within what the budget reckons the parse
 // at, which scales with the cap, and every bomb ends with its reason.
@@ -13,5 +13,5 @@ const (
 	BombPDFMemoryLimit = 64 << 20
 	// BombSandboxMemoryLimit is a sandbox child's memory limit (sandbox.Config.MemoryLimit)
 	// in the bomb table.
-	BombSandboxMemoryLimit = 128 << 20
+	BombSandboxMemoryLimit = 192 << 20
 )
