@@ -91,13 +91,13 @@ func (j *job) spawn(ctx context.Context, n int, first json.RawMessage) error {
 	steps := make([]*queue.Step, len(rs))
 	for i, r := range rs {
 		args := RangeArgs{DocumentID: j.docID, FirstPage: r.First, LastPage: r.Last}
+		cost := max(1, j.task.Job.Cost*(r.Last-r.First+1)/n) // the document's, shared by pages
 		if i == 0 {
-			args.Result = first
+			args.Result, cost = first, 1 // done: this job's cost paid for it
 		}
 		steps[i] = &queue.Step{Name: stepName(r.First, r.Last), EnqueueParams: queue.EnqueueParams{
 			Kind: RangeKind, Args: args,
-			MaxAttempts: j.task.Job.MaxAttempts, Priority: j.task.Job.Priority,
-			Cost: max(1, j.task.Job.Cost*(r.Last-r.First+1)/n), // the document's, shared by pages
+			MaxAttempts: j.task.Job.MaxAttempts, Priority: j.task.Job.Priority, Cost: cost,
 		}}
 	}
 	msg := fmt.Sprintf("parsing %d pages in %d ranges", n, len(rs))
