@@ -11,11 +11,12 @@ import (
 	"github.com/docketq/docket/web/webtest/firefox"
 )
 
-// pipelineWait bounds the wait for the uploaded PDF to be processed. The
-// first parse compiles the PDF engine's WebAssembly module: under -race on a
-// loaded 2-core box (CI beside other test packages) that alone took over a
-// minute once, the card at "parsing 5 %" when a one-minute wait ran out.
-// A poll with a deadline: a run that passes does not wait it out.
+// pipelineWait bounds the wait for an uploaded PDF to be processed. On a
+// machine whose compilation cache is empty, the first parse compiles the PDF
+// engine's WebAssembly module: on a loaded 2-core box (CI beside other test
+// packages) that alone took over a minute, the job at "parsing 5 %" when a
+// one-minute wait ran out. A poll with a deadline: a run that passes does not
+// wait it out.
 const pipelineWait = 3 * time.Minute
 
 // The dashboard in a real headless Firefox (Debian's firefox-esr, over

@@ -158,7 +158,7 @@ func checkTenantsWhileServing(t *testing.T, dataDir string, srv server) {
 func checkFailedLogged(t *testing.T, srv server, stderr *syncBuffer) string {
 	t.Helper()
 	id := upload(t, srv, "broken.pdf", []byte("%PDF-1.7\n%%EOF\n"))
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(pipelineWait) // the first parse may compile the PDF engine
 	var job map[string]any
 	for getJSON(t, srv, "/v1/jobs/"+id, &job); job["status"] != "failed"; getJSON(t, srv, "/v1/jobs/"+id, &job) {
 		if time.Now().After(deadline) {
