@@ -114,6 +114,7 @@ func stateIs(state string, n int) string {
 // it reconnects and goes on; while no stream can be had it polls, and
 // goes live again once one can. While nothing changes it sends no request.
 func TestDashboard_ConsoleLive(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 1, 0)
 	e.embed.hold()
 	p := openConsole(t, e)
@@ -189,6 +190,7 @@ func TestDashboard_ConsoleLive(t *testing.T) {
 // a queue position, and does not start; resumed from the console, it runs
 // to completion. A queue is paused and resumed from its row the same way.
 func TestDashboard_ConsolePauseTenant(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 1, 0)
 	// The pause routes come from another change; until they are served
 	// this test waits for them by skipping.

@@ -17,6 +17,7 @@ import (
 // jobs with why, and requeued from there it runs to completion. Queue
 // health, the 24-hour charts and the tenant's backlog are shown with it.
 func TestDashboard_ConsoleStuckJobRequeued(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 1, 0)
 	e.embed.hold()
 	_, job := e.upload("stuck.txt", memo(1))

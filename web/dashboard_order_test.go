@@ -20,6 +20,7 @@ const cardNames = `[...document.querySelectorAll("#doclist li.doc")].map((li) =>
 // waited its turn says it took the time its attempt ran (started_at to
 // completed_at), not the wait before it, live and after a reload.
 func TestDashboard_OrderAndTook(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 1, 0)
 	for i := 1; i <= 3; i++ {
 		e.upload(fmt.Sprintf("done-%d.txt", i), memo(i))

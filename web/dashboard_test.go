@@ -70,6 +70,7 @@ func checkAxeOn(t *testing.T, p *webtest.Page, view string) {
 // indexed (early results), and reaches completed 100 % with its title and
 // language.
 func TestDashboard_UploadPDF(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 1, 0)
 	e.embed.hold()
 	pdf := writeFile(t, "survey.pdf", surveyPDF())
@@ -146,6 +147,7 @@ func TestDashboard_UploadPDF(t *testing.T) {
 // Cancel stops a waiting document before it runs and a running one in the
 // middle; both then offer Retry.
 func TestDashboard_Cancel(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 1, 0)
 	e.embed.hold()
 	e.upload("running.txt", memo(1))
@@ -197,6 +199,7 @@ func checkStages(t *testing.T, seen []string) {
 // its card counts down: 2 documents ahead, 1, next in line; its estimate
 // says "estimating…" until a document has completed, then never counts up.
 func TestDashboard_QueuePosition(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 1, 0)
 	e.embed.hold()
 	e.page.Eval(observe, nil)
@@ -275,6 +278,7 @@ func etaSeconds(text string) (int, bool) {
 // they were. Once the service works again, Retry processes the first to
 // the end, and the new job links to the failed one.
 func TestDashboard_RetryFailed(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 1, 0)
 	e.embed.refuse(fmt.Errorf("%w: monthly quota used up", embedding.ErrQuotaExceeded))
 	e.page.DropFiles("#dropzone", writeFile(t, "report.txt", memo(7)))
@@ -337,6 +341,7 @@ func TestDashboard_RetryFailed(t *testing.T) {
 // countdown that moves, the zone is disabled and says no uploads are left;
 // a reload keeps all of it.
 func TestDashboard_RateLimit(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 4, 3)
 	e.page.WaitFor("three uploads left", `document.querySelector("#ratelimit").textContent === "3 of 3 uploads left this hour"`, 10*time.Second)
 	e.upload("elsewhere.txt", memo(9))
@@ -394,6 +399,7 @@ func countdown(t *testing.T, text string) int {
 // Last-Event-ID it had and goes on showing progress; after a reload it
 // resumes from the id it kept. It never holds more than one stream.
 func TestDashboard_StreamResumes(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 1, 0)
 	e.embed.hold()
 	e.upload("first.txt", memo(1))

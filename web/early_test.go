@@ -25,6 +25,7 @@ func harbourPDF() []byte {
 // save its results, the key phrases, dates and amounts. The document has
 // no fields all along. Once it completes, the card keeps them all.
 func TestDashboard_EarlyResults(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 1, 0)
 	e.embed.hold()
 	e.saves.holdAfter(1) // its one chunk's batch is saved; its results wait

@@ -11,6 +11,7 @@ import (
 // step per range of pages: its card lists the ranges, each completed, and
 // the document completes.
 func TestDashboard_PDFRanges(t *testing.T) {
+	t.Parallel()
 	e := setupWith(t, 2, 0, 2)
 	pdf := writeFile(t, "prose.pdf", extracttest.ProsePDF(5).Bytes())
 	e.page.DropFiles("#dropzone", pdf)
