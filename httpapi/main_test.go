@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -58,7 +57,7 @@ func OpenTestStore(tb testing.TB, backend string) TestStore {
 func openSQLite(tb testing.TB, now func() time.Time) *storepair.SQLite {
 	tb.Helper()
 	ctx := context.Background()
-	d, err := sqlite.OpenConfig(ctx, sqlite.Config{Path: filepath.Join(tb.TempDir(), "docket.db"), Now: now})
+	d, err := sqlite.OpenConfig(ctx, sqlite.Config{Path: storepair.SQLitePath(tb), Now: now})
 	if err != nil {
 		tb.Fatalf("open sqlite: %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -78,7 +77,7 @@ func open(tb testing.TB, backend string) store {
 	switch backend {
 	case "sqlite":
 		var d *sqlite.Driver
-		if d, err = sqlite.Open(ctx, filepath.Join(tb.TempDir(), "docket.db")); err == nil {
+		if d, err = sqlite.Open(ctx, storepair.SQLitePath(tb)); err == nil {
 			s := storepair.NewSQLite(d)
 			db, err = s, s.Migrate(ctx)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -62,7 +61,7 @@ func TestRunDocs_SelfCheck(t *testing.T) {
 // is not nil, and returns the failures it recorded.
 func runRecorded(t *testing.T, check func(*docFixture), wrap func(docket.Store) docket.Store) []string {
 	t.Helper()
-	dRaw, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	dRaw, err := sqlite.Open(t.Context(), storepair.SQLitePath(t))
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -79,7 +79,7 @@ func setupWith(t *testing.T, concurrency, rateLimit, rangePages int) *env {
 	b := webtest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &env{t: t, b: b, streams: map[*http.Request]context.CancelFunc{}, console: newConsoleTraffic()}
-	dRaw, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	dRaw, err := sqlite.Open(ctx, storepair.SQLitePath(t))
 	if err != nil {
 		t.Fatal(err)
 	}

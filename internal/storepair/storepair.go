@@ -6,11 +6,13 @@ package storepair
 
 import (
 	"context"
+	"testing"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/sqlite"
+	"github.com/docketq/docket/queue/sqlite/sqlitetest"
 	"github.com/docketq/docket/store/pgstore"
 	"github.com/docketq/docket/store/sqlitestore"
 )
@@ -59,3 +61,21 @@ func NewSQLite(d *sqlite.Driver) *SQLite {
 
 // Migrate migrates the engine, then the document store.
 func (s *SQLite) Migrate(ctx context.Context) error { return s.Store.Migrate(ctx) }
+
+// SQLitePath returns the path of a new SQLite database with the engine's
+// and the document store's schema: a copy of one migrated once per test
+// process (sqlitetest.Copy), far cheaper than migrating each.
+func SQLitePath(tb testing.TB) string {
+	tb.Helper()
+	return sqlitetest.Copy(tb, "engine+documents", func(ctx context.Context, path string) error {
+		d, err := sqlite.Open(ctx, path)
+		if err != nil {
+			return err
+		}
+		if err := NewSQLite(d).Migrate(ctx); err != nil {
+			_ = d.Close()
+			return err
+		}
+		return d.Close()
+	})
+}

@@ -3,7 +3,6 @@ package queue_test
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -12,6 +11,7 @@ import (
 	"github.com/docketq/docket/queue/postgres"
 	"github.com/docketq/docket/queue/postgres/pgtest"
 	"github.com/docketq/docket/queue/sqlite"
+	"github.com/docketq/docket/queue/sqlite/sqlitetest"
 )
 
 func TestMain(m *testing.M) {
@@ -73,7 +73,7 @@ func openPostgres(t *testing.T) *store {
 func openSQLite(t *testing.T) *store {
 	t.Helper()
 	ctx := context.Background()
-	d, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	d, err := sqlite.Open(ctx, sqlitetest.Migrated(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,19 +2,19 @@ package sqlite_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/docketq/docket/queue/driver"
 	"github.com/docketq/docket/queue/drivertest"
 	"github.com/docketq/docket/queue/sqlite"
+	"github.com/docketq/docket/queue/sqlite/sqlitetest"
 )
 
 // setup opens a fresh, migrated database in a temporary directory and
 // closes it when the test ends.
 func setup(t testing.TB) *sqlite.Driver {
 	t.Helper()
-	return openAt(t, filepath.Join(t.TempDir(), "docket.db"))
+	return openAt(t, sqlitetest.Migrated(t))
 }
 
 func openAt(t testing.TB, path string) *sqlite.Driver {

@@ -2,9 +2,9 @@ package sqlitestore_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
+	"github.com/docketq/docket/internal/storepair"
 	"github.com/docketq/docket/queue/sqlite"
 	"github.com/docketq/docket/store/sqlitestore"
 )
@@ -28,7 +28,7 @@ func storeOf(d *sqlite.Driver) *testStore {
 // closes it when the test ends.
 func setup(t testing.TB) *testStore {
 	t.Helper()
-	d, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "docket.db"))
+	d, err := sqlite.Open(context.Background(), storepair.SQLitePath(t))
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
