@@ -53,7 +53,7 @@ func (e *Executor) JobClaim(ctx context.Context, params *driver.JobClaimParams) 
 	wait := params.WaitTurn
 	err := e.retryClaim(ctx, func() error {
 		jobs, more = nil, false
-		err := e.sendClaim(ctx, e.claimBatch(params, wait, &jobs, &more))
+		err := e.sendClaim(ctx, e.claimBatch(params, wait, &jobs, &more), params.LeaseDuration)
 		if isLockTimeout(err) {
 			wait = 0 // the turn did not come (or another lock timed out): claim as usual
 		}

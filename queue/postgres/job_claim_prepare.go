@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -41,7 +43,7 @@ type claimPrepared struct {
 // on a pool connection on which b's statements are prepared under
 // claimLockTimeout (prepareClaim); in a caller's transaction, whose lock
 // waits are the caller's, as pgx sends it.
-func (e *Executor) sendClaim(ctx context.Context, b *pgx.Batch) error {
+func (e *Executor) sendClaim(ctx context.Context, b *pgx.Batch, idleLimit time.Duration) error {
 	pool, ok := e.db.(*pgxpool.Pool)
 	if !ok || e.tx != nil {
 		return e.db.SendBatch(ctx, b).Close()
@@ -52,7 +54,7 @@ func (e *Executor) sendClaim(ctx context.Context, b *pgx.Batch) error {
 	}
 	defer c.Release()
 	conn := c.Conn()
-	if err := prepareClaim(ctx, conn, b); err != nil {
+	if err := prepareClaim(ctx, conn, b, idleLimit); err != nil {
 		return err
 	}
 	err = conn.SendBatch(ctx, b).Close()
@@ -70,13 +72,20 @@ func (e *Executor) sendClaim(ctx context.Context, b *pgx.Batch) error {
 // prepareClaim prepares b's statements on conn unless they are prepared
 // already: in a transaction of its own that sets lock_timeout to
 // claimLockTimeout before the first Parse, so that parse analysis waits no
-// longer for a relation lock than the claim itself does. It does nothing
+// longer for a relation lock than the claim itself does, and
+// idle_in_transaction_session_timeout to idleLimit (the claim's lease, at
+// least claimPrepareIdleFloor): each
+// prepare is a round trip, and a client cut off between two of them left
+// its session idle in the transaction, holding the relation locks of the
+// statements parsed so far (RowExclusiveLock on docket_jobs: no DDL, no
+// migration gets through), until TCP gave up. With the limit the server
+// ends such a session, as it does a cut completion's (txIdleLimitSQL). It does nothing
 // unless conn prepares statements across round trips (pgx's default
 // QueryExecModeCacheStatement, or CacheDescribe); a pool in another mode
 // (simple protocol or exec, as for a transaction-pooling proxy) has no such
 // round trip. A prepared statement is not transactional: it stays on the
 // connection after the transaction ends.
-func prepareClaim(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
+func prepareClaim(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, idleLimit time.Duration) error {
 	mode := conn.Config().DefaultQueryExecMode
 	if mode != pgx.QueryExecModeCacheStatement && mode != pgx.QueryExecModeCacheDescribe {
 		return nil
@@ -86,7 +95,9 @@ func prepareClaim(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
 	if p != nil && !p.stale && p.covers(b) {
 		return nil
 	}
-	if _, err := conn.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '"+claimLockTimeout+"'"); err != nil {
+	begin := fmt.Sprintf("BEGIN; SET LOCAL lock_timeout = '%s'; SET LOCAL idle_in_transaction_session_timeout = %d",
+		claimLockTimeout, max(idleLimit, claimPrepareIdleFloor).Milliseconds())
+	if _, err := conn.Exec(ctx, begin); err != nil {
 		return err
 	}
 	err := func() error {
@@ -127,6 +138,11 @@ func prepareClaim(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
 	_, err = conn.Exec(ctx, "COMMIT")
 	return err
 }
+
+// claimPrepareIdleFloor is the least idle limit of a claim's prepare
+// transaction: a lease of milliseconds (tests use them) is shorter than a
+// loaded client's pause between two of its round trips.
+const claimPrepareIdleFloor = time.Second
 
 // covers reports whether every statement of b is prepared.
 func (p *claimPrepared) covers(b *pgx.Batch) bool {

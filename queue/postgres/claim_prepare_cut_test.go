@@ -1,0 +1,132 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketq/docket/queue/driver"
+	"github.com/docketq/docket/queue/postgres"
+)
+
+// TestJobClaim_PrepareCutIdleLimit: a connection's first claim prepares the
+// claim's statements, one round trip each, in a transaction of their own.
+// Wherever a partition cuts that (after its k-th ReadyForQuery, for every
+// k), a session left idle in the transaction with a lock on docket_jobs is
+// ended by the server once its idle limit (the claim's lease, at least a
+// second) has passed.
+//
+// It failed before the prepare's transaction had that limit: the session
+// stayed idle in it, holding RowExclusiveLock on docket_jobs and the other
+// tables parsed so far, until the client came back (the nightly
+// TestPartition_MidTransaction saw one through a 6 s partition).
+func TestJobClaim_PrepareCutIdleLimit(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.enqueue(1, "a", "b")
+	const lease = 300 * time.Millisecond
+	locking := 0
+	for k := 1; ; k++ {
+		if k > 20 {
+			t.Fatal("the claim took more than 20 round trips")
+		}
+		cut, locked := cutClaim(t, f, lease, k)
+		if !cut {
+			break
+		}
+		if locked {
+			locking++
+		}
+	}
+	if locking == 0 {
+		t.Fatal("no cut left a session holding a lock on docket_jobs: the test checked nothing")
+	}
+}
+
+// cutClaim claims on a pool of one new connection that is cut after its
+// k-th ReadyForQuery from the claim's start, and reports whether the cut
+// happened (false: the claim needed fewer round trips) and whether it left
+// the session idle in a transaction holding a lock on docket_jobs, which
+// the server must then end within the lease and a margin.
+func cutClaim(t *testing.T, f *fixture, lease time.Duration, k int) (cut, locked bool) {
+	t.Helper()
+	cfg := f.d.Pool().Config().Copy()
+	cfg.MinConns, cfg.MaxConns = 0, 1
+	dial := cfg.ConnConfig.DialFunc
+	var cc *cutConn
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		cc = &cutConn{Conn: c, cutCh: make(chan struct{})}
+		return cc, nil
+	}
+	pool, err := pgxpool.NewWithConfig(f.ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int32
+	if err := pool.QueryRow(f.ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Conn.Close() }) // the partition's end: the server sees the close
+	ctx, cancel := context.WithCancel(f.ctx)
+	claimed := make(chan error, 1)
+	cc.arm(k)
+	go func() {
+		_, _, err := postgres.New(pool).Executor().JobClaim(ctx, &driver.JobClaimParams{
+			Queue: "q", WorkerID: "w", Max: 2, LeaseDuration: lease})
+		claimed <- err
+	}()
+	defer func() {
+		cancel()
+		if err := <-claimed; err != nil {
+			t.Logf("cut after round trip %d: JobClaim: %v", k, err)
+		}
+		go pool.Close() // waits for nothing the server will answer
+	}()
+	select {
+	case <-cc.cutCh:
+	case err := <-claimed:
+		claimed <- err // for the deferred receive
+		if !cc.isCut() {
+			if err != nil {
+				t.Fatalf("JobClaim in %d round trips: %v", k-1, err)
+			}
+			return false, false
+		}
+	}
+	var state, query string
+	err = f.d.Pool().QueryRow(f.ctx, `SELECT state, left(query, 60), EXISTS (SELECT FROM pg_locks l
+		WHERE l.pid = a.pid AND l.granted AND l.relation = 'docket_jobs'::regclass)
+		FROM pg_stat_activity a WHERE pid = $1`, pid).Scan(&state, &query, &locked)
+	if errors.Is(err, pgx.ErrNoRows) { // on a loaded machine the limit can pass before this look
+		t.Logf("cut after round trip %d: session %d already ended", k, pid)
+		return true, false
+	}
+	if err != nil {
+		t.Fatalf("cut after round trip %d: the session: %v", k, err)
+	}
+	if state != "idle in transaction" || !locked {
+		t.Logf("cut after round trip %d: session %d %s, no lock on docket_jobs", k, pid, state)
+		return true, false
+	}
+	bound := lease + 10*time.Second // the server's timer, with room for a loaded machine
+	deadline := time.Now().Add(bound)
+	for f.queryInt(`SELECT count(*) FROM pg_stat_activity WHERE pid = $1`, pid) > 0 {
+		if time.Now().After(deadline) {
+			t.Errorf("cut after round trip %d: session %d still idle in its transaction, holding a lock on docket_jobs, %s after the cut (lease %s); last query %q",
+				k, pid, bound, lease, query)
+			return true, true
+		}
+		time.Sleep(20 * time.Millisecond) // polling the server's state with a deadline
+	}
+	t.Logf("cut after round trip %d: the server ended session %d, which held a lock on docket_jobs", k, pid)
+	return true, true
+}
