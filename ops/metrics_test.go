@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,7 +22,7 @@ import (
 // setup opens a fresh SQLite store and a client on it.
 func setup(t *testing.T) (*storepair.SQLite, *queue.Client) {
 	t.Helper()
-	dRaw, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	dRaw, err := sqlite.Open(t.Context(), storepair.SQLitePath(t))
 	if err != nil {
 		t.Fatal(err)
 	}

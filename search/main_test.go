@@ -2,7 +2,6 @@ package search_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/docketq/docket"
@@ -32,7 +31,7 @@ var stores = []struct {
 func openSQLite(tb testing.TB) docket.Store {
 	tb.Helper()
 	ctx := context.Background()
-	dRaw, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "search.db"))
+	dRaw, err := sqlite.Open(ctx, storepair.SQLitePath(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}
