@@ -294,5 +294,25 @@ func hold(t *testing.T, connString, name string, n int32, role ...string) {
 // which it closes.
 func readNamedBudget(t *testing.T, connString, name string, maxConns int32, role ...string) (postgres.ConnBudget, error) {
 	t.Helper()
-	return readBudget(t, connString+" application_name='"+name+"'", maxConns, role...)
+	b, err := readBudget(t, connString+" application_name='"+name+"'", maxConns, role...)
+	// A closed connection's backend exits after the client has gone: wait
+	// for it, or the next reading counts this one as another process.
+	conn, cerr := pgx.Connect(t.Context(), connString)
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	defer conn.Close(context.Background())
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions named %q still open 10 s after their pool closed", n, name)
+		}
+	}
+	return b, err
 }
