@@ -74,13 +74,12 @@ func (e *Executor) sendClaim(ctx context.Context, b *pgx.Batch, idleLimit time.D
 // claimLockTimeout before the first Parse, so that parse analysis waits no
 // longer for a relation lock than the claim itself does, and
 // idle_in_transaction_session_timeout to idleLimit (the claim's lease, at
-// least claimPrepareIdleFloor): each
-// prepare is a round trip, and a client cut off between two of them left
-// its session idle in the transaction, holding the relation locks of the
-// statements parsed so far (RowExclusiveLock on docket_jobs: no DDL, no
-// migration gets through), until TCP gave up. With the limit the server
-// ends such a session, as it does a cut completion's (txIdleLimitSQL). It does nothing
-// unless conn prepares statements across round trips (pgx's default
+// least claimPrepareIdleFloor): each prepare is a round trip, and a client
+// cut off between two of them left its session idle in the transaction,
+// holding the relation locks of the statements parsed so far
+// (RowExclusiveLock on docket_jobs: no DDL, no migration gets through),
+// until TCP gave up. With the limit the server ends such a session, as it
+// does a cut completion's (txIdleLimitSQL). It does nothing unless conn prepares statements across round trips (pgx's default
 // QueryExecModeCacheStatement, or CacheDescribe); a pool in another mode
 // (simple protocol or exec, as for a transaction-pooling proxy) has no such
 // round trip. A prepared statement is not transactional: it stays on the
