@@ -2,12 +2,10 @@ package postgres_test
 
 import (
 	"context"
-	"errors"
 	"net"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/docketq/docket/queue/driver"
@@ -102,31 +100,5 @@ func cutClaim(t *testing.T, f *fixture, lease time.Duration, k int) (cut, locked
 			return false, false
 		}
 	}
-	var state, query string
-	err = f.d.Pool().QueryRow(f.ctx, `SELECT state, left(query, 60), EXISTS (SELECT FROM pg_locks l
-		WHERE l.pid = a.pid AND l.granted AND l.relation = 'docket_jobs'::regclass)
-		FROM pg_stat_activity a WHERE pid = $1`, pid).Scan(&state, &query, &locked)
-	if errors.Is(err, pgx.ErrNoRows) { // on a loaded machine the limit can pass before this look
-		t.Logf("cut after round trip %d: session %d already ended", k, pid)
-		return true, false
-	}
-	if err != nil {
-		t.Fatalf("cut after round trip %d: the session: %v", k, err)
-	}
-	if state != "idle in transaction" || !locked {
-		t.Logf("cut after round trip %d: session %d %s, no lock on docket_jobs", k, pid, state)
-		return true, false
-	}
-	bound := lease + 10*time.Second // the server's timer, with room for a loaded machine
-	deadline := time.Now().Add(bound)
-	for f.queryInt(`SELECT count(*) FROM pg_stat_activity WHERE pid = $1`, pid) > 0 {
-		if time.Now().After(deadline) {
-			t.Errorf("cut after round trip %d: session %d still idle in its transaction, holding a lock on docket_jobs, %s after the cut (lease %s); last query %q",
-				k, pid, bound, lease, query)
-			return true, true
-		}
-		time.Sleep(20 * time.Millisecond) // polling the server's state with a deadline
-	}
-	t.Logf("cut after round trip %d: the server ended session %d, which held a lock on docket_jobs", k, pid)
-	return true, true
+	return true, f.checkCutSession(k, pid, max(lease, time.Second)) // the prepare's idle limit
 }

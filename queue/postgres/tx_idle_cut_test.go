@@ -123,20 +123,30 @@ func (f *fixture) cutFinish(j *queue.Job, limit time.Duration, k int) (cut, lock
 			return false, false
 		}
 	}
+	return true, f.checkCutSession(k, pid, limit)
+}
+
+// checkCutSession looks at session pid right after a cut at round trip k
+// and reports whether it was left idle in a transaction holding a lock on
+// docket_jobs; such a session must be ended by the server within limit
+// (its idle_in_transaction_session_timeout) and a margin.
+func (f *fixture) checkCutSession(k int, pid int32, limit time.Duration) (locked bool) {
+	t := f.t
+	t.Helper()
 	var state, query string
-	err = f.d.Pool().QueryRow(f.ctx, `SELECT state, left(query, 60), EXISTS (SELECT FROM pg_locks l
+	err := f.d.Pool().QueryRow(f.ctx, `SELECT state, left(query, 60), EXISTS (SELECT FROM pg_locks l
 		WHERE l.pid = a.pid AND l.granted AND l.relation = 'docket_jobs'::regclass)
 		FROM pg_stat_activity a WHERE pid = $1`, pid).Scan(&state, &query, &locked)
 	if errors.Is(err, pgx.ErrNoRows) { // on a loaded machine the limit can pass before this look
 		t.Logf("cut after round trip %d: session %d already ended", k, pid)
-		return true, false
+		return false
 	}
 	if err != nil {
 		t.Fatalf("cut after round trip %d: the session: %v", k, err)
 	}
 	if state != "idle in transaction" || !locked {
 		t.Logf("cut after round trip %d: session %d %s, no lock on docket_jobs", k, pid, state)
-		return true, false
+		return false
 	}
 	bound := limit + 10*time.Second // the server's timer, with room for a loaded machine
 	deadline := time.Now().Add(bound)
@@ -144,12 +154,12 @@ func (f *fixture) cutFinish(j *queue.Job, limit time.Duration, k int) (cut, lock
 		if time.Now().After(deadline) {
 			t.Errorf("cut after round trip %d: session %d still idle in its transaction, holding a lock on docket_jobs, %s after the cut (idle limit %s); last query %q",
 				k, pid, bound, limit, query)
-			return true, true
+			return true
 		}
 		time.Sleep(20 * time.Millisecond) // polling the server's state with a deadline
 	}
 	t.Logf("cut after round trip %d: the server ended session %d, which held a lock on docket_jobs", k, pid)
-	return true, true
+	return true
 }
 
 // cutConn is a client's connection that a partition cuts after the k-th
