@@ -82,16 +82,32 @@ func (s *Summary) Counts() (pass, fail, skip int) {
 	return pass, fail, skip
 }
 
-// Slowest returns the n slowest top-level tests, slowest first.
+// Slowest returns the n slowest tests that have no subtests, slowest
+// first. A test with subtests is left out: its time runs until its last
+// subtest ends, and a parallel subtest can wait long for a slot after
+// its parent's function returned, so a parent's time says more of the
+// load than of the test. (A parallel test's own time leaves out its wait
+// for a slot: the testing package counts it so.)
 func (s *Summary) Slowest(n int) []Test {
-	var top []Test
+	parents := map[string]bool{}
 	for _, t := range s.Tests {
-		if !strings.Contains(t.Name, "/") {
-			top = append(top, t)
+		for name := t.Name; ; {
+			i := strings.LastIndexByte(name, '/')
+			if i < 0 {
+				break
+			}
+			name = name[:i]
+			parents[t.Package+"\x00"+name] = true
 		}
 	}
-	slices.SortStableFunc(top, func(a, b Test) int { return cmp.Compare(b.Elapsed, a.Elapsed) })
-	return top[:min(n, len(top))]
+	var leaves []Test
+	for _, t := range s.Tests {
+		if !parents[t.Package+"\x00"+t.Name] {
+			leaves = append(leaves, t)
+		}
+	}
+	slices.SortStableFunc(leaves, func(a, b Test) int { return cmp.Compare(b.Elapsed, a.Elapsed) })
+	return leaves[:min(n, len(leaves))]
 }
 
 // Config says what Read prints as it goes.

@@ -43,8 +43,8 @@ func TestRead(t *testing.T) {
 	if pass, fail, skip := s.Counts(); pass != 3 || fail != 1 || skip != 1 {
 		t.Errorf("counts %d passed, %d failed, %d skipped; want 3, 1, 1", pass, fail, skip)
 	}
-	if top := s.Slowest(2); len(top) != 2 || top[0].Name != "TestB" || top[1].Name != "TestA" {
-		t.Errorf("slowest %+v; want TestB, TestA (no subtests)", top)
+	if top := s.Slowest(2); len(top) != 2 || top[0].Name != "TestB" || top[1].Name != "TestA/sub" {
+		t.Errorf("slowest %+v; want TestB, TestA/sub (tests with subtests left out)", top)
 	}
 	if w := s.Wall(); w != 5*time.Second {
 		t.Errorf("wall %s, want 5s", w)
