@@ -3,7 +3,7 @@
 // with no set-up. It keeps the PostgreSQL driver's tables and semantics;
 // what it cannot do is share the store between processes. It knows
 // nothing of documents: the document store (package sqlitestore) shares
-// its database through [Driver.DB], [Driver.ReadDB], [Driver.Now],
+// its database through [Driver.BeginWrite], [Driver.DB], [Driver.ReadDB], [Driver.Now],
 // [Driver.UnwrapTx] and [Driver.MigrateLine].
 //
 // # One process, one writer
@@ -17,7 +17,12 @@
 // Every write transaction runs on one connection, begun with BEGIN
 // IMMEDIATE: writers queue in Go for that connection rather than spin on
 // SQLITE_BUSY, and a claim, which reads the running counts and raises them
-// in one transaction, can never interleave with another. That is how the
+// in one transaction, can never interleave with another. They take turns
+// in the order they asked, except that a transaction whose context is
+// marked as background work ([driver.WithBackgroundWrites]: a long
+// document's chunks) lets the others go first for up to 200 ms; a
+// document store begins its transactions in turn with
+// [Driver.BeginWrite]. That is how the
 // per-tenant limits hold under any number of concurrent claimers. Reads
 // (JobGet, JobList, JobPosition, JobAttempts, QueueStats) use a separate
 // pool of read-only connections, which in WAL mode never wait for the

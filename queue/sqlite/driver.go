@@ -50,6 +50,7 @@ type Driver struct {
 	now    func() time.Time
 	exec   *executor
 	stmts  stmtCache // the writer's prepared statements
+	turns  writeTurns // whose write transaction has the writer
 	// orphans ends the leases of a dead process once, at the first Migrate.
 	orphans sync.Once
 }
@@ -71,7 +72,7 @@ func OpenConfig(ctx context.Context, cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{lock: lock, now: cfg.Now}
+	d := &Driver{lock: lock, now: cfg.Now, turns: writeTurns{now: time.Now}}
 	d.exec = &executor{d: d}
 	if err := d.open(ctx, &cfg); err != nil {
 		_ = d.Close()

@@ -50,12 +50,12 @@ func (e *executor) write(ctx context.Context, fn func(t *txn) error) error {
 	if e.tx != nil {
 		return interpretError(e.inSavepoint(ctx, fn))
 	}
-	tx, err := e.d.writer.BeginTx(ctx, nil)
+	tx, err := e.d.beginWrite(ctx)
 	if err != nil {
 		return interpretError(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := fn(e.d.newTxn(tx, true)); err != nil {
+	if err := fn(e.d.newTxn(tx.Tx, true)); err != nil {
 		return interpretError(err)
 	}
 	return interpretError(tx.Commit())
@@ -103,11 +103,11 @@ func (e *executor) readOne(fn func(q querier) error) error {
 // transaction.
 func (e *executor) Begin(ctx context.Context) (driver.ExecutorTx, error) {
 	if e.tx == nil {
-		tx, err := e.d.writer.BeginTx(ctx, nil)
+		tx, err := e.d.beginWrite(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("begin: %w", interpretError(err))
 		}
-		return &executorTx{executor: executor{d: e.d, tx: tx, own: true}}, nil
+		return &executorTx{executor: executor{d: e.d, tx: tx.Tx, own: true}, turn: tx}, nil
 	}
 	name := fmt.Sprintf("docket_sp%d", e.depth+1)
 	if _, err := e.tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
@@ -120,13 +120,14 @@ func (e *executor) Begin(ctx context.Context) (driver.ExecutorTx, error) {
 // or a savepoint.
 type executorTx struct {
 	executor
-	savepoint string // empty: the transaction itself
+	savepoint string   // empty: the transaction itself
+	turn      *WriteTx // the transaction itself, which ends the writer's turn
 	done      bool
 }
 
 func (x *executorTx) Commit(ctx context.Context) error {
 	if x.savepoint == "" {
-		return interpretError(x.tx.Commit())
+		return interpretError(x.turn.Commit())
 	}
 	if x.done {
 		return fmt.Errorf("commit: %w", sql.ErrTxDone)
@@ -140,7 +141,7 @@ func (x *executorTx) Commit(ctx context.Context) error {
 // nothing, so it can be deferred.
 func (x *executorTx) Rollback(ctx context.Context) error {
 	if x.savepoint == "" {
-		if err := x.tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+		if err := x.turn.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
 			return interpretError(err)
 		}
 		return nil

@@ -28,7 +28,7 @@ func (s *Store) APIKeyInsert(ctx context.Context, k *docket.APIKey) error {
 	if k.CreatedAt.IsZero() {
 		k.CreatedAt = fromMicros(s.clock())
 	}
-	_, err := s.writer.ExecContext(ctx, apiKeyInsertSQL, k.ID, k.TenantID, k.Hash, k.Name,
+	_, err := s.writeExec(ctx, apiKeyInsertSQL, k.ID, k.TenantID, k.Hash, k.Name,
 		toMicros(k.CreatedAt), nullMicros(k.ExpiresAt), nullMicros(k.RevokedAt))
 	if err != nil {
 		return fmt.Errorf("insert api key %q: %w", k.ID, docsError(err))
@@ -69,7 +69,7 @@ func (s *Store) APIKeyList(ctx context.Context, tenantID string) ([]*docket.APIK
 // APIKeyRevoke marks a key of the tenant revoked now; a key revoked before
 // keeps its first revocation time.
 func (s *Store) APIKeyRevoke(ctx context.Context, tenantID, id string) error {
-	res, err := s.writer.ExecContext(ctx, apiKeyRevokeSQL, s.clock(), tenantID, id)
+	res, err := s.writeExec(ctx, apiKeyRevokeSQL, s.clock(), tenantID, id)
 	if err == nil {
 		err = affected(res, "api key", id)
 	}

@@ -51,7 +51,7 @@ func openFilled(t *testing.T, docs, perDoc int) *Store {
 // fillKey hashes what a filled database is made of.
 func fillKey(s *Store, docs, perDoc int) (string, error) {
 	var schema, version string
-	err := s.writer.QueryRow(`SELECT group_concat(sql, ';'), sqlite_version()
+	err := s.d.DB().QueryRow(`SELECT group_concat(sql, ';'), sqlite_version()
 FROM (SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY type, name)`).Scan(&schema, &version)
 	if err != nil {
 		return "", fmt.Errorf("fixture key: %w", err)
@@ -68,10 +68,10 @@ FROM (SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY type, name)`)
 // other cached fills of its size (named with the prefix size).
 func saveFill(s *Store, dir, size, cached string) error {
 	var path string
-	if err := s.writer.QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&path); err != nil {
+	if err := s.d.DB().QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&path); err != nil {
 		return err
 	}
-	if _, err := s.writer.ExecContext(context.Background(), `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+	if _, err := s.d.DB().ExecContext(context.Background(), `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -144,12 +144,12 @@ func TestOpenFilled(t *testing.T) {
 		s := openFilled(t, 3, 4)
 		var n int
 		var texts string
-		err := s.writer.QueryRow(`SELECT count(*), group_concat(text, '|') FROM (SELECT text FROM docket_chunks ORDER BY id)`).Scan(&n, &texts)
+		err := s.d.DB().QueryRow(`SELECT count(*), group_concat(text, '|') FROM (SELECT text FROM docket_chunks ORDER BY id)`).Scan(&n, &texts)
 		if err != nil || n != 12 || !strings.HasPrefix(texts, "chunk 0 word0|chunk 1 word1|") {
 			t.Fatalf("%d chunks %q, %v", n, texts, err)
 		}
 		var hits int
-		if err := s.writer.QueryRow(`SELECT count(*) FROM docket_chunks_fts WHERE docket_chunks_fts MATCH ?`, `"`+tenantPrefix("t")+`word7"`).Scan(&hits); err != nil || hits != 1 {
+		if err := s.d.DB().QueryRow(`SELECT count(*) FROM docket_chunks_fts WHERE docket_chunks_fts MATCH ?`, `"`+tenantPrefix("t")+`word7"`).Scan(&hits); err != nil || hits != 1 {
 			t.Fatalf("full-text hits %d, %v", hits, err)
 		}
 	}

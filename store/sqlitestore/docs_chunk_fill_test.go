@@ -83,7 +83,7 @@ func fillChunks(t testing.TB, s *Store, docs, perDoc int) {
 // store's writer with foreign keys checked and the triggers firing.
 func fillChunksPlain(t *testing.T, s *Store, docs, perDoc int) {
 	t.Helper()
-	fillExec(t, s.writer, []fillStmt{{sql: fillTenantSQL}, {fillDocumentsSQL, []any{docs}},
+	fillExec(t, s.d.DB(), []fillStmt{{sql: fillTenantSQL}, {fillDocumentsSQL, []any{docs}},
 		{fillChunksPlainSQL, []any{docs, perDoc}}})
 }
 
@@ -115,7 +115,7 @@ func fillExec(t testing.TB, db execer, stmts []fillStmt) {
 func openFill(t testing.TB, s *Store) *sql.DB {
 	t.Helper()
 	var path string
-	if err := s.writer.QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&path); err != nil {
+	if err := s.d.DB().QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&path); err != nil {
 		t.Fatal(err)
 	}
 	db, err := sql.Open("sqlite", path+"?_pragma=foreign_keys(0)&_pragma=synchronous(OFF)&_pragma=cache_size(-262144)")
@@ -174,7 +174,7 @@ AND name NOT IN ('docket_migrations', 'docket_repeatables', 'docket_chunks_fts_d
 		queries = append(queries, "SELECT * FROM "+table)
 	}
 	for _, s := range []*Store{want, got} {
-		if _, err := s.writer.ExecContext(ctx, `CREATE VIRTUAL TABLE temp.fill_vocab USING fts5vocab(main, docket_chunks_fts, instance)`); err != nil {
+		if _, err := s.d.DB().ExecContext(ctx, `CREATE VIRTUAL TABLE temp.fill_vocab USING fts5vocab(main, docket_chunks_fts, instance)`); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -196,7 +196,7 @@ AND name NOT IN ('docket_migrations', 'docket_repeatables', 'docket_chunks_fts_d
 // dump returns the rows of q on s's writer, sorted, each its columns
 // printed and separated by " | ".
 func dump(ctx context.Context, s *Store, q string) ([]string, error) {
-	rows, err := s.writer.QueryContext(ctx, q)
+	rows, err := s.d.DB().QueryContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}

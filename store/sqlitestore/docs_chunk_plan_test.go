@@ -20,7 +20,7 @@ func TestChunkPlans(t *testing.T) {
 	d := openFilled(t, 1000, 1000)
 	for _, analyze := range []bool{false, true} {
 		if analyze {
-			if _, err := d.writer.ExecContext(ctx, "ANALYZE"); err != nil {
+			if _, err := d.d.DB().ExecContext(ctx, "ANALYZE"); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -69,11 +69,11 @@ func TestChunkSearch_Compound(t *testing.T) {
 
 	// The index holds each compound as one token of the tenant's, stemmed
 	// as one word.
-	if _, err := s.writer.ExecContext(ctx, `CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, docket_chunks_fts, col)`); err != nil {
+	if _, err := s.d.DB().ExecContext(ctx, `CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, docket_chunks_fts, col)`); err != nil {
 		t.Fatal(err)
 	}
 	var terms []string
-	rows, err := s.writer.QueryContext(ctx, `SELECT term FROM temp.vocab WHERE col = 'compounds' ORDER BY term`)
+	rows, err := s.d.DB().QueryContext(ctx, `SELECT term FROM temp.vocab WHERE col = 'compounds' ORDER BY term`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func TestChunkSearch_OtherTenant(t *testing.T) {
 func indexRows(t *testing.T, s *Store, tenant, phrase string) (n, other int) {
 	t.Helper()
 	match, _ := ftsMatch(tenant, []string{phrase}, false, true)
-	err := s.writer.QueryRowContext(context.Background(), `SELECT count(*), count(*) FILTER (WHERE c.tenant_id <> ?)
+	err := s.d.DB().QueryRowContext(context.Background(), `SELECT count(*), count(*) FILTER (WHERE c.tenant_id <> ?)
 FROM docket_chunks_fts f JOIN docket_chunks c ON c.id = f.rowid WHERE docket_chunks_fts MATCH ?`, tenant, match).Scan(&n, &other)
 	if err != nil {
 		t.Fatalf("%q: %v", match, err)

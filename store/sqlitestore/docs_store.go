@@ -22,9 +22,8 @@ import (
 // Store is docket.Store on SQLite, over an engine driver's database. It is
 // safe for concurrent use.
 type Store struct {
-	d      *sqlite.Driver
-	writer *sql.DB // the driver's writer: one connection, BEGIN IMMEDIATE
-	reader *sql.DB // the driver's read-only pool
+	d      *sqlite.Driver // its writer (one connection, BEGIN IMMEDIATE) takes every write in turn
+	reader *sql.DB        // the driver's read-only pool
 }
 
 // New returns the document store that shares d's database: its writer,
@@ -32,7 +31,7 @@ type Store struct {
 // queue.Task.CompleteTx) run in, its readers and its clock. Migrate the
 // store, not only d, before use. Closing d closes the store.
 func New(d *sqlite.Driver) *Store {
-	return &Store{d: d, writer: d.DB(), reader: d.ReadDB()}
+	return &Store{d: d, reader: d.ReadDB()}
 }
 
 // clock returns the driver's now in unix microseconds.
@@ -46,12 +45,12 @@ func (s *Store) InTenant(ctx context.Context, tenantID string, fn func(tx docket
 	if tenantID == "" {
 		return fmt.Errorf("%w: tenant is required", docket.ErrInvalid)
 	}
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.d.BeginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("begin tenant transaction: %w", docsError(err))
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := fn(&tenantTx{s: s, tx: tx, tenant: tenantID}); err != nil {
+	if err := fn(&tenantTx{s: s, tx: tx.Tx, tenant: tenantID}); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -109,15 +108,30 @@ func (t *tenantTx) writable(op string) error {
 // docsWrite runs fn in a write transaction of its own with the store's
 // now, and commits it when fn returns nil.
 func (s *Store) docsWrite(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.d.BeginWrite(ctx)
 	if err != nil {
 		return docsError(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := fn(tx, s.clock()); err != nil {
+	if err := fn(tx.Tx, s.clock()); err != nil {
 		return docsError(err)
 	}
 	return docsError(tx.Commit())
+}
+
+// writeExec runs one write statement in a transaction of its own, in its
+// turn for the writer.
+func (s *Store) writeExec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tx, err := s.d.BeginWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	res, err := tx.Tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return res, tx.Commit()
 }
 
 // notFound reports a missing object of the tenant.

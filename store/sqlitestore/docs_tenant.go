@@ -41,7 +41,7 @@ func (s *Store) TenantCreate(ctx context.Context, p *docket.TenantCreateParams) 
 	if err := docket.ValidateTenant(t); err != nil {
 		return nil, fmt.Errorf("create tenant: %w", err)
 	}
-	_, err := s.writer.ExecContext(ctx, tenantInsertSQL, t.ID, t.Name, string(t.Plan),
+	_, err := s.writeExec(ctx, tenantInsertSQL, t.ID, t.Name, string(t.Plan),
 		t.Concurrency, t.RateLimit, t.Weight, toMicros(t.CreatedAt), toMicros(t.UpdatedAt))
 	if err != nil {
 		return nil, fmt.Errorf("create tenant %q: %w", t.ID, docsError(err))

@@ -16,14 +16,14 @@ func TestTenantListPlan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := openPlan(t)
-	_, err := d.writer.ExecContext(ctx, `WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 19999)
+	_, err := d.d.DB().ExecContext(ctx, `WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 19999)
 INSERT INTO docket_tenants (id, name, plan, created_at, updated_at) SELECT 't' || n, 'n' || n, 'free', 1000000 + n, 0 FROM g`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, analyze := range []bool{false, true} {
 		if analyze {
-			if _, err := d.writer.ExecContext(ctx, "ANALYZE"); err != nil {
+			if _, err := d.d.DB().ExecContext(ctx, "ANALYZE"); err != nil {
 				t.Fatal(err)
 			}
 		}

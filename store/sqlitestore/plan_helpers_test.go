@@ -27,7 +27,7 @@ func openPlan(t testing.TB) *Store {
 
 // queryPlan returns the details of query's plan, one line a step.
 func queryPlan(ctx context.Context, s *Store, query string, args []any) ([]string, error) {
-	rows, err := s.writer.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+	rows, err := s.d.DB().QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		return nil, err
 	}
