@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/embedding"
@@ -14,6 +15,7 @@ import (
 	"github.com/docketq/docket/pipeline/chunk"
 	"github.com/docketq/docket/pipeline/extract"
 	"github.com/docketq/docket/queue"
+	"github.com/docketq/docket/queue/driver"
 )
 
 // embedFunc is an embedding.Embedder made of a function: the transport
@@ -171,6 +173,58 @@ func TestProcessor_SavesInBatches(t *testing.T) {
 		for i, c := range chunks {
 			if c.Index != i {
 				t.Fatalf("chunk %d has index %d", i, c.Index)
+			}
+		}
+	})
+}
+
+// bgCounter is a store that counts the transactions begun as background
+// writes (queue.WithBackgroundWrites).
+type bgCounter struct {
+	docket.Store
+	n atomic.Int32
+}
+
+func (s *bgCounter) InTenant(ctx context.Context, tenantID string, fn func(tx docket.Tx) error) error {
+	if driver.BackgroundWrites(ctx) {
+		s.n.Add(1)
+	}
+	return s.Store.InTenant(ctx, tenantID, fn)
+}
+
+// TestProcessor_SaveHold: with SaveHold, a batch of chunks is saved in
+// transactions sized by the time per chunk (the first of firstSaveSlice,
+// 8, chunks; then, with a hold shorter than any chunk's save, one chunk
+// each), all as background writes, and the document ends with every
+// chunk once, in order. Without it, a batch is one transaction.
+func TestProcessor_SaveHold(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, backend string) {
+		for _, hold := range []time.Duration{0, time.Nanosecond} {
+			e, cfg := setupStore(t, backend, pipeline.Config{SaveBatch: 64, SaveHold: hold,
+				Chunk: chunk.Config{Size: 40, Overlap: 0}})
+			counter := &bgCounter{Store: cfg.Store}
+			cfg.Store = counter
+			stop := e.startWorkerWith(cfg, nil)
+			text := strings.Repeat("Each chunk is saved in a transaction sized by time. ", 16)
+			docID, jobID := e.upload(tenantA, extract.TypeText, []byte(text))
+			if job := e.wait(jobID); job.State != queue.StateCompleted {
+				t.Fatalf("hold %v: job %s: %s", hold, job.State, job.ErrorMessage)
+			}
+			stop()
+			_, chunks := e.document(tenantA, docID)
+			for i, c := range chunks {
+				if c.Index != i {
+					t.Fatalf("hold %v: chunk %d has index %d", hold, i, c.Index)
+				}
+			}
+			want := int32(1)
+			if hold > 0 {
+				want = 1 + int32(len(chunks)-8)
+			}
+			if len(chunks) <= 8 || counter.n.Load() != want {
+				t.Errorf("hold %v: %d chunks saved in %d background transactions, want more than 8 in %d",
+					hold, len(chunks), counter.n.Load(), want)
 			}
 		}
 	})

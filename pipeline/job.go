@@ -45,6 +45,9 @@ type job struct {
 	// rng, when set, is the page range this job (a step of a long PDF's
 	// workflow) processes; nil for the whole document.
 	rng *extract.PageRange
+	// perChunk is how long saving a chunk has held the store, a moving
+	// average over the transactions so far (Config.SaveHold).
+	perChunk time.Duration
 }
 
 // run goes through the stages and stores the result. A PDF of more than
@@ -254,14 +257,7 @@ func (j *job) embed(ctx context.Context) error {
 		} else if err := j.checkDims(vecs); err != nil {
 			return err
 		}
-		if err := j.p.cfg.Foreground.Wait(ctx, j.p.cfg.ForegroundWait); err != nil {
-			return err
-		}
-		saveStart := time.Now()
-		if err := j.saveChunks(ctx, done == 0, b.Chunks, vecs); err != nil {
-			return err
-		}
-		if err := j.yieldStore(ctx, time.Since(saveStart)); err != nil {
+		if err := j.saveBatch(ctx, done == 0, b.Chunks, vecs); err != nil {
 			return err
 		}
 		done += len(b.Chunks)
@@ -270,10 +266,59 @@ func (j *job) embed(ctx context.Context) error {
 	return nil
 }
 
-// yieldStore waits SaveYield times took, the time a batch's save held the
-// store, before the next batch: on SQLite, whose one writer every tenant
-// shares, a long document then leaves room between its batches for other
-// tenants' writes (uploads), which would otherwise queue behind it.
+// saveBatch saves a batch of chunks, first the document's (or range's)
+// first, as background writes for the store (queue.WithBackgroundWrites):
+// in one transaction, or with Config.SaveHold in as many as keep each
+// near it. Before each transaction it waits for the server's requests
+// (Config.Foreground), and after it yields the store (yieldStore).
+func (j *job) saveBatch(ctx context.Context, first bool, batch []chunk.Chunk, vecs [][]float32) error {
+	ctx = queue.WithBackgroundWrites(ctx)
+	for len(batch) > 0 {
+		n := j.saveSize(len(batch))
+		if err := j.p.cfg.Foreground.Wait(ctx, j.p.cfg.ForegroundWait); err != nil {
+			return err
+		}
+		held, err := j.saveChunks(ctx, first, batch[:n], vecs[:n])
+		if err != nil {
+			return err
+		}
+		if j.perChunk == 0 {
+			j.perChunk = held / time.Duration(n)
+		} else { // a moving average: one slow transaction moves it a quarter
+			j.perChunk = (3*j.perChunk + held/time.Duration(n)) / 4
+		}
+		if err := j.yieldStore(ctx, held); err != nil {
+			return err
+		}
+		first, batch, vecs = false, batch[n:], vecs[n:]
+	}
+	return nil
+}
+
+// saveSize returns how many of the batch's left chunks the next
+// transaction saves: all of them without Config.SaveHold; with it, as
+// many as the time per chunk so far fits in it (at least one), or
+// firstSaveSlice before any was measured.
+func (j *job) saveSize(left int) int {
+	hold := j.p.cfg.SaveHold
+	switch {
+	case hold <= 0:
+		return left
+	case j.perChunk <= 0:
+		return min(left, firstSaveSlice)
+	}
+	return max(1, min(left, int(hold/j.perChunk)))
+}
+
+// firstSaveSlice is how many chunks a document's first transaction saves
+// under Config.SaveHold, before the time per chunk is known.
+const firstSaveSlice = 8
+
+// yieldStore waits SaveYield times took, the time a transaction of chunks
+// held the store, before the next: on SQLite, whose one writer every
+// tenant shares, a long document then leaves room between its
+// transactions for other tenants' writes (uploads), which would otherwise
+// queue behind it.
 func (j *job) yieldStore(ctx context.Context, took time.Duration) error {
 	wait := time.Duration(float64(took) * j.p.cfg.SaveYield)
 	if wait <= 0 {

@@ -72,6 +72,13 @@ type Config struct {
 	// wait). On SQLite, 1 leaves the store's one writer free half the time
 	// a long document saves, for other tenants' writes.
 	SaveYield float64
+	// SaveHold, when positive, is about the longest one transaction of a
+	// document's chunks should hold the store: each batch is saved in as
+	// many transactions as keep each near it, sized by the time the ones
+	// before took per chunk. 0 (the default): a transaction per batch. On
+	// SQLite, whose one writer every tenant shares, a request's write
+	// then waits for a short transaction, not a whole batch.
+	SaveHold time.Duration
 	// Foreground, when set, makes each batch's save first wait, at most
 	// ForegroundWait, until the server answers no request: a long
 	// document's saving and the requests of every tenant then do not
@@ -115,7 +122,7 @@ func NewProcessor(cfg Config) (*Processor, error) {
 		return nil, fmt.Errorf("%w: pipeline: no store", docket.ErrInvalid)
 	case cfg.Blobs == nil:
 		return nil, fmt.Errorf("%w: pipeline: no blob store", docket.ErrInvalid)
-	case cfg.EmbedBatch < 0 || cfg.SaveBatch < 0 || cfg.SaveYield < 0 || cfg.Timeout < 0 || cfg.BusyDelay < 0 || cfg.RangePages < 0:
+	case cfg.EmbedBatch < 0 || cfg.SaveBatch < 0 || cfg.SaveYield < 0 || cfg.SaveHold < 0 || cfg.Timeout < 0 || cfg.BusyDelay < 0 || cfg.RangePages < 0:
 		return nil, fmt.Errorf("%w: pipeline: negative batch size, timeout, busy delay or range", docket.ErrInvalid)
 	}
 	if _, err := chunk.Split(nil, cfg.Chunk); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/docketq/docket"
 	"github.com/docketq/docket/pipeline/analyze"
@@ -18,14 +19,15 @@ import (
 // whatever chunks the document had (an earlier attempt's), or in a step of
 // a workflow those of its page range (indexes, chunkIndexes), the others
 // are added. A lost lease rolls it back and is returned as
-// queue.ErrLeaseLost.
-func (j *job) saveChunks(ctx context.Context, first bool, batch []chunk.Chunk, vecs [][]float32) error {
+// queue.ErrLeaseLost. It returns how long the transaction held the store:
+// from its begin, once its turn came, to its commit.
+func (j *job) saveChunks(ctx context.Context, first bool, batch []chunk.Chunk, vecs [][]float32) (held time.Duration, err error) {
 	chunks := make([]*docket.Chunk, len(batch))
 	model, lang := j.p.cfg.Embedder.Model(), capField(j.analysis.Language)
 	from, to := j.indexes()
 	for i, c := range batch {
 		if from+c.Index >= to {
-			return queue.Permanent(fmt.Errorf("%s: %s: pages %d-%d have more than %d chunks: %w", ReasonRejectedInput,
+			return 0, queue.Permanent(fmt.Errorf("%s: %s: pages %d-%d have more than %d chunks: %w", ReasonRejectedInput,
 				extract.Reason(extract.ErrTooLarge), j.rng.First, j.rng.Last, to-from, extract.ErrTooLarge))
 		}
 		chunks[i] = &docket.Chunk{
@@ -34,7 +36,9 @@ func (j *job) saveChunks(ctx context.Context, first bool, batch []chunk.Chunk, v
 			Vector: vecs[i], Model: model, Dimensions: j.dims, Language: lang,
 		}
 	}
-	err := j.p.cfg.Store.InTenant(ctx, j.tenant, func(tx docket.Tx) error {
+	var began time.Time
+	err = j.p.cfg.Store.InTenant(ctx, j.tenant, func(tx docket.Tx) error {
+		began = time.Now()
 		write := tx.ChunkAppend
 		switch {
 		case first && j.rng != nil:
@@ -49,10 +53,13 @@ func (j *job) saveChunks(ctx context.Context, first bool, batch []chunk.Chunk, v
 		}
 		return j.task.FenceTx(ctx, tx.Native()) // last: it locks the job's row until the commit
 	})
-	if err != nil && !errors.Is(err, queue.ErrLeaseLost) {
-		return fmt.Errorf("save chunks %d-%d: %w", batch[0].Index, batch[len(batch)-1].Index, err)
+	if !began.IsZero() {
+		held = time.Since(began)
 	}
-	return err
+	if err != nil && !errors.Is(err, queue.ErrLeaseLost) {
+		return held, fmt.Errorf("save chunks %d-%d: %w", batch[0].Index, batch[len(batch)-1].Index, err)
+	}
+	return held, err
 }
 
 // chunkStride is how many chunk indexes each page of a workflow's
