@@ -201,8 +201,10 @@ func openService(ctx context.Context, sf *storeFlags, vf *serviceFlags, logger *
 // sqliteSaveHold is about the longest a transaction of a document's
 // chunks holds SQLite's one writer in serve: a request's write waits for
 // one such transaction at most (its turn comes before the next; the
-// writer's turns in queue/sqlite). Ten times shorter than a 64-chunk
-// batch's transaction under load, for some 10 % more of the saving's CPU.
+// writer's turns in queue/sqlite). A 64-chunk batch's transaction held it
+// 12 ms at the median under load; the cost is the long document's, whose
+// saving took some 35 % longer beside other tenants' requests
+// (docs/benchmarks.md, noisy neighbour).
 const sqliteSaveHold = 3 * time.Millisecond
 
 // worker returns the job runtime for document jobs: each attempt traced
