@@ -182,14 +182,33 @@ func TestProcessor_SavesInBatches(t *testing.T) {
 // writes (queue.WithBackgroundWrites).
 type bgCounter struct {
 	docket.Store
-	n atomic.Int32
+	n               atomic.Int32
+	deletes, widest atomic.Int64
 }
 
 func (s *bgCounter) InTenant(ctx context.Context, tenantID string, fn func(tx docket.Tx) error) error {
 	if driver.BackgroundWrites(ctx) {
 		s.n.Add(1)
 	}
-	return s.Store.InTenant(ctx, tenantID, fn)
+	return s.Store.InTenant(ctx, tenantID, func(tx docket.Tx) error { return fn(&deleteCounter{tx, s}) })
+}
+
+// deleteCounter is a transaction that records the widest window of
+// indexes ChunkDeleteIndexes was given, and how often it was called.
+type deleteCounter struct {
+	docket.Tx
+	s *bgCounter
+}
+
+func (t *deleteCounter) ChunkDeleteIndexes(ctx context.Context, documentID string, from, to int) error {
+	t.s.deletes.Add(1)
+	for {
+		w := t.s.widest.Load()
+		if int64(to-from) <= w || t.s.widest.CompareAndSwap(w, int64(to-from)) {
+			break
+		}
+	}
+	return t.Tx.ChunkDeleteIndexes(ctx, documentID, from, to)
 }
 
 // TestProcessor_SaveHold: with SaveHold, a batch of chunks is saved in
@@ -226,6 +245,57 @@ func TestProcessor_SaveHold(t *testing.T) {
 				t.Errorf("hold %v: %d chunks saved in %d background transactions, want more than 8 in %d",
 					hold, len(chunks), counter.n.Load(), want)
 			}
+		}
+	})
+}
+
+// TestProcessor_SaveHoldClears: a document processed again (a retry, a
+// reprocess) with SaveHold first clears its earlier chunks a window of
+// indexes a transaction, sized like the saves (8, then one with a hold
+// shorter than any chunk's delete), never all of them in the first
+// batch's transaction; it ends with every chunk once, in order.
+func TestProcessor_SaveHoldClears(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, backend string) {
+		e, cfg := setupStore(t, backend, pipeline.Config{SaveBatch: 64, SaveHold: time.Nanosecond,
+			Chunk: chunk.Config{Size: 40, Overlap: 0}})
+		counter := &bgCounter{Store: cfg.Store}
+		cfg.Store = counter
+		e.startWorker(cfg)
+		text := strings.Repeat("An earlier attempt's chunks are cleared in slices. ", 16)
+		docID, jobID := e.upload(tenantA, extract.TypeText, []byte(text))
+		if job := e.wait(jobID); job.State != queue.StateCompleted {
+			t.Fatalf("job %s: %s", job.State, job.ErrorMessage)
+		}
+		_, first := e.document(tenantA, docID)
+		if counter.deletes.Load() != 0 {
+			t.Fatalf("%d deletes on the first run, which had nothing to clear", counter.deletes.Load())
+		}
+		err := e.db.InTenant(e.ctx, tenantA, func(tx docket.Tx) error {
+			res, err := e.enqueueTx(tx, docID)
+			if err == nil {
+				jobID = res.Job.ID
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if job := e.wait(jobID); job.State != queue.StateCompleted {
+			t.Fatalf("second job %s: %s", job.State, job.ErrorMessage)
+		}
+		_, chunks := e.document(tenantA, docID)
+		if len(chunks) != len(first) || len(chunks) <= 8 {
+			t.Fatalf("%d chunks after the second run, %d after the first; want the same, more than 8", len(chunks), len(first))
+		}
+		for i, c := range chunks {
+			if c.Index != i {
+				t.Fatalf("chunk %d has index %d", i, c.Index)
+			}
+		}
+		if d, w := counter.deletes.Load(), counter.widest.Load(); w > 8 || d < int64(len(chunks)-7) {
+			t.Errorf("%d chunks cleared in %d transactions, the widest of %d indexes; want windows of at most 8, then 1",
+				len(chunks), d, w)
 		}
 	})
 }

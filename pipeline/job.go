@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -273,6 +274,11 @@ func (j *job) embed(ctx context.Context) error {
 // (Config.Foreground), and after it yields the store (yieldStore).
 func (j *job) saveBatch(ctx context.Context, first bool, batch []chunk.Chunk, vecs [][]float32) error {
 	ctx = queue.WithBackgroundWrites(ctx)
+	if first && j.p.cfg.SaveHold > 0 {
+		if err := j.clearChunks(ctx); err != nil {
+			return err
+		}
+	}
 	for len(batch) > 0 {
 		n := j.saveSize(len(batch))
 		if err := j.p.cfg.Foreground.Wait(ctx, j.p.cfg.ForegroundWait); err != nil {
@@ -282,17 +288,69 @@ func (j *job) saveBatch(ctx context.Context, first bool, batch []chunk.Chunk, ve
 		if err != nil {
 			return err
 		}
-		if j.perChunk == 0 {
-			j.perChunk = held / time.Duration(n)
-		} else { // a moving average: one slow transaction moves it a quarter
-			j.perChunk = (3*j.perChunk + held/time.Duration(n)) / 4
-		}
+		j.notePerChunk(held, n)
 		if err := j.yieldStore(ctx, held); err != nil {
 			return err
 		}
 		first, batch, vecs = false, batch[n:], vecs[n:]
 	}
 	return nil
+}
+
+// clearChunks deletes the chunks an earlier attempt saved of the job's
+// (its indexes, from j.indexes), under Config.SaveHold: a window of
+// indexes a transaction, fenced by the job's lease and sized by the time
+// per chunk like the saves, so that a retried long document's thousands
+// of chunks never go in one transaction that holds the store. The first
+// batch's save then replaces nothing more. Without SaveHold that save
+// deletes them all itself.
+func (j *job) clearChunks(ctx context.Context) error {
+	from, to := j.indexes()
+	for from < to {
+		var next []*docket.Chunk
+		err := j.p.cfg.Store.ReadTenant(ctx, j.tenant, func(tx docket.Tx) error {
+			var err error
+			next, err = tx.ChunkList(ctx, &docket.ChunkListParams{DocumentID: j.docID, From: from, Limit: 1})
+			return err
+		})
+		if err != nil {
+			return notFound(err, j.docID, "list the chunks to clear")
+		}
+		if len(next) == 0 || next[0].Index >= to {
+			return nil
+		}
+		from = next[0].Index
+		end := min(to, from+j.saveSize(math.MaxInt))
+		var began time.Time
+		err = j.p.cfg.Store.InTenant(ctx, j.tenant, func(tx docket.Tx) error {
+			began = time.Now()
+			if err := tx.ChunkDeleteIndexes(ctx, j.docID, from, end); err != nil {
+				return notFound(err, j.docID, "clear chunks")
+			}
+			return j.task.FenceTx(ctx, tx.Native())
+		})
+		if err != nil {
+			return err
+		}
+		held := time.Since(began)
+		j.notePerChunk(held, end-from)
+		if err := j.yieldStore(ctx, held); err != nil {
+			return err
+		}
+		from = end
+	}
+	return nil
+}
+
+// notePerChunk adds a transaction that held the store for held while
+// writing n chunks to the moving average of the time per chunk.
+func (j *job) notePerChunk(held time.Duration, n int) {
+	per := held / time.Duration(max(n, 1))
+	if j.perChunk == 0 {
+		j.perChunk = per
+	} else { // one slow transaction moves it a quarter of the way
+		j.perChunk = (3*j.perChunk + per) / 4
+	}
 }
 
 // saveSize returns how many of the batch's left chunks the next
