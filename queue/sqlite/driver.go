@@ -49,7 +49,7 @@ type Driver struct {
 	lock   *os.File
 	now    func() time.Time
 	exec   *executor
-	stmts  stmtCache // the writer's prepared statements
+	stmts  stmtCache  // the writer's prepared statements
 	turns  writeTurns // whose write transaction has the writer
 	// orphans ends the leases of a dead process once, at the first Migrate.
 	orphans sync.Once
