@@ -212,10 +212,10 @@ func (t *deleteCounter) ChunkDeleteIndexes(ctx context.Context, documentID strin
 }
 
 // TestProcessor_SaveHold: with SaveHold, a batch of chunks is saved in
-// transactions sized by the time per chunk (the first of firstSaveSlice,
-// 8, chunks; then, with a hold shorter than any chunk's save, one chunk
-// each), all as background writes, and the document ends with every
-// chunk once, in order. Without it, a batch is one transaction.
+// transactions sized by the time per chunk, never under minSaveSlice (16)
+// chunks (so 16 each, with a hold shorter than any chunk's save), all as
+// background writes, and the document ends with every chunk once, in
+// order. Without it, a batch is one transaction.
 func TestProcessor_SaveHold(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, backend string) {
@@ -225,7 +225,7 @@ func TestProcessor_SaveHold(t *testing.T) {
 			counter := &bgCounter{Store: cfg.Store}
 			cfg.Store = counter
 			stop := e.startWorkerWith(cfg, nil)
-			text := strings.Repeat("Each chunk is saved in a transaction sized by time. ", 16)
+			text := strings.Repeat("Each chunk is saved in a transaction sized by time. ", 30)
 			docID, jobID := e.upload(tenantA, extract.TypeText, []byte(text))
 			if job := e.wait(jobID); job.State != queue.StateCompleted {
 				t.Fatalf("hold %v: job %s: %s", hold, job.State, job.ErrorMessage)
@@ -239,10 +239,10 @@ func TestProcessor_SaveHold(t *testing.T) {
 			}
 			want := int32(1)
 			if hold > 0 {
-				want = 1 + int32(len(chunks)-8)
+				want = int32((len(chunks) + 15) / 16)
 			}
-			if len(chunks) <= 8 || counter.n.Load() != want {
-				t.Errorf("hold %v: %d chunks saved in %d background transactions, want more than 8 in %d",
+			if len(chunks) <= 32 || len(chunks) > 64 || counter.n.Load() != want {
+				t.Errorf("hold %v: %d chunks saved in %d background transactions, want 33-64 in %d",
 					hold, len(chunks), counter.n.Load(), want)
 			}
 		}
@@ -251,7 +251,7 @@ func TestProcessor_SaveHold(t *testing.T) {
 
 // TestProcessor_SaveHoldClears: a document processed again (a retry, a
 // reprocess) with SaveHold first clears its earlier chunks a window of
-// indexes a transaction, sized like the saves (8, then one with a hold
+// indexes a transaction, sized like the saves (16, the least, with a hold
 // shorter than any chunk's delete), never all of them in the first
 // batch's transaction; it ends with every chunk once, in order.
 func TestProcessor_SaveHoldClears(t *testing.T) {
@@ -262,7 +262,7 @@ func TestProcessor_SaveHoldClears(t *testing.T) {
 		counter := &bgCounter{Store: cfg.Store}
 		cfg.Store = counter
 		e.startWorker(cfg)
-		text := strings.Repeat("An earlier attempt's chunks are cleared in slices. ", 16)
+		text := strings.Repeat("An earlier attempt's chunks are cleared in slices. ", 30)
 		docID, jobID := e.upload(tenantA, extract.TypeText, []byte(text))
 		if job := e.wait(jobID); job.State != queue.StateCompleted {
 			t.Fatalf("job %s: %s", job.State, job.ErrorMessage)
@@ -285,16 +285,16 @@ func TestProcessor_SaveHoldClears(t *testing.T) {
 			t.Fatalf("second job %s: %s", job.State, job.ErrorMessage)
 		}
 		_, chunks := e.document(tenantA, docID)
-		if len(chunks) != len(first) || len(chunks) <= 8 {
-			t.Fatalf("%d chunks after the second run, %d after the first; want the same, more than 8", len(chunks), len(first))
+		if len(chunks) != len(first) || len(chunks) <= 32 {
+			t.Fatalf("%d chunks after the second run, %d after the first; want the same, more than 32", len(chunks), len(first))
 		}
 		for i, c := range chunks {
 			if c.Index != i {
 				t.Fatalf("chunk %d has index %d", i, c.Index)
 			}
 		}
-		if d, w := counter.deletes.Load(), counter.widest.Load(); w > 8 || d < int64(len(chunks)-7) {
-			t.Errorf("%d chunks cleared in %d transactions, the widest of %d indexes; want windows of at most 8, then 1",
+		if d, w := counter.deletes.Load(), counter.widest.Load(); w != 16 || d < int64((len(chunks)+15)/16) {
+			t.Errorf("%d chunks cleared in %d transactions, the widest of %d indexes; want windows of 16",
 				len(chunks), d, w)
 		}
 	})

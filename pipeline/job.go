@@ -355,22 +355,25 @@ func (j *job) notePerChunk(held time.Duration, n int) {
 
 // saveSize returns how many of the batch's left chunks the next
 // transaction saves: all of them without Config.SaveHold; with it, as
-// many as the time per chunk so far fits in it (at least one), or
-// firstSaveSlice before any was measured.
+// many as the time per chunk so far fits in it, but at least
+// minSaveSlice.
 func (j *job) saveSize(left int) int {
 	hold := j.p.cfg.SaveHold
 	switch {
 	case hold <= 0:
 		return left
 	case j.perChunk <= 0:
-		return min(left, firstSaveSlice)
+		return min(left, minSaveSlice)
 	}
-	return max(1, min(left, int(hold/j.perChunk)))
+	return min(left, max(minSaveSlice, int(hold/j.perChunk)))
 }
 
-// firstSaveSlice is how many chunks a document's first transaction saves
-// under Config.SaveHold, before the time per chunk is known.
-const firstSaveSlice = 8
+// minSaveSlice is the fewest chunks a transaction saves under
+// Config.SaveHold, and how many the first saves, before the time per
+// chunk is known. A transaction's fixed cost (its commit's fsync: a few
+// milliseconds on a loaded disk) counts in the time per chunk, so without
+// a floor a slow disk would shrink transactions to a chunk each.
+const minSaveSlice = 16
 
 // yieldStore waits SaveYield times took, the time a transaction of chunks
 // held the store, before the next: on SQLite, whose one writer every
