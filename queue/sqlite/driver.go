@@ -159,7 +159,9 @@ func dsn(path string, params ...string) string {
 }
 
 // DB returns the writer's handle. Transactions for Client.EnqueueTx and
-// Task.CompleteTx must be begun on it. While such a transaction is open,
+// Task.CompleteTx must be begun on it (or with BeginWrite, which also
+// waits for its turn among the store's writes; one begun here waits for
+// the connection outside the turns). While such a transaction is open,
 // every other write of the store waits for it: keep it short, and do not
 // make other store writes from the goroutine that holds it.
 func (d *Driver) DB() *sql.DB { return d.writer }
