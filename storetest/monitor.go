@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -179,22 +180,10 @@ func checkViewColumns(m *monitorFixture) {
 	}
 	for view, want := range MonitorViews {
 		got := m.cfg.ViewColumns(m.t, m.d, view)
-		if !equalStrings(got, want) {
+		if !slices.Equal(got, want) {
 			m.t.Errorf("view %s: columns %q, want %q", view, got, want)
 		}
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func checkHealthEmpty(m *monitorFixture) {

@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -55,16 +54,8 @@ func cutClaim(t *testing.T, f *fixture, lease time.Duration, k int) (cut, locked
 	t.Helper()
 	cfg := f.d.Pool().Config().Copy()
 	cfg.MinConns, cfg.MaxConns = 0, 1
-	dial := cfg.ConnConfig.DialFunc
 	var cc *cutConn
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		cc = &cutConn{Conn: c, cutCh: make(chan struct{})}
-		return cc, nil
-	}
+	cfg.ConnConfig.DialFunc = cuttingDial(cfg.ConnConfig.DialFunc, &cc)
 	pool, err := pgxpool.NewWithConfig(f.ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/docketq/docket/queue"
 	"github.com/docketq/docket/queue/driver"
@@ -66,16 +67,8 @@ func (f *fixture) cutFinish(j *queue.Job, limit time.Duration, k int) (cut, lock
 	t := f.t
 	t.Helper()
 	cfg := f.d.Pool().Config().ConnConfig.Copy()
-	dial := cfg.DialFunc
 	var cc *cutConn
-	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		cc = &cutConn{Conn: c, cutCh: make(chan struct{})}
-		return cc, nil
-	}
+	cfg.DialFunc = cuttingDial(cfg.DialFunc, &cc)
 	conn, err := pgx.ConnectConfig(f.ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -165,6 +158,19 @@ func (f *fixture) checkCutSession(k int, pid int32, limit time.Duration) (locked
 // cutConn is a client's connection that a partition cuts after the k-th
 // ReadyForQuery read once armed: from then on what the client writes is
 // dropped and its Close does not reach the server.
+// cuttingDial wraps dial so that each connection it makes is a cutConn,
+// the last of them kept in *cc.
+func cuttingDial(dial pgconn.DialFunc, cc **cutConn) pgconn.DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		*cc = &cutConn{Conn: c, cutCh: make(chan struct{})}
+		return *cc, nil
+	}
+}
+
 type cutConn struct {
 	net.Conn
 	cutCh chan struct{} // closed at the cut

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func TestWriteTurns_Order(t *testing.T) {
 	take("fg2", false, 2, 2)
 	w.give()
 	wg.Wait()
-	if want := []string{"fg1", "fg2", "bg1", "bg2"}; !equal(order, want) {
+	if want := []string{"fg1", "fg2", "bg1", "bg2"}; !slices.Equal(order, want) {
 		t.Errorf("turns %v, want %v", order, want)
 	}
 
@@ -77,24 +78,12 @@ func TestWriteTurns_Order(t *testing.T) {
 	take("fg", false, 1, 1)
 	w.give()
 	wg.Wait()
-	if want := []string{"bg", "fg"}; !equal(order, want) {
+	if want := []string{"bg", "fg"}; !slices.Equal(order, want) {
 		t.Errorf("turns %v, want %v", order, want)
 	}
 	if w.taken {
 		t.Error("the writer is still taken after every turn ended")
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A waiter whose context ends leaves the line; the turns go on.
