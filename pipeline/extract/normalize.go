@@ -22,20 +22,10 @@ import (
 func Normalize(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = norm.NFKC.String(s)
-	lines := splitLines(s)
 	var b strings.Builder
 	b.Grow(len(s))
 	blank := false // a paragraph break is pending
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		if line == "" {
-			blank = b.Len() > 0
-			continue
-		}
-		for i+1 < len(lines) && joinsHyphen(line, lines[i+1]) {
-			line = line[:len(line)-1] + lines[i+1]
-			i++
-		}
+	emit := func(line string) {
 		if b.Len() > 0 {
 			if blank {
 				b.WriteString("\n\n")
@@ -46,6 +36,28 @@ func Normalize(s string) string {
 		blank = false
 		b.WriteString(line)
 	}
+	// pending is the last line, held back until the next shows whether
+	// it completes a hyphenated word; lines come one at a time, so that
+	// only the input and the output are whole in memory.
+	pending := ""
+	eachLine(s, func(line string) {
+		switch {
+		case pending != "" && joinsHyphen(pending, line):
+			pending = pending[:len(pending)-1] + line
+			return
+		case pending != "":
+			emit(pending)
+			pending = ""
+		}
+		if line == "" {
+			blank = b.Len() > 0
+			return
+		}
+		pending = line
+	})
+	if pending != "" {
+		emit(pending)
+	}
 	out := b.String()
 	if !norm.NFKC.IsNormalString(out) { // a joined hyphenation can meet a combining mark
 		out = norm.NFKC.String(out)
@@ -53,16 +65,15 @@ func Normalize(s string) string {
 	return out
 }
 
-// splitLines cleans s and cuts it into trimmed lines with collapsed inner whitespace; a
-// paragraph separator yields an empty line.
-func splitLines(s string) []string {
+// eachLine cleans s and cuts it into trimmed lines with collapsed inner whitespace, passed to
+// yield in order; a paragraph separator yields an empty line.
+func eachLine(s string, yield func(line string)) {
 	var (
-		lines []string
 		cur   strings.Builder
 		space bool // a space is pending inside the current line
 	)
 	flush := func() {
-		lines = append(lines, cur.String())
+		yield(cur.String())
 		cur.Reset()
 		space = false
 	}
@@ -95,7 +106,6 @@ func splitLines(s string) []string {
 		}
 	}
 	flush()
-	return lines
 }
 
 // dropRune reports whether r is invisible noise: a control or format character (soft hyphen,

@@ -17,8 +17,9 @@
 //     file descriptors but its three standard ones, at a lower scheduling
 //     priority than the server (Config.Nice, 19 by default, on Linux);
 //   - caps its own address space (RLIMIT_AS) at what it had mapped when it
-//     started plus Config.MemoryLimit, before it reads any input, and sets
-//     GOMEMLIMIT below that;
+//     started plus Config.MemoryLimit and 128 MiB (the Go runtime maps its
+//     heap 64 MiB at a time), before it reads any input, and sets
+//     GOMEMLIMIT below the limit;
 //   - is watched by its parent, which kills it when the document has used
 //     more than Config.CPULimit of CPU time, when its resident memory grew
 //     by more than Config.MemoryLimit, at Config.Timeout, and when the

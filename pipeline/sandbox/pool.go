@@ -55,8 +55,8 @@ type Config struct {
 	// parallel (default DefaultProcs). Process waits for a free one.
 	Procs int
 	// MemoryLimit is what one child may use beyond what it had when it
-	// started (address space and resident memory; default
-	// DefaultMemoryLimit). Procs × MemoryLimit bounds the pool's memory.
+	// started (resident memory, and address space with 128 MiB more;
+	// default DefaultMemoryLimit). Procs × MemoryLimit bounds the pool's memory.
 	MemoryLimit int64
 	// CPULimit caps the CPU time of one document (default DefaultCPULimit).
 	CPULimit time.Duration

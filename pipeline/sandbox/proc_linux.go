@@ -51,9 +51,17 @@ func usage(pid int) (cpu time.Duration, rss int64, err error) {
 // startVM is what this child had mapped when it capped its memory.
 var startVM int64
 
+// addressSlack is address space a child may map beyond its memory limit.
+// The Go runtime maps its heap 64 MiB at a time, so a heap well inside the
+// limit could find its next mapping refused: a document that needs 150 MiB
+// passed or failed by chance under a 224 MiB cap. Resident memory, which
+// the parent watches, is still held to the limit itself.
+const addressSlack = 128 << 20
+
 // limitMemory caps this process's address space at what it has mapped now
-// plus limit, and sets the Go runtime's soft limit below it, so that the
-// collector works hard before an allocation fails. Under the race detector,
+// plus limit and addressSlack, and sets the Go runtime's soft limit below
+// the limit, so that the collector works hard before an allocation fails.
+// Under the race detector,
 // whose shadow memory takes terabytes of address space, only the parent's
 // watch on resident memory applies.
 func limitMemory(limit int64) error {
@@ -69,7 +77,7 @@ func limitMemory(limit int64) error {
 	if race.Enabled {
 		return nil
 	}
-	max := uint64(mapped + limit)
+	max := uint64(mapped + limit + addressSlack)
 	return syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: max, Max: max})
 }
 
