@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -153,10 +154,19 @@ func summarise(ds []time.Duration) latency {
 }
 
 // phase is one run of B's load. A failed request counts in Errors, and in
-// the latencies with the time it took.
+// the latencies with the time it took. Slowest is B's three slowest
+// uploads.
 type phase struct {
 	UploadMs, SearchMs latency
 	Errors             int
+	Slowest            []sample
+}
+
+// sample is one of B's requests: when it started, in seconds into its
+// phase, and how long it took.
+type sample struct {
+	AtS, Ms float64
+	Name    string
 }
 
 // runB runs B's load once, its documents numbered from first: Uploads
@@ -166,9 +176,15 @@ func runB(ctx context.Context, key string, sz sizes, first int, docs *[]*doc) ph
 	var ups []time.Duration
 	var failed int
 	var wg sync.WaitGroup
+	begin := time.Now()
+	samples := make([]sample, sz.Uploads)
 	wg.Go(func() {
 		ups, failed = paced(ctx, sz.Uploads, sz.UploadPace, func(i int) error {
 			name, data := bDocument(first + i)
+			t := time.Now()
+			defer func() {
+				samples[i] = sample{t.Sub(begin).Seconds(), float64(time.Since(t)) / float64(time.Millisecond), name}
+			}()
 			d := upload(ctx, key, name, data)
 			if d.ID == "" {
 				return fmt.Errorf("upload %s: %s", name, d.Error)
@@ -182,7 +198,8 @@ func runB(ctx context.Context, key string, sz sizes, first int, docs *[]*doc) ph
 		return call(ctx, http.MethodGet, "/v1/search?q="+words[rng.IntN(bWords)], key, "", nil, http.StatusOK, nil)
 	})
 	wg.Wait()
-	return phase{summarise(ups), summarise(searches), failed + searchFailed}
+	slices.SortFunc(samples, func(a, b sample) int { return cmp.Compare(b.Ms, a.Ms) })
+	return phase{summarise(ups), summarise(searches), failed + searchFailed, samples[:min(3, len(samples))]}
 }
 
 // paced calls f(0), ..., f(n-1), call i starting i×pace after the first or
