@@ -160,26 +160,6 @@ func TestProcess_MemoryLimit(t *testing.T) {
 	}
 }
 
-// TestProcess_FitsLimitEveryTime: a text whose memory fits its child's
-// limit passes in every fresh child. The Go runtime maps its heap 64 MiB
-// at a time, so an address-space cap of exactly the limit refused this
-// 2 MB text, which grows a child by some 20 MiB, in one child of three or
-// so, depending on where the child's last mapping happened to end. It
-// failed so with this test binary as the child (go test without
-// DOCKET_SANDBOX_PATH); the docket binary the test command runs as the
-// child mapped differently and passed either way. (A child built with the
-// race detector has no address-space cap.)
-func TestProcess_FitsLimitEveryTime(t *testing.T) {
-	t.Parallel()
-	p := newPool(t, Config{Procs: 1, MemoryLimit: 32 << 20, MaxDocuments: 1})
-	data := []byte(strings.Repeat("Invoice 2024-118 for consulting, due in thirty days.\n", 2<<20/53))
-	for i := range 8 {
-		if _, err := run(t, p, t.Context(), extract.TypeText, data); err != nil {
-			t.Fatalf("document %d of 8 in a fresh child: %v", i+1, err)
-		}
-	}
-}
-
 // TestProcess_Cancel: ending the context stops the child at once.
 func TestProcess_Cancel(t *testing.T) {
 	t.Parallel()
