@@ -301,7 +301,8 @@ func (j *job) saveBatch(ctx context.Context, first bool, batch []chunk.Chunk, ve
 // (its indexes, from j.indexes), under Config.SaveHold: a window of
 // indexes a transaction, fenced by the job's lease and sized by the time
 // per chunk like the saves, so that a retried long document's thousands
-// of chunks never go in one transaction that holds the store. The first
+// of chunks never go in one transaction that holds the store; each waits
+// for the server's requests first, as the saves do. The first
 // batch's save then replaces nothing more. Without SaveHold that save
 // deletes them all itself.
 func (j *job) clearChunks(ctx context.Context) error {
@@ -321,6 +322,9 @@ func (j *job) clearChunks(ctx context.Context) error {
 		}
 		from = next[0].Index
 		end := min(to, from+j.saveSize(math.MaxInt))
+		if err := j.p.cfg.Foreground.Wait(ctx, j.p.cfg.ForegroundWait); err != nil {
+			return err
+		}
 		var began time.Time
 		err = j.p.cfg.Store.InTenant(ctx, j.tenant, func(tx docket.Tx) error {
 			began = time.Now()
